@@ -1,0 +1,127 @@
+"""Typed errors shared by every pipeline stage.
+
+Every boundary (wire, parser, contract, resolver, materializer, prior loader) raises a
+subclass of :class:`GencoordError` that carries the protocol failure code, the stage,
+a stable machine-readable reason and a location, so that a model, a peer or a user
+gets a message they can act on and a caller can branch on codes, never on prose.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class FailureCode(StrEnum):
+    """The paper's seven protocol failure codes (Table S3)."""
+
+    PARSE_FAILURE = "PARSE_FAILURE"
+    CONTRACT_REJECT = "CONTRACT_REJECT"
+    RESOLUTION_CONFLICT = "RESOLUTION_CONFLICT"
+    MATERIALIZATION_FAILURE = "MATERIALIZATION_FAILURE"
+    EXECUTION_FAILURE = "EXECUTION_FAILURE"
+    HANDOFF_FAILURE = "HANDOFF_FAILURE"
+    TERMINAL_FAILURE = "TERMINAL_FAILURE"
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    """Where in a message a problem sits; every field is optional.
+
+    ``task_index`` is 1-based, as a person counts tasks in a path.
+    """
+
+    line: int | None = None
+    column: int | None = None
+    section: str | None = None  # "SELF", "REQ", "RESPONSE", "JSON", ...
+    task_index: int | None = None
+    skill: str | None = None
+    key: str | None = None
+
+    def describe(self) -> str:
+        parts: list[str] = []
+        if self.line is not None:
+            parts.append(f"line {self.line}")
+        if self.column is not None:
+            parts.append(f"column {self.column}")
+        if self.section is not None and self.task_index is not None:
+            task = f"{self.section} task {self.task_index}"
+            parts.append(f"{task} ({self.skill})" if self.skill else task)
+        elif self.section is not None:
+            parts.append(self.section)
+        return ", ".join(parts)
+
+    def as_dict(self) -> dict[str, int | str]:
+        return {
+            name: value
+            for name in ("line", "column", "section", "task_index", "skill", "key")
+            if (value := getattr(self, name)) is not None
+        }
+
+
+class GencoordError(Exception):
+    """Base error: ``code`` is a protocol failure code or a config code, ``reason`` a stable sub-code."""
+
+    code: str = "ERROR"
+    stage: str = "unknown"
+
+    def __init__(self, reason: str, message: str, location: Location | None = None) -> None:
+        self.reason = reason
+        self.message = message
+        self.location = location or Location()
+        super().__init__(self.__str__())
+
+    def __str__(self) -> str:
+        where = self.location.describe()
+        return f"{self.code} at {where}: {self.message}" if where else f"{self.code}: {self.message}"
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "ok": False,
+            "code": self.code,
+            "stage": self.stage,
+            "reason": self.reason,
+            "location": self.location.as_dict(),
+            "message": self.message,
+        }
+
+
+class ParseError(GencoordError):
+    code = FailureCode.PARSE_FAILURE.value
+    stage = "parse"
+
+
+class WireError(ParseError):
+    """A message rejected before parsing: too large or not UTF-8."""
+
+    stage = "wire"
+
+
+class ContractError(GencoordError):
+    code = FailureCode.CONTRACT_REJECT.value
+    stage = "contract"
+
+
+class ResolutionError(GencoordError):
+    code = FailureCode.RESOLUTION_CONFLICT.value
+    stage = "resolve"
+
+
+class MaterializationError(GencoordError):
+    code = FailureCode.MATERIALIZATION_FAILURE.value
+    stage = "materialize"
+
+
+class PriorError(GencoordError):
+    """A prior file (skills, keys, grounding, templates) that does not load or validate."""
+
+    code = "PRIOR_INVALID"
+    stage = "prior"
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """A ' did you mean ...?' suffix for the closest choice, or ''."""
+    matches = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f"; did you mean {matches[0]!r}?" if matches else ""

@@ -1,0 +1,119 @@
+"""ContractCheck_K: typed validation of a parsed proposal against the prior and episode.
+
+The parser only knows the grammar; this stage knows what the words mean: which keys a
+skill takes, what type each value has, which agents and references exist in this
+episode, which bindings are admissible, and which recipes the game has.
+"""
+
+from __future__ import annotations
+
+from gencoord.dsl.ast import Path, Proposal, Task, Value
+from gencoord.errors import ContractError, Location, did_you_mean
+from gencoord.prior.episode import PublicEpisode
+from gencoord.prior.model import KeySpec
+from gencoord.prior.prior import Prior
+
+
+def check_proposal(proposal: Proposal, agent: str, prior: Prior, episode: PublicEpisode) -> None:
+    """Raise :class:`ContractError` unless ``agent``'s proposal is legal in ``episode``."""
+    if agent not in episode.agents:
+        raise ContractError(
+            "UNKNOWN_AGENT",
+            f"the proposing agent {agent!r} is not in this episode{did_you_mean(agent, episode.agents)}",
+        )
+    check_path(proposal.self_plan, agent, "SELF", prior, episode)
+    for request in proposal.peer_requests:
+        where = Location(line=2, section="REQ")
+        if request.target == agent:
+            raise ContractError("REQUEST_TO_SELF", f"{agent!r} addresses a request to itself", where)
+        if request.target not in episode.agents:
+            raise ContractError(
+                "UNKNOWN_AGENT",
+                f"request target {request.target!r} is not an agent of this episode"
+                f"{did_you_mean(request.target, episode.agents)}",
+                where,
+            )
+        check_path(request.plan, request.target, "REQ", prior, episode)
+
+
+def check_path(path: Path, actor: str, section: str, prior: Prior, episode: PublicEpisode) -> None:
+    for index, task in enumerate(path, start=1):
+        check_task(task, actor, Location(section=section, task_index=index, skill=task.skill), prior, episode)
+
+
+def check_task(task: Task, actor: str, where: Location, prior: Prior, episode: PublicEpisode) -> None:
+    spec = prior.skills.get(task.skill)
+    if spec is None:
+        raise ContractError("UNKNOWN_SKILL", f"skill {task.skill!r} is not in the catalog", where)
+    allowed = prior.vocab.key_order[task.skill]
+    for key, value in task.args:
+        if key not in allowed:
+            hint = did_you_mean(key, prior.spellings[task.skill])
+            raise ContractError(
+                "UNKNOWN_KEY",
+                f"unknown key {key!r}{hint or f'; {task.skill} takes ' + ', '.join(allowed)}",
+                _at(where, key),
+            )
+        problem = _value_problem(prior.keys[key], value, prior, episode)
+        if problem is not None:
+            raise ContractError("INVALID_VALUE", f"{key}={value!r}: {problem}", _at(where, key))
+    for key in spec.required:
+        if not task.has(key):
+            raise ContractError("MISSING_REQUIRED", f"missing required key {key!r}", _at(where, key))
+    for group in spec.one_of:
+        present = [key for key in group if task.has(key)]
+        if len(present) != 1:
+            reason = "MISSING_ONE_OF" if not present else "CONFLICTING_KEYS"
+            raise ContractError(reason, f"exactly one of {', '.join(group)} must be given, found {len(present)}", where)
+    for key in ("to", "from"):
+        if task.get(key) == actor:
+            raise ContractError("SELF_HANDOFF", f"{key}={actor} names the task's own actor", _at(where, key))
+    station = task.get("station")
+    if station is not None and spec.station_block is not None:
+        block = episode.refs[str(station)].block
+        if block != spec.station_block:
+            raise ContractError(
+                "WRONG_STATION", f"station {station!r} is a {block}; {task.skill} needs a {spec.station_block}", where
+            )
+    if spec.consumes == "recipe":
+        item, material = task.get("item"), task.get("input")
+        if prior.game.recipe(str(item), None if material is None else str(material)) is None:
+            source = f" from {material!r}" if material is not None else ""
+            raise ContractError("NO_RECIPE", f"Minecraft has no crafting recipe for {item!r}{source}", where)
+    binding = task.get("bind")
+    if binding is not None and episode.template is not None and prior.codebook.get(str(binding)) != episode.template:
+        options = ", ".join(prior.templates[episode.template].bindings)
+        raise ContractError(
+            "INADMISSIBLE_BINDING",
+            f"binding {binding!r} is not a branch of {episode.template} (admissible: {options})",
+            _at(where, "bind"),
+        )
+
+
+def _at(where: Location, key: str) -> Location:
+    return Location(where.line, where.column, where.section, where.task_index, where.skill, key)
+
+
+def _value_problem(spec: KeySpec, value: Value, prior: Prior, episode: PublicEpisode) -> str | None:
+    """Why ``value`` is not of the key's type, or None when it is."""
+    kind = spec.type
+    if kind == "quantity":
+        if type(value) is not int:
+            return "expected a positive integer"
+        if not 1 <= value <= prior.max_quantity:
+            return f"quantity must be between 1 and {prior.max_quantity}"
+        return None
+    if type(value) is not str:
+        return f"expected {'an' if kind[0] in 'aei' else 'a'} {kind} name"
+    if kind == "item":
+        return None if prior.game.is_item(value) else f"unknown Minecraft item{did_you_mean(value, prior.game.stack_sizes)}"
+    if kind == "agent":
+        return None if value in episode.agents else f"unknown agent{did_you_mean(value, episode.agents)}"
+    if kind == "ref":
+        ref_kind = episode.ref_kind(value)
+        if ref_kind is None:
+            return f"unknown reference{did_you_mean(value, episode.refs)}"
+        return None if ref_kind in spec.kinds else f"is a {ref_kind}; expected a {' or '.join(spec.kinds)}"
+    if kind == "binding":
+        return None if value in prior.codebook else f"not in the binding codebook{did_you_mean(value, prior.codebook)}"
+    return None if value in prior.roles else f"unknown destination role (known: {', '.join(prior.roles)})"
