@@ -1,0 +1,228 @@
+"""Resolve→ and Resolve← (paper S1.1): from proposals to one resolved commitment.
+
+Both directions share the same closing steps: identify the selected branch, check
+that the handoff fields agree (HandoffCompatible), and merge role-local orders, the
+cross-agent handoff edge and the prior's public predecessors into one acyclic graph.
+"""
+
+from __future__ import annotations
+
+from graphlib import CycleError, TopologicalSorter
+from typing import Literal
+
+from gencoord.dsl.ast import Path, Proposal, Task
+from gencoord.dsl.serialize import format_task, normalize_path
+from gencoord.errors import ResolutionError
+from gencoord.prior.branches import branch_index, realize_alternative
+from gencoord.prior.episode import PublicEpisode
+from gencoord.prior.prior import Prior
+from gencoord.protocol.commitment import Commitment, Handoff, RolePath, TaskRef, task_id
+from gencoord.protocol.response import Response
+
+
+def consumption(task: Task, prior: Prior) -> dict[str, int]:
+    """Items the task takes out of its actor's inventory."""
+    spec = prior.skills[task.skill]
+    quantity = task.get("q")
+    if spec.consumes is None or not isinstance(quantity, int):
+        return {}
+    if spec.consumes == "recipe":
+        material = task.get("input")
+        recipe = prior.game.recipe(str(task.get("item")), None if material is None else str(material))
+        return recipe.needs(quantity) if recipe is not None else {}
+    return {str(task.get(spec.consumes)): quantity}
+
+
+def production(task: Task, prior: Prior) -> dict[str, int]:
+    """Items the task puts into its actor's inventory."""
+    spec = prior.skills[task.skill]
+    quantity = task.get("q")
+    if spec.produces is None or not isinstance(quantity, int):
+        return {}
+    return {str(task.get(spec.produces)): quantity}
+
+
+def _actorize(agent: str, path: Path, prior: Prior) -> RolePath:
+    return RolePath(agent, normalize_path(path, prior.vocab))
+
+
+def handoff_compatible(paths: tuple[RolePath, ...], prior: Prior) -> Handoff:
+    """HandoffCompatible: exactly one handoff whose item and count the receiver's path uses."""
+    agents = {path.agent for path in paths}
+    found = [
+        (path.agent, index, task)
+        for path in paths
+        for index, task in enumerate(path.tasks)
+        if task.has("to")
+    ]
+    if not found:
+        raise ResolutionError("NO_HANDOFF", "the commitment has no handoff (no task delivers to the peer)")
+    if len(found) > 1:
+        listed = ", ".join(task_id((agent, i)) for agent, i, _ in found)
+        raise ResolutionError("MULTIPLE_HANDOFFS", f"expected one handoff, found {len(found)}: {listed}")
+    giver, index, task = found[0]
+    receiver, item, quantity = str(task.get("to")), str(task.get("item")), task.get("q")
+    if receiver not in agents:
+        raise ResolutionError("HANDOFF_TARGET", f"{giver} hands {item} to {receiver}, who has no path here")
+    assert isinstance(quantity, int)  # the contract check guarantees a positive integer
+    receiving = next(path for path in paths if path.agent == receiver)
+    balance, lowest, consumer = 0, 0, None
+    for position, step in enumerate(receiving.tasks):
+        source = step.get("from")
+        if source is not None and source != giver:
+            raise ResolutionError(
+                "HANDOFF_SOURCE", f"{task_id((receiver, position))} expects items from {source}, but {giver} gives"
+            )
+        used = consumption(step, prior).get(item, 0)
+        if used and consumer is None:
+            consumer = position
+        balance -= used
+        lowest = min(lowest, balance)
+        balance += production(step, prior).get(item, 0)
+    if consumer is None:
+        raise ResolutionError(
+            "HANDOFF_NOT_CONSUMED", f"{giver} hands over {quantity} {item}, but {receiver}'s path never uses {item}"
+        )
+    if -lowest > quantity:
+        raise ResolutionError(
+            "HANDOFF_QUANTITY", f"{receiver}'s path needs {-lowest} {item}, but the handoff delivers only {quantity}"
+        )
+    return Handoff(giver, receiver, item, quantity, (giver, index), (receiver, consumer))
+
+
+def merge(paths: tuple[RolePath, ...], handoff: Handoff, prior: Prior) -> tuple[tuple[tuple[TaskRef, TaskRef], ...], tuple[TaskRef, ...]]:
+    """P_C: role-local orders + handoff edge + public predecessors; fails on a cycle."""
+    edges: list[tuple[TaskRef, TaskRef]] = []
+    for path in paths:
+        edges += [((path.agent, i - 1), (path.agent, i)) for i in range(1, len(path.tasks))]
+    edges.append((handoff.producer, handoff.consumer))
+    refs = [(path.agent, i, task) for path in paths for i, task in enumerate(path.tasks)]
+    for agent, index, task in refs:
+        spec = prior.skills[task.skill]
+        if not spec.after or spec.same is None:
+            continue
+        shared = task.get(spec.same)
+        edges += [
+            ((other, j), (agent, index))
+            for other, j, earlier in refs
+            if earlier.skill in spec.after and earlier.get(spec.same) == shared and (other, j) != (agent, index)
+        ]
+    graph: dict[TaskRef, set[TaskRef]] = {(agent, i): set() for agent, i, _ in refs}
+    for before, after in edges:
+        graph[after].add(before)
+    try:
+        order = tuple(TopologicalSorter(graph).static_order())
+    except CycleError as exc:
+        cycle = " -> ".join(task_id(ref) for ref in exc.args[1])
+        raise ResolutionError("CYCLE", f"the merged dependencies contain a cycle: {cycle}") from None
+    return tuple(dict.fromkeys(edges)), order
+
+
+def select_binding(paths: tuple[RolePath, ...], prior: Prior, episode: PublicEpisode) -> str | None:
+    """The binding b of the commitment: its ``bind`` value, or the template branch it spells out."""
+    first, second = paths
+    binds = {str(task.get("bind")) for path in paths for task in path.tasks if task.has("bind")}
+    if len(binds) > 1:
+        raise ResolutionError("MULTIPLE_BRANCHES", f"the paths select several branches: {', '.join(sorted(binds))}")
+    matched = _in_template(branch_index(prior).bindings_of(first.tasks, second.tasks, first.agent, second.agent), prior, episode)
+    binding = next(iter(binds)) if binds else (next(iter(matched)) if len(matched) == 1 else None)
+    if binds and matched and binding not in matched:
+        raise ResolutionError(
+            "BRANCH_MISMATCH", f"bind={binding} but the paths spell out {', '.join(sorted(matched))}"
+        )
+    if episode.template is not None:
+        if binding is None or prior.codebook.get(binding) != episode.template or (binds and not matched):
+            raise ResolutionError(
+                "NO_ADMISSIBLE_BRANCH", f"the paths realize no branch of template {episode.template}"
+            )
+    return binding
+
+
+def _close(
+    direction: Literal["forward", "feedback"], paths: tuple[RolePath, ...], prior: Prior, episode: PublicEpisode
+) -> Commitment:
+    binding = select_binding(paths, prior, episode)
+    handoff = handoff_compatible(paths, prior)
+    edges, order = merge(paths, handoff, prior)
+    return Commitment(direction, paths, binding, handoff, edges, order)
+
+
+def resolve_forward(
+    sender_proposal: Proposal,
+    sender: str,
+    receiver_proposal: Proposal,
+    receiver: str,
+    prior: Prior,
+    episode: PublicEpisode,
+) -> Commitment:
+    """Resolve→(q_snd, q_rcv): the receiver's SELF must realize the delivered request exactly."""
+    request = sender_proposal.request
+    if request is None:
+        raise ResolutionError("NO_REQUEST", "the sender's proposal carries no single peer request")
+    if request.target != receiver:
+        raise ResolutionError("RECEIVER_MISMATCH", f"the request is for {request.target}, but {receiver} answered")
+    if not receiver_proposal.self_plan or receiver_proposal.peer_requests:
+        raise ResolutionError("RECEIVER_SHAPE", "the receiver must answer with a non-empty SELF and 'REQ -'")
+    requested = _actorize(receiver, request.plan, prior)
+    realized = _actorize(receiver, receiver_proposal.self_plan, prior)
+    if realized.tasks != requested.tasks:
+        raise ResolutionError("REALIZATION_MISMATCH", _first_difference(requested.tasks, realized.tasks))
+    paths = (_actorize(sender, sender_proposal.self_plan, prior), realized)
+    return _close("forward", paths, prior, episode)
+
+
+def resolve_feedback(
+    initial: Proposal,
+    revised: Proposal,
+    response: Response,
+    requester: str,
+    peer: str,
+    prior: Prior,
+    episode: PublicEpisode,
+) -> Commitment:
+    """Resolve←(q0, ρ, q1): ACCEPT keeps q0's branch, COUNTER(α) must realize AltBranch(α)."""
+    if response.decision == "REJECT":
+        raise ResolutionError("REJECTED", "a rejected candidate has no commitment")
+    if revised.request is None or initial.request is None:
+        raise ResolutionError("NO_REQUEST", "both the initial and the revised proposal need one peer request")
+    if revised.request.target != peer or initial.request.target != peer:
+        raise ResolutionError("TARGET_CHANGED", f"the revision must keep addressing {peer}")
+    expected = (
+        initial if response.decision == "ACCEPT" else _alternative(initial, response, requester, peer, prior, episode)
+    )
+    assert expected.request is not None  # both sources carry one request
+    want = (_actorize(requester, expected.self_plan, prior), _actorize(peer, expected.request.plan, prior))
+    paths = (_actorize(requester, revised.self_plan, prior), _actorize(peer, revised.request.plan, prior))
+    for wanted, got, role in zip(want, paths, ("requester SELF", "peer REQ"), strict=True):
+        if got.tasks != wanted.tasks:
+            raise ResolutionError("BRANCH_MISMATCH", f"{role}: {_first_difference(wanted.tasks, got.tasks)}")
+    return _close("feedback", paths, prior, episode)
+
+
+def _alternative(
+    initial: Proposal, response: Response, requester: str, peer: str, prior: Prior, episode: PublicEpisode
+) -> Proposal:
+    """The proposal the counter offer asks for, with the initial proposal's goal parameters."""
+    assert initial.request is not None
+    offer = prior.counter_offers.get(response.counter_offer_id or "")
+    matched = branch_index(prior).bindings_of(initial.self_plan, initial.request.plan, requester, peer)
+    sources = _in_template(matched, prior, episode) & set(offer.moves if offer else ())
+    if offer is None or len(sources) != 1:
+        raise ResolutionError(
+            "INADMISSIBLE_COUNTER", f"counter offer {response.counter_offer_id!r} does not apply to the initial proposal"
+        )
+    source = sources.pop()
+    return realize_alternative(initial, source, offer.moves[source], requester, peer, prior)
+
+
+def _in_template(bindings: set[str], prior: Prior, episode: PublicEpisode) -> set[str]:
+    if episode.template is None:
+        return set(bindings)
+    return {binding for binding in bindings if prior.codebook[binding] == episode.template}
+
+
+def _first_difference(expected: Path, got: Path) -> str:
+    for index, (want, have) in enumerate(zip(expected, got, strict=False), start=1):
+        if want != have:
+            return f"task {index} is {format_task(have)}, expected {format_task(want)}"
+    return f"{len(got)} tasks where {len(expected)} are expected"

@@ -1,0 +1,58 @@
+"""The protocol result R = Success(C, D) ⊎ NoCommitment(e) ⊎ Fail(f), with its trace."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gencoord.dsl.ast import Proposal
+from gencoord.errors import FailureCode, GencoordError
+from gencoord.protocol.commitment import Commitment
+from gencoord.protocol.response import Response
+from gencoord.protocol.wire import Wire
+from gencoord.runtime.plan import DispatchPlan
+
+
+@dataclass(frozen=True, slots=True)
+class Generation:
+    """One learned (or scripted) call: who, at which stage, and the raw text it returned."""
+
+    agent: str
+    stage: str
+    raw: str
+
+
+@dataclass
+class Trace:
+    """Provenance kept beside the result: raw outputs, parsed proposals, responses, wire."""
+
+    generations: list[Generation] = field(default_factory=list)
+    proposals: list[tuple[str, Proposal]] = field(default_factory=list)
+    responses: list[Response] = field(default_factory=list)
+    wire: Wire = field(default_factory=Wire)
+
+    @property
+    def calls(self) -> int:
+        return len(self.generations)
+
+
+@dataclass(frozen=True)
+class Success:
+    commitment: Commitment
+    plan: DispatchPlan
+    trace: Trace
+
+
+@dataclass(frozen=True)
+class NoCommitment:
+    reason: str
+    trace: Trace
+
+
+@dataclass(frozen=True)
+class Fail:
+    code: FailureCode
+    error: GencoordError
+    trace: Trace
+
+
+ProtocolResult = Success | NoCommitment | Fail

@@ -1,0 +1,101 @@
+"""Materialize(C, K, xi_pub) → DispatchPlan, and the post-materialization consistency check.
+
+The materializer instantiates what the commitment leaves implicit: task-instance ids,
+where each task happens (a 3x3 recipe needs the episode's crafting station), the
+predecessor lists, and the checker attachments (handoff check H, terminal predicate T).
+"""
+
+from __future__ import annotations
+
+from gencoord.dsl.ast import Task
+from gencoord.errors import MaterializationError
+from gencoord.prior.episode import PublicEpisode
+from gencoord.prior.prior import Prior
+from gencoord.protocol.commitment import Commitment, TaskRef, task_id
+from gencoord.runtime.plan import Condition, DispatchPlan, HandoffCheck, Place, PlannedTask
+
+_PLACE_KEYS = ("dst", "site", "station", "loc")
+
+
+def _place(task: Task, prior: Prior, episode: PublicEpisode) -> Place | None:
+    for key in _PLACE_KEYS:
+        value = task.get(key)
+        if value is not None:
+            if str(value) not in episode.refs:
+                raise MaterializationError("REF_NOT_INSTANTIATED", f"{value!r} does not exist in this episode")
+            return Place("ref", str(value))
+    if task.has("to"):
+        return Place("agent", str(task.get("to")))
+    spec = prior.skills[task.skill]
+    if spec.consumes == "recipe" and spec.station_block is not None:
+        material = task.get("input")
+        recipe = prior.game.recipe(str(task.get("item")), None if material is None else str(material))
+        if recipe is not None and recipe.grid > 2:
+            station = episode.station_for(spec.station_block)
+            if station is None:
+                raise MaterializationError(
+                    "NO_STATION", f"{task.get('item')} needs a 3x3 grid and this episode has no {spec.station_block}"
+                )
+            return Place("ref", station)
+    return None
+
+
+def _condition(task: Task, actor: str, ident: str, prior: Prior) -> Condition | None:
+    item, quantity = task.get("item"), task.get("q")
+    if not isinstance(item, str) or not isinstance(quantity, int):
+        return None
+    if task.has("dst"):
+        return Condition("container_contains", str(task.get("dst")), item, quantity, ident)
+    if task.has("site"):
+        return Condition("site_has", str(task.get("site")), item, quantity, ident)
+    if task.has("to"):
+        return Condition("inventory_contains", str(task.get("to")), item, quantity, ident)
+    if prior.skills[task.skill].produces is not None:
+        return Condition("inventory_contains", actor, item, quantity, ident)
+    return None
+
+
+def materialize(commitment: Commitment, prior: Prior, episode: PublicEpisode) -> DispatchPlan:
+    preds: dict[TaskRef, list[str]] = {ref: [] for ref in commitment.order}
+    successors: set[TaskRef] = set()
+    for before, after in commitment.edges:
+        preds[after].append(task_id(before))
+        successors.add(before)
+    tasks: list[PlannedTask] = []
+    terminal: list[Condition] = []
+    for ref in commitment.order:
+        task, ident = commitment.task(ref), task_id(ref)
+        tasks.append(PlannedTask(ident, ref[0], task.skill, task.args, _place(task, prior, episode), tuple(preds[ref])))
+        if ref not in successors:
+            condition = _condition(task, ref[0], ident, prior)
+            if condition is not None:
+                terminal.append(condition)
+    if not terminal:
+        raise MaterializationError("NO_TERMINAL", "no final task has an observable effect to verify")
+    handoff = commitment.handoff
+    check = HandoffCheck(
+        task_id(handoff.producer), task_id(handoff.consumer), handoff.giver, handoff.receiver, handoff.item, handoff.quantity
+    )
+    plan = DispatchPlan(commitment.binding, tuple(tasks), check, tuple(terminal))
+    check_plan(plan, commitment)
+    return plan
+
+
+def check_plan(plan: DispatchPlan, commitment: Commitment) -> None:
+    """Static plan consistency (Table S8): actors, fields, handoff edge and checkers match C."""
+    expected = {task_id(ref): (ref[0], commitment.task(ref)) for ref in commitment.order}
+    if len(plan.tasks) != len(expected) or {t.id for t in plan.tasks} != set(expected):
+        raise MaterializationError("PLAN_INCONSISTENT", "the plan's tasks are not the commitment's tasks")
+    seen: set[str] = set()
+    for planned in plan.tasks:
+        actor, task = expected[planned.id]
+        if planned.actor != actor or planned.skill != task.skill or planned.args != task.args:
+            raise MaterializationError("PLAN_INCONSISTENT", f"{planned.id} differs from the committed task")
+        if not set(planned.preds) <= seen:
+            raise MaterializationError("PLAN_INCONSISTENT", f"{planned.id} is dispatched before its predecessors")
+        seen.add(planned.id)
+    consumer = plan.task(plan.handoff.consumer)
+    if plan.handoff.producer not in consumer.preds:
+        raise MaterializationError("PLAN_INCONSISTENT", "the handoff edge is missing from the consumer's predecessors")
+    if any(condition.task not in expected for condition in plan.terminal):
+        raise MaterializationError("PLAN_INCONSISTENT", "a terminal checker is attached to an unknown task")
