@@ -38,11 +38,7 @@ def _grid_size(recipe: dict[str, Any]) -> tuple[int, int]:
 
 
 def _ingredients(recipe: dict[str, Any], names: dict[int, str]) -> dict[str, int]:
-    cells = (
-        [cell for row in recipe["inShape"] for cell in row]
-        if "inShape" in recipe
-        else list(recipe["ingredients"])
-    )
+    cells = [cell for row in recipe["inShape"] for cell in row] if "inShape" in recipe else list(recipe["ingredients"])
     counts: dict[str, int] = {}
     for cell in cells:
         if cell is None:

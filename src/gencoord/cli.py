@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from gencoord.demo import run_demo
 from gencoord.dsl.ast import Proposal
 from gencoord.dsl.json_surface import parse_json, serialize_json
 from gencoord.errors import GencoordError, PriorError
@@ -58,7 +59,9 @@ def parse(
     source: Annotated[str, typer.Argument(help="A file holding one message, or - for standard input.")] = "-",
     surface: Annotated[Surface, typer.Option(help="The message's surface.")] = Surface.dsl,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of text.")] = False,
-    prior_file: Annotated[Path | None, typer.Option("--prior", help="A prior TOML file (default: the packaged prior).")] = None,
+    prior_file: Annotated[
+        Path | None, typer.Option("--prior", help="A prior TOML file (default: the packaged prior).")
+    ] = None,
     agent: Annotated[str | None, typer.Option(help="The sending agent (default: the first one not addressed).")] = None,
     template: Annotated[str | None, typer.Option(help="Restrict bindings to this template's branches.")] = None,
 ) -> None:
@@ -84,8 +87,6 @@ def parse(
 @app.command()
 def demo() -> None:
     """Resolve the paper's two worked examples and show every stage."""
-    from gencoord.demo import run_demo
-
     run_demo(Console())
 
 

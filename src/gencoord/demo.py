@@ -19,7 +19,8 @@ from gencoord.protocol.lifecycle import GenerationRequest, Stage, policy_respond
 from gencoord.protocol.result import ProtocolResult, Success
 
 FORWARD = {
-    Stage.SENDER_INITIAL: "SELF resource.obtain(q=8,item=oak_planks) > resource.deliver(q=8,item=oak_planks,to=agent_a)\n"
+    Stage.SENDER_INITIAL: "SELF resource.obtain(q=8,item=oak_planks) > "
+    "resource.deliver(q=8,item=oak_planks,to=agent_a)\n"
     "REQ agent_a craft.item(bind=WORK_BRANCH,q=1,input=oak_planks,item=crafting_table)",
     Stage.RECEIVER_AFTER_REQUEST: "SELF craft.item(bind=WORK_BRANCH,q=1,input=oak_planks,item=crafting_table)\nREQ -",
 }
@@ -65,15 +66,15 @@ def show(console: Console, title: str, result: ProtocolResult, prior: Prior) -> 
     tree.add(f"handoff: {handoff.giver} → {handoff.receiver}: {handoff.quantity} × {handoff.item}")
     console.print(tree)
     table = Table("task", "actor", "skill", "args", "place", "after", title="dispatch plan")
-    for task in plan.tasks:
-        args = ",".join(f"{k}={v}" for k, v in task.args)
-        place = f"{task.place.kind}:{task.place.name}" if task.place else "-"
-        table.add_row(task.id, task.actor, task.skill, args, place, ", ".join(task.preds) or "-")
+    for planned in plan.tasks:
+        args = ",".join(f"{k}={v}" for k, v in planned.args)
+        place = f"{planned.place.kind}:{planned.place.name}" if planned.place else "-"
+        table.add_row(planned.id, planned.actor, planned.skill, args, place, ", ".join(planned.preds) or "-")
     console.print(table)
+    check = plan.handoff
+    terminal = " ∧ ".join(f"{c.kind}({c.holder}, {c.quantity} {c.item})" for c in plan.terminal)
     console.print(
-        f"checks: H = {plan.handoff.receiver} gains {plan.handoff.quantity} {plan.handoff.item} after {plan.handoff.producer}; "
-        + "T = "
-        + " ∧ ".join(f"{c.kind}({c.holder}, {c.quantity} {c.item})" for c in plan.terminal),
+        f"checks: H = {check.receiver} gains {check.quantity} {check.item} after {check.producer}; T = {terminal}",
         highlight=False,
     )
     console.print(f"learned calls: {trace.calls} · wire bytes: {trace.wire.total_bytes}")

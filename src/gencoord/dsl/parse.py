@@ -47,16 +47,14 @@ def check_size(message: str | bytes) -> str:
     if len(message) * 4 > WIRE_CAP_BYTES:
         size = len(message.encode("utf-8", "surrogatepass"))
         if size > WIRE_CAP_BYTES:
-            raise WireError(
-                "MESSAGE_TOO_LARGE", f"message is {size} bytes; the wire cap is {WIRE_CAP_BYTES} bytes"
-            )
+            raise WireError("MESSAGE_TOO_LARGE", f"message is {size} bytes; the wire cap is {WIRE_CAP_BYTES} bytes")
     return message
 
 
 class _Line:
     """Scanning state for one line; raises located errors."""
 
-    __slots__ = ("number", "pos", "section", "task_index", "skill", "text", "vocab")
+    __slots__ = ("number", "pos", "section", "skill", "task_index", "text", "vocab")
 
     def __init__(self, text: str, number: int, section: str, vocab: Vocabulary) -> None:
         self.text = text
@@ -115,15 +113,13 @@ class _Line:
     def end(self) -> None:
         self.skip_space()
         if not self.at_end():
-            raise self.fail("TRAILING_TEXT", f"unexpected text after the path: {self.text[self.pos:self.pos + 24]!r}")
+            raise self.fail("TRAILING_TEXT", f"unexpected text after the path: {self.text[self.pos : self.pos + 24]!r}")
 
     def path(self) -> Path:
         tasks: list[Task] = []
         while True:
             if len(tasks) == MAX_PATH_TASKS:
-                raise self.fail(
-                    "TOO_MANY_TASKS", f"a path holds at most {MAX_PATH_TASKS} tasks; this one has more"
-                )
+                raise self.fail("TOO_MANY_TASKS", f"a path holds at most {MAX_PATH_TASKS} tasks; this one has more")
             self.task_index = len(tasks) + 1
             tasks.append(self.task())
             self.skill = None
@@ -136,7 +132,9 @@ class _Line:
     def task(self) -> Task:
         match = _SKILL.match(self.text, self.pos)
         if match is None:
-            raise self.fail("EXPECTED_SKILL", f"expected a skill such as resource.obtain(...), found {self.describe_here()}")
+            raise self.fail(
+                "EXPECTED_SKILL", f"expected a skill such as resource.obtain(...), found {self.describe_here()}"
+            )
         skill = match.group()
         if skill not in self.vocab.skills:
             raise self.fail(
@@ -164,7 +162,9 @@ class _Line:
             self.pos = key_match.end()
             self.skip_space()
             if self.peek() != "=":
-                raise self.fail("EXPECTED_EQUALS", f"expected '=' after {spelled!r}, found {self.describe_here()}", key=key)
+                raise self.fail(
+                    "EXPECTED_EQUALS", f"expected '=' after {spelled!r}, found {self.describe_here()}", key=key
+                )
             self.pos += 1
             self.skip_space()
             value = self.value(key)
@@ -179,7 +179,9 @@ class _Line:
                 return Task(skill, self.vocab.canonical_args(skill, args))
             if char != ",":
                 reason = "UNTERMINATED_TASK" if not char else "EXPECTED_COMMA"
-                raise self.fail(reason, f"expected ',' or ')' after argument {key!r}, found {self.describe_here()}", key=key)
+                raise self.fail(
+                    reason, f"expected ',' or ')' after argument {key!r}, found {self.describe_here()}", key=key
+                )
             self.pos += 1
             self.skip_space()
 
@@ -241,7 +243,9 @@ def parse(message: str | bytes, vocab: Vocabulary) -> Proposal:
         text = text.replace("\r\n", "\n")
     lines = text.split("\n")
     if len(lines) < 2:
-        raise ParseError("MISSING_REQ_LINE", "expected two lines, SELF then REQ; the REQ line is missing", Location(line=2))
+        raise ParseError(
+            "MISSING_REQ_LINE", "expected two lines, SELF then REQ; the REQ line is missing", Location(line=2)
+        )
     if len(lines) > 2:
         raise ParseError("EXTRA_LINE", f"expected exactly two lines, found {len(lines)}", Location(line=3, column=1))
 
@@ -258,7 +262,9 @@ def parse(message: str | bytes, vocab: Vocabulary) -> Proposal:
         return Proposal(self_plan, ())
     agent = ATOM.match(tail.text, tail.pos)
     if agent is None:
-        raise tail.fail("EXPECTED_AGENT", f"expected the requested agent's id after 'REQ', found {tail.describe_here()}")
+        raise tail.fail(
+            "EXPECTED_AGENT", f"expected the requested agent's id after 'REQ', found {tail.describe_here()}"
+        )
     target = agent.group()
     tail.pos = agent.end()
     if tail.at_end():

@@ -26,7 +26,10 @@ Signature = tuple[tuple[str, tuple[tuple[str, object], ...]], ...]
 
 def path_signature(path: Path, roles: Mapping[str, str]) -> Signature:
     return tuple(
-        (task.skill, tuple((k, roles.get(v, v) if isinstance(v, str) else v) for k, v in task.args if k not in _UNSIGNED))
+        (
+            task.skill,
+            tuple((k, roles.get(v, v) if isinstance(v, str) else v) for k, v in task.args if k not in _UNSIGNED),
+        )
         for task in path
     )
 

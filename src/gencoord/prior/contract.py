@@ -106,7 +106,11 @@ def _value_problem(spec: KeySpec, value: Value, prior: Prior, episode: PublicEpi
     if type(value) is not str:
         return f"expected {'an' if kind[0] in 'aei' else 'a'} {kind} name"
     if kind == "item":
-        return None if prior.game.is_item(value) else f"unknown Minecraft item{did_you_mean(value, prior.game.stack_sizes)}"
+        return (
+            None
+            if prior.game.is_item(value)
+            else f"unknown Minecraft item{did_you_mean(value, prior.game.stack_sizes)}"
+        )
     if kind == "agent":
         return None if value in episode.agents else f"unknown agent{did_you_mean(value, episode.agents)}"
     if kind == "ref":

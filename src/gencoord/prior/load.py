@@ -64,7 +64,9 @@ def _build(raw: dict[str, Any], origin: str, data_dir: Path) -> Prior:
     try:
         game = GameData.load(game_path)
     except (OSError, ValueError, KeyError) as exc:
-        raise PriorError("INVALID_GAME_DATA", f"{origin}: cannot load game data {document.game_data!r}: {exc}") from None
+        raise PriorError(
+            "INVALID_GAME_DATA", f"{origin}: cannot load game data {document.game_data!r}: {exc}"
+        ) from None
     prior = Prior(document, game, origin)
     _validate_semantics(prior, origin)
     return prior
@@ -77,7 +79,9 @@ def _validate_semantics(prior: Prior, origin: str) -> None:
             raise PriorError("INVALID_SCHEMA", f"{origin}: grounding.refs.{name}.block: unknown item {ref.block!r}")
     for name, skill in prior.skills.items():
         if skill.station_block is not None and not prior.game.is_item(skill.station_block):
-            raise PriorError("INVALID_SCHEMA", f"{origin}: skills.{name}.station_block: unknown item {skill.station_block!r}")
+            raise PriorError(
+                "INVALID_SCHEMA", f"{origin}: skills.{name}.station_block: unknown item {skill.station_block!r}"
+            )
     agents = prior.default_episode.agents
     for template, spec in prior.templates.items():
         episode = prior.episode(template)
@@ -110,7 +114,7 @@ def load_prior(path: Path | None = None) -> Prior:
     raw = _read_toml(text, str(path))
     base = raw.pop("extends", None)
     if base not in (None, "default"):
-        raise PriorError("INVALID_SCHEMA", f"{path}: extends must be \"default\" or absent, not {base!r}")
+        raise PriorError("INVALID_SCHEMA", f'{path}: extends must be "default" or absent, not {base!r}')
     if base == "default":
         raw = _merge(_default_document(), raw)
     return _build(raw, str(path), path.parent)

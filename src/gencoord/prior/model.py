@@ -120,19 +120,23 @@ class PriorDocument(_Strict):
             if ref.kind not in ("container", "site", "station", "resource"):
                 problems.append(f"grounding.refs.{name}.kind: unknown kind {ref.kind!r}")
         codebook: dict[str, str] = {}
-        for template, spec in self.templates.items():
-            for binding in spec.bindings:
+        for template, template_spec in self.templates.items():
+            for binding in template_spec.bindings:
                 if binding in codebook:
                     problems.append(f"templates.{template}: binding {binding!r} already used by {codebook[binding]}")
                 codebook[binding] = template
-        for mode, spec in self.workcell_modes.items():
-            problems += [f"workcell_modes.{mode}.can: unknown skill {s!r}" for s in spec.can if s not in self.skills]
+        for mode, workcell in self.workcell_modes.items():
+            problems += [
+                f"workcell_modes.{mode}.can: unknown skill {s!r}" for s in workcell.can if s not in self.skills
+            ]
         for offer, counter in self.counter_offers.items():
             for source, target in counter.moves.items():
                 if source not in codebook or target not in codebook:
                     problems.append(f"counter_offers.{offer}.moves: unknown binding in {source!r} -> {target!r}")
                 elif codebook[source] != codebook[target]:
-                    problems.append(f"counter_offers.{offer}.moves: {source!r} and {target!r} are in different templates")
+                    problems.append(
+                        f"counter_offers.{offer}.moves: {source!r} and {target!r} are in different templates"
+                    )
         if problems:
             raise ValueError("; ".join(problems))
         return self

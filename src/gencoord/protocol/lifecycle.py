@@ -84,7 +84,9 @@ def run_forward(
             raise ContractError("REQUEST_TARGET", f"the request is addressed to {sent.request.target}, not {receiver}")
         delivered = trace.wire.send(sender, receiver, "REQ", request_line(sent.request))
         raw = _generate(
-            generate, GenerationRequest(receiver, Stage.RECEIVER_AFTER_REQUEST, sender, delivered_request=delivered), trace
+            generate,
+            GenerationRequest(receiver, Stage.RECEIVER_AFTER_REQUEST, sender, delivered_request=delivered),
+            trace,
         )
         answer = _checked(raw, receiver, prior, episode, trace)
         if not answer.self_plan or answer.peer_requests:
@@ -143,4 +145,3 @@ def policy_responder(mode: str, requester: str, prior: Prior) -> Responder:
         return respond(request, requester, mode, prior).serialize()
 
     return answer
-

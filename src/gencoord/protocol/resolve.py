@@ -49,12 +49,7 @@ def _actorize(agent: str, path: Path, prior: Prior) -> RolePath:
 def handoff_compatible(paths: tuple[RolePath, ...], prior: Prior) -> Handoff:
     """HandoffCompatible: exactly one handoff whose item and count the receiver's path uses."""
     agents = {path.agent for path in paths}
-    found = [
-        (path.agent, index, task)
-        for path in paths
-        for index, task in enumerate(path.tasks)
-        if task.has("to")
-    ]
+    found = [(path.agent, index, task) for path in paths for index, task in enumerate(path.tasks) if task.has("to")]
     if not found:
         raise ResolutionError("NO_HANDOFF", "the commitment has no handoff (no task delivers to the peer)")
     if len(found) > 1:
@@ -90,7 +85,9 @@ def handoff_compatible(paths: tuple[RolePath, ...], prior: Prior) -> Handoff:
     return Handoff(giver, receiver, item, quantity, (giver, index), (receiver, consumer))
 
 
-def merge(paths: tuple[RolePath, ...], handoff: Handoff, prior: Prior) -> tuple[tuple[tuple[TaskRef, TaskRef], ...], tuple[TaskRef, ...]]:
+def merge(
+    paths: tuple[RolePath, ...], handoff: Handoff, prior: Prior
+) -> tuple[tuple[tuple[TaskRef, TaskRef], ...], tuple[TaskRef, ...]]:
     """P_C: role-local orders + handoff edge + public predecessors; fails on a cycle."""
     edges: list[tuple[TaskRef, TaskRef]] = []
     for path in paths:
@@ -124,25 +121,24 @@ def select_binding(paths: tuple[RolePath, ...], prior: Prior, episode: PublicEpi
     binds = {str(task.get("bind")) for path in paths for task in path.tasks if task.has("bind")}
     if len(binds) > 1:
         raise ResolutionError("MULTIPLE_BRANCHES", f"the paths select several branches: {', '.join(sorted(binds))}")
-    matched = _in_template(branch_index(prior).bindings_of(first.tasks, second.tasks, first.agent, second.agent), prior, episode)
+    matched = _in_template(
+        branch_index(prior).bindings_of(first.tasks, second.tasks, first.agent, second.agent), prior, episode
+    )
     binding = next(iter(binds)) if binds else (next(iter(matched)) if len(matched) == 1 else None)
     if binds and matched and binding not in matched:
-        raise ResolutionError(
-            "BRANCH_MISMATCH", f"bind={binding} but the paths spell out {', '.join(sorted(matched))}"
-        )
-    if episode.template is not None:
-        if binding is None or prior.codebook.get(binding) != episode.template or (binds and not matched):
-            raise ResolutionError(
-                "NO_ADMISSIBLE_BRANCH", f"the paths realize no branch of template {episode.template}"
-            )
+        raise ResolutionError("BRANCH_MISMATCH", f"bind={binding} but the paths spell out {', '.join(sorted(matched))}")
+    if episode.template is not None and (
+        binding is None or prior.codebook.get(binding) != episode.template or (binds and not matched)
+    ):
+        raise ResolutionError("NO_ADMISSIBLE_BRANCH", f"the paths realize no branch of template {episode.template}")
     return binding
 
 
 def _close(
     direction: Literal["forward", "feedback"], paths: tuple[RolePath, ...], prior: Prior, episode: PublicEpisode
 ) -> Commitment:
-    binding = select_binding(paths, prior, episode)
     handoff = handoff_compatible(paths, prior)
+    binding = select_binding(paths, prior, episode)
     edges, order = merge(paths, handoff, prior)
     return Commitment(direction, paths, binding, handoff, edges, order)
 
@@ -209,7 +205,8 @@ def _alternative(
     sources = _in_template(matched, prior, episode) & set(offer.moves if offer else ())
     if offer is None or len(sources) != 1:
         raise ResolutionError(
-            "INADMISSIBLE_COUNTER", f"counter offer {response.counter_offer_id!r} does not apply to the initial proposal"
+            "INADMISSIBLE_COUNTER",
+            f"counter offer {response.counter_offer_id!r} does not apply to the initial proposal",
         )
     source = sources.pop()
     return realize_alternative(initial, source, offer.moves[source], requester, peer, prior)

@@ -65,7 +65,11 @@ def _request_bindings(request: PeerRequest, requester: str | None, prior: Prior)
 def check_response(response: Response, request: PeerRequest, requester: str, prior: Prior) -> None:
     """ResponseValid: raise CONTRACT_REJECT for an unknown decision, forbidden field or bad alternative."""
     if response.decision not in DECISIONS:
-        raise ContractError("UNKNOWN_DECISION", f"unknown decision {response.decision!r}; expected one of {', '.join(DECISIONS)}", _WHERE)
+        raise ContractError(
+            "UNKNOWN_DECISION",
+            f"unknown decision {response.decision!r}; expected one of {', '.join(DECISIONS)}",
+            _WHERE,
+        )
     if response.extra:
         raise ContractError("FORBIDDEN_FIELD", f"field {response.extra[0][0]!r} is not part of a response", _WHERE)
     if not response.reason:

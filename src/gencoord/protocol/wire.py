@@ -33,7 +33,9 @@ class Wire:
     def send(self, sender: str, recipient: str, kind: str, payload: str) -> str:
         message = WireMessage(sender, recipient, kind, payload)
         if message.nbytes > WIRE_CAP_BYTES:
-            raise WireError("MESSAGE_TOO_LARGE", f"{kind} of {message.nbytes} bytes exceeds the {WIRE_CAP_BYTES}-byte cap")
+            raise WireError(
+                "MESSAGE_TOO_LARGE", f"{kind} of {message.nbytes} bytes exceeds the {WIRE_CAP_BYTES}-byte cap"
+            )
         self.messages.append(message)
         return payload
 

@@ -74,7 +74,12 @@ def materialize(commitment: Commitment, prior: Prior, episode: PublicEpisode) ->
         raise MaterializationError("NO_TERMINAL", "no final task has an observable effect to verify")
     handoff = commitment.handoff
     check = HandoffCheck(
-        task_id(handoff.producer), task_id(handoff.consumer), handoff.giver, handoff.receiver, handoff.item, handoff.quantity
+        task_id(handoff.producer),
+        task_id(handoff.consumer),
+        handoff.giver,
+        handoff.receiver,
+        handoff.item,
+        handoff.quantity,
     )
     plan = DispatchPlan(commitment.binding, tuple(tasks), check, tuple(terminal))
     check_plan(plan, commitment)

@@ -1,0 +1,71 @@
+"""The command line: exit codes and machine-readable output for shell pipelines."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from gencoord.cli import app
+from tests.conftest import ACTIVE_SENDER
+
+runner = CliRunner()
+
+
+def test_parse_prints_the_canonical_form() -> None:
+    noisy = ACTIVE_SENDER.replace("q=8,item", "item=oak_planks,count=8,ignored").replace(",ignored=oak_planks", "")
+    result = runner.invoke(app, ["parse", "-"], input=noisy + "\n")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip() == ACTIVE_SENDER
+
+
+def test_parse_json_reports_code_stage_location() -> None:
+    result = runner.invoke(
+        app, ["parse", "--json", "-"], input="SELF -\nREQ agent_a resource.deliver(q=1,item=stick,dest=order_chest)"
+    )
+    assert result.exit_code == 1
+    payload = json.loads(result.stdout)
+    assert payload["ok"] is False and payload["code"] == "CONTRACT_REJECT" and payload["stage"] == "contract"
+    assert payload["location"] == {"section": "REQ", "task_index": 1, "skill": "resource.deliver", "key": "dest"}
+    assert "did you mean 'dst'" in payload["message"]
+
+
+def test_parse_failure_exit_one_and_ok_json(tmp_path: Path) -> None:
+    bad = runner.invoke(app, ["parse", "--json", "-"], input="SELF -\nREQ -\nREQ -")
+    assert bad.exit_code == 1 and json.loads(bad.stdout)["code"] == "PARSE_FAILURE"
+    message = tmp_path / "m.json"
+    message.write_text(
+        '{"self_plan":[],"peer_requests":[{"target":"agent_b","requested_plan":[{"skill":"control.wait","args":{"quantity":3}}]}]}'
+    )
+    good = runner.invoke(app, ["parse", "--surface", "json", "--json", str(message)])
+    assert good.exit_code == 0 and json.loads(good.stdout) == {
+        "ok": True,
+        "canonical": json.loads(good.stdout)["canonical"],
+    }
+    assert '"quantity":3' in json.loads(good.stdout)["canonical"]
+
+
+def test_usage_errors_exit_two(tmp_path: Path) -> None:
+    assert runner.invoke(app, ["parse", str(tmp_path / "absent")]).exit_code == 2
+    assert runner.invoke(app, ["parse", "--surface", "yaml", "-"], input="").exit_code == 2
+    broken = tmp_path / "prior.toml"
+    broken.write_text("[")
+    assert runner.invoke(app, ["parse", "--prior", str(broken), "-"], input="SELF -\nREQ -").exit_code == 2
+    assert runner.invoke(app, ["parse", "--template", "NOPE", "-"], input="SELF -\nREQ -").exit_code == 2
+
+
+def test_agent_option_names_the_sender() -> None:
+    result = runner.invoke(app, ["parse", "--agent", "agent_b", "-"], input=ACTIVE_SENDER)
+    assert result.exit_code == 0
+    self_request = runner.invoke(app, ["parse", "--agent", "agent_a", "--json", "-"], input=ACTIVE_SENDER)
+    assert self_request.exit_code == 1 and json.loads(self_request.stdout)["reason"] == "SELF_HANDOFF"
+
+
+def test_demo_shows_both_examples() -> None:
+    result = runner.invoke(app, ["demo"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "binding=WORK_BRANCH" in result.stdout
+    assert "ACCEPT reason=LOCAL_WORKCELL_CAN_PROCESS" in result.stdout
+    assert "CRAFT_AT_REQUESTER_HANDOFF_FINISHED" in result.stdout
+    assert "container_contains(order_chest, 4 stick)" in result.stdout
