@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import random
+from collections.abc import Callable
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gencoord.dsl import PeerRequest, Proposal, Task, normalize, parse_json, serialize_json
+from gencoord.dsl.parse import parse_scanned, split_lines
 from gencoord.dsl.serialize import format_value
 from gencoord.errors import ContractError, ParseError
 from gencoord.prior import Prior, check_proposal, default_prior
@@ -133,3 +135,25 @@ def test_any_json_input_fails_cleanly(message: str) -> None:
 
 def test_prior_fixture_is_the_default(prior: Prior) -> None:
     assert prior is PRIOR
+
+
+def _outcome(parser: Callable[[], Proposal]) -> Proposal | str:
+    try:
+        return parser()
+    except ParseError as error:
+        return error.reason
+
+
+@settings(max_examples=1500, deadline=None)
+@given(
+    st.one_of(
+        legal_proposal(PRIOR).map(PRIOR.serialize),
+        st.builds(lambda tasks: PRIOR.serialize(Proposal(tuple(tasks))), st.lists(raw_task, max_size=5)),
+        mutated(),
+    )
+)
+def test_fast_path_and_scanner_agree(text: str) -> None:
+    """parse() takes a regex fast path for canonical lines; it must decide exactly like the scanner."""
+    fast = _outcome(lambda: PRIOR.parse(text))
+    scanned = _outcome(lambda: parse_scanned(split_lines(text), PRIOR.vocab))
+    assert fast == scanned

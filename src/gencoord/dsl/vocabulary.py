@@ -32,6 +32,8 @@ class Vocabulary:
 
     def canonical_args(self, skill: str, args: Mapping[str, Value]) -> Args:
         """Arguments in the skill's canonical order; keys outside the schema follow, sorted."""
+        ordered = tuple((key, args[key]) for key in self.key_order.get(skill, ()) if key in args)
+        if len(ordered) == len(args):
+            return ordered
         rank = self._rank.get(skill, {})
-        last = len(rank)
-        return tuple(sorted(args.items(), key=lambda item: (rank.get(item[0], last), item[0])))
+        return ordered + tuple(sorted((k, v) for k, v in args.items() if k not in rank))

@@ -38,13 +38,17 @@ def check_proposal(proposal: Proposal, agent: str, prior: Prior, episode: Public
 
 def check_path(path: Path, actor: str, section: str, prior: Prior, episode: PublicEpisode) -> None:
     for index, task in enumerate(path, start=1):
-        check_task(task, actor, Location(section=section, task_index=index, skill=task.skill), prior, episode)
+        check_task(task, actor, section, index, prior, episode)
 
 
-def check_task(task: Task, actor: str, where: Location, prior: Prior, episode: PublicEpisode) -> None:
+def check_task(task: Task, actor: str, section: str, index: int, prior: Prior, episode: PublicEpisode) -> None:
+    def where(key: str | None = None) -> Location:
+        return Location(section=section, task_index=index, skill=task.skill, key=key)
+
     spec = prior.skills.get(task.skill)
     if spec is None:
-        raise ContractError("UNKNOWN_SKILL", f"skill {task.skill!r} is not in the catalog", where)
+        raise ContractError("UNKNOWN_SKILL", f"skill {task.skill!r} is not in the catalog", where())
+    args = dict(task.args)
     allowed = prior.vocab.key_order[task.skill]
     for key, value in task.args:
         if key not in allowed:
@@ -52,46 +56,44 @@ def check_task(task: Task, actor: str, where: Location, prior: Prior, episode: P
             raise ContractError(
                 "UNKNOWN_KEY",
                 f"unknown key {key!r}{hint or f'; {task.skill} takes ' + ', '.join(allowed)}",
-                _at(where, key),
+                where(key),
             )
         problem = _value_problem(prior.keys[key], value, prior, episode)
         if problem is not None:
-            raise ContractError("INVALID_VALUE", f"{key}={value!r}: {problem}", _at(where, key))
+            raise ContractError("INVALID_VALUE", f"{key}={value!r}: {problem}", where(key))
     for key in spec.required:
-        if not task.has(key):
-            raise ContractError("MISSING_REQUIRED", f"missing required key {key!r}", _at(where, key))
+        if key not in args:
+            raise ContractError("MISSING_REQUIRED", f"missing required key {key!r}", where(key))
     for group in spec.one_of:
-        present = [key for key in group if task.has(key)]
+        present = [key for key in group if key in args]
         if len(present) != 1:
             reason = "MISSING_ONE_OF" if not present else "CONFLICTING_KEYS"
-            raise ContractError(reason, f"exactly one of {', '.join(group)} must be given, found {len(present)}", where)
+            raise ContractError(
+                reason, f"exactly one of {', '.join(group)} must be given, found {len(present)}", where()
+            )
     for key in ("to", "from"):
-        if task.get(key) == actor:
-            raise ContractError("SELF_HANDOFF", f"{key}={actor} names the task's own actor", _at(where, key))
-    station = task.get("station")
+        if args.get(key) == actor:
+            raise ContractError("SELF_HANDOFF", f"{key}={actor} names the task's own actor", where(key))
+    station = args.get("station")
     if station is not None and spec.station_block is not None:
         block = episode.refs[str(station)].block
         if block != spec.station_block:
             raise ContractError(
-                "WRONG_STATION", f"station {station!r} is a {block}; {task.skill} needs a {spec.station_block}", where
+                "WRONG_STATION", f"station {station!r} is a {block}; {task.skill} needs a {spec.station_block}", where()
             )
     if spec.consumes == "recipe":
-        item, material = task.get("item"), task.get("input")
+        item, material = args.get("item"), args.get("input")
         if prior.game.recipe(str(item), None if material is None else str(material)) is None:
             source = f" from {material!r}" if material is not None else ""
-            raise ContractError("NO_RECIPE", f"Minecraft has no crafting recipe for {item!r}{source}", where)
-    binding = task.get("bind")
+            raise ContractError("NO_RECIPE", f"Minecraft has no crafting recipe for {item!r}{source}", where())
+    binding = args.get("bind")
     if binding is not None and episode.template is not None and prior.codebook.get(str(binding)) != episode.template:
         options = ", ".join(prior.templates[episode.template].bindings)
         raise ContractError(
             "INADMISSIBLE_BINDING",
             f"binding {binding!r} is not a branch of {episode.template} (admissible: {options})",
-            _at(where, "bind"),
+            where("bind"),
         )
-
-
-def _at(where: Location, key: str) -> Location:
-    return Location(where.line, where.column, where.section, where.task_index, where.skill, key)
 
 
 def _value_problem(spec: KeySpec, value: Value, prior: Prior, episode: PublicEpisode) -> str | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 
@@ -46,6 +47,16 @@ class GameData:
             },
         )
 
+    @cached_property
+    def _recipe_index(self) -> dict[tuple[str, str | None], Recipe]:
+        index: dict[tuple[str, str | None], Recipe] = {}
+        for item, variants in self.recipes.items():
+            index[(item, None)] = variants[0]
+            for recipe in sorted(variants, key=lambda r: len(r.ingredients), reverse=True):
+                for material in recipe.ingredients:
+                    index[(item, material)] = recipe  # the fewest-ingredient recipe wins
+        return index
+
     def is_item(self, name: str) -> bool:
         return name in self.stack_sizes
 
@@ -55,10 +66,4 @@ class GameData:
         With no material, the first recipe listed for the item. None when the game has
         no such recipe, so callers can say "no recipe" rather than "missing ingredient".
         """
-        variants = self.recipes.get(item, ())
-        if material is None:
-            return variants[0] if variants else None
-        using = [r for r in variants if material in r.ingredients]
-        if not using:
-            return None
-        return min(using, key=lambda r: len(r.ingredients))
+        return self._recipe_index.get((item, material))
