@@ -21,7 +21,7 @@ from pathlib import Path
 import atheris
 
 with atheris.instrument_imports():
-    from gencoord.dsl import parse_json
+    from gencoord.dsl import Proposal, parse_json
     from gencoord.errors import GencoordError
     from gencoord.prior import check_proposal, default_prior
     from gencoord.protocol import check_response, parse_response
@@ -48,17 +48,23 @@ stats: dict[str, float] = {
 }
 
 
+def _check(proposal: Proposal) -> None:
+    """Check as the sender that the message does not address (as `gencoord parse` does)."""
+    addressed = {request.target for request in proposal.peer_requests}
+    check_proposal(proposal, next((a for a in EPISODE.agents if a not in addressed), "agent_a"), PRIOR, EPISODE)
+
+
 def one_input(data: bytes) -> None:
     stats["inputs"] += 1
     if stats["inputs"] % 5000 == 0:
         _report()
     try:
-        check_proposal(PRIOR.parse(data), "agent_a", PRIOR, EPISODE)
+        _check(PRIOR.parse(data))
         stats["accepted_dsl"] += 1
     except GencoordError:
         pass
     try:
-        check_proposal(parse_json(data, PRIOR.vocab), "agent_a", PRIOR, EPISODE)
+        _check(parse_json(data, PRIOR.vocab))
         stats["accepted_json"] += 1
     except GencoordError:
         pass

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from gencoord.dsl import Proposal
 from gencoord.errors import FailureCode, ResolutionError
-from gencoord.prior import Prior, compose
+from gencoord.prior import Prior, compose, load_prior
 from gencoord.protocol import (
     Fail,
     GenerationRequest,
@@ -200,16 +202,16 @@ def test_revision_must_follow_the_response(prior: Prior) -> None:
     assert isinstance(changed_goal, Fail) and changed_goal.code is FailureCode.RESOLUTION_CONFLICT
 
 
-def test_reject_closes_without_a_second_call(prior: Prior) -> None:
-    request = prior.parse(STICK_INITIAL).request
+def test_reject_closes_without_a_second_call(tmp_path: Path) -> None:
+    extension = tmp_path / "idle.toml"
+    extension.write_text(
+        'extends = "default"\n[workcell_modes.IDLE]\ncan = ["control.wait"]\naccept_reason = "IDLE_CAN_WAIT"\n'
+    )
+    idle = load_prior(extension)
+    request = idle.parse(STICK_INITIAL).request
     assert request is not None
-    only_deliver = prior.workcell_modes["FINISHED_RECEIVER"].model_copy(update={"can": ["control.wait"]})
-    prior.workcell_modes["NOTHING"] = only_deliver
-    try:
-        assert respond(request, "agent_a", "NOTHING", prior).decision == "REJECT"
-        result = _feedback(prior, "NOTHING")
-    finally:
-        del prior.workcell_modes["NOTHING"]
+    assert respond(request, "agent_a", "IDLE", idle) == Response("REJECT", "NO_ADMISSIBLE_ALTERNATIVE")
+    result = _feedback(idle, "IDLE")
     assert isinstance(result, NoCommitment) and result.reason == "NO_ADMISSIBLE_ALTERNATIVE"
     assert result.trace.calls == 1
 

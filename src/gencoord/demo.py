@@ -49,7 +49,8 @@ def show(console: Console, title: str, result: ProtocolResult, prior: Prior) -> 
     trace = result.trace
     for generation in trace.generations:
         console.print(Panel(generation.raw, title=f"{generation.agent} · {generation.stage}", expand=False))
-    wire = Table("from", "to", "kind", "bytes", "payload", title="on the wire")
+    wire = Table("from", "to", "kind", "bytes", title="on the wire")
+    wire.add_column("payload", overflow="fold")
     for message in trace.wire.messages:
         wire.add_row(message.sender, message.recipient, message.kind, str(message.nbytes), message.payload)
     console.print(wire)
@@ -65,7 +66,9 @@ def show(console: Console, title: str, result: ProtocolResult, prior: Prior) -> 
     handoff = commitment.handoff
     tree.add(f"handoff: {handoff.giver} → {handoff.receiver}: {handoff.quantity} × {handoff.item}")
     console.print(tree)
-    table = Table("task", "actor", "skill", "args", "place", "after", title="dispatch plan")
+    table = Table("task", "actor", "skill", title="dispatch plan")
+    for column in ("args", "place", "after"):
+        table.add_column(column, overflow="fold")
     for planned in plan.tasks:
         args = ",".join(f"{k}={v}" for k, v in planned.args)
         place = f"{planned.place.kind}:{planned.place.name}" if planned.place else "-"
