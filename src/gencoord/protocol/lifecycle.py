@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
-from gencoord.dsl.ast import Proposal
+from gencoord.dsl.ast import PeerRequest, Proposal
 from gencoord.dsl.serialize import request_line, serialize
 from gencoord.errors import ContractError, FailureCode, GencoordError
 from gencoord.prior.contract import check_proposal
@@ -62,9 +62,17 @@ def _checked(raw: str, agent: str, prior: Prior, episode: PublicEpisode, trace: 
     return proposal
 
 
-def _one_request(proposal: Proposal) -> None:
-    if proposal.request is None or not proposal.request.plan:
+def _propose(
+    generate: Generator, request: GenerationRequest, prior: Prior, episode: PublicEpisode, trace: Trace
+) -> tuple[Proposal, PeerRequest]:
+    """A checked SELF+REQ record with exactly one request, addressed to ``request.peer``."""
+    proposal = _checked(_generate(generate, request, trace), request.agent, prior, episode, trace)
+    peer_request = proposal.request
+    if peer_request is None or not peer_request.plan:
         raise ContractError("REQUEST_COUNT", f"expected exactly one peer request, found {len(proposal.peer_requests)}")
+    if peer_request.target != request.peer:
+        raise ContractError("REQUEST_TARGET", f"the request is addressed to {peer_request.target}, not {request.peer}")
+    return proposal, peer_request
 
 
 def _fail(error: GencoordError, trace: Trace) -> Fail:
@@ -77,12 +85,10 @@ def run_forward(
     """Algorithm S1: sender SELF+REQ → delivered REQ → receiver SELF → Resolve→ → Materialize."""
     trace = Trace()
     try:
-        raw = _generate(generate, GenerationRequest(sender, Stage.SENDER_INITIAL, receiver), trace)
-        sent = _checked(raw, sender, prior, episode, trace)
-        _one_request(sent)
-        if sent.request is not None and sent.request.target != receiver:
-            raise ContractError("REQUEST_TARGET", f"the request is addressed to {sent.request.target}, not {receiver}")
-        delivered = trace.wire.send(sender, receiver, "REQ", request_line(sent.request))
+        sent, request = _propose(
+            generate, GenerationRequest(sender, Stage.SENDER_INITIAL, receiver), prior, episode, trace
+        )
+        delivered = trace.wire.send(sender, receiver, "REQ", request_line(request))
         raw = _generate(
             generate,
             GenerationRequest(receiver, Stage.RECEIVER_AFTER_REQUEST, sender, delivered_request=delivered),
@@ -103,33 +109,23 @@ def run_feedback(
     """Algorithm S2: requester SELF+REQ → bounded response → revision → Resolve← → Materialize."""
     trace = Trace()
     try:
-        raw = _generate(generate, GenerationRequest(requester, Stage.REQUESTER_INITIAL, peer), trace)
-        initial = _checked(raw, requester, prior, episode, trace)
-        _one_request(initial)
-        assert initial.request is not None
-        delivered = trace.wire.send(requester, peer, "REQ", request_line(initial.request))
+        opening = GenerationRequest(requester, Stage.REQUESTER_INITIAL, peer)
+        initial, request = _propose(generate, opening, prior, episode, trace)
+        delivered = trace.wire.send(requester, peer, "REQ", request_line(request))
         reply = trace.wire.send(peer, requester, "RESPONSE", respond(delivered))
         response = parse_response(reply)
         trace.responses.append(response)
-        check_response(response, initial.request, requester, prior)
+        check_response(response, request, requester, prior)
         if response.decision == "REJECT":
             return NoCommitment(response.reason or "REJECT", trace)
-        raw = _generate(
-            generate,
-            GenerationRequest(
-                requester,
-                Stage.REQUESTER_AFTER_RESPONSE,
-                peer,
-                initial_proposal=serialize(initial, prior.vocab),
-                response=reply,
-            ),
-            trace,
+        revision = GenerationRequest(
+            requester,
+            Stage.REQUESTER_AFTER_RESPONSE,
+            peer,
+            initial_proposal=serialize(initial, prior.vocab),
+            response=reply,
         )
-        revised = _checked(raw, requester, prior, episode, trace)
-        _one_request(revised)
-        assert revised.request is not None
-        if revised.request.target != initial.request.target:
-            raise ContractError("REQUEST_TARGET", f"the revision addresses {revised.request.target}, not {peer}")
+        revised, _ = _propose(generate, revision, prior, episode, trace)
         commitment = resolve_feedback(initial, revised, response, requester, peer, prior, episode)
         return Success(commitment, materialize(commitment, prior, episode), trace)
     except GencoordError as error:
