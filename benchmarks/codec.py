@@ -27,7 +27,7 @@ from gencoord.dsl import Proposal, parse_json, request_json, request_line, seria
 from gencoord.dsl.json_surface import JsonProposal
 from gencoord.prior import PublicEpisode, check_proposal, compose, default_prior
 from gencoord.protocol import resolve_forward
-from gencoord.runtime import materialize
+from gencoord.runtime.materialize import materialize
 
 OUT = Path(__file__).parent / "results" / "codec.json"
 PAPER_EXAMPLES = [

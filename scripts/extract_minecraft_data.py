@@ -1,4 +1,4 @@
-"""Extract the item and crafting-recipe subset of minecraft-data that gencoord needs.
+"""Extract the item, recipe and block-mining subset of minecraft-data that gencoord needs.
 
 Why a script: the executable prior must use real Minecraft item names and recipes
 (so a plan that is legal here is legal on a real server), but minecraft-data is a
@@ -48,6 +48,22 @@ def _ingredients(recipe: dict[str, Any], names: dict[int, str]) -> dict[str, int
     return dict(sorted(counts.items()))
 
 
+def _blocks(blocks: list[dict[str, Any]], names: dict[int, str]) -> dict[str, dict[str, Any]]:
+    """Mining data of every breakable block: hardness, tool material, harvest tools, drops."""
+    table: dict[str, dict[str, Any]] = {}
+    for block in blocks:
+        if not block.get("diggable") or block.get("hardness") is None or block["hardness"] < 0:
+            continue
+        tools = block.get("harvestTools")
+        table[block["name"]] = {
+            "hardness": block["hardness"],
+            "material": block.get("material", "default"),
+            "harvest_tools": None if tools is None else sorted(names[int(tool)] for tool in tools),
+            "drops": [names[item_id] for item_id in block.get("drops", []) if item_id in names],
+        }
+    return dict(sorted(table.items()))
+
+
 def extract(package_version: str, game_version: str) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         subprocess.run(
@@ -61,6 +77,8 @@ def extract(package_version: str, game_version: str) -> dict[str, Any]:
             paths = _member(archive, "dataPaths.json")["pc"][game_version]
             items = _member(archive, f"{paths['items']}/items.json")
             recipes = _member(archive, f"{paths['recipes']}/recipes.json")
+            blocks = _member(archive, f"{paths['blocks']}/blocks.json")
+            materials = _member(archive, f"{paths['materials']}/materials.json")
     names = {item["id"]: item["name"] for item in items}
     table: dict[str, list[dict[str, Any]]] = {}
     for result_id, variants in recipes.items():
@@ -77,6 +95,12 @@ def extract(package_version: str, game_version: str) -> dict[str, Any]:
         "source": f"minecraft-data {package_version} (PrismarineJS), data/pc/{game_version}",
         "items": {item["name"]: item["stackSize"] for item in items if item["name"] != "air"},
         "recipes": dict(sorted(table.items())),
+        "blocks": _blocks(blocks, names),
+        "tool_speeds": {
+            material: {names[int(tool)]: speed for tool, speed in sorted(tools.items())}
+            for material, tools in sorted(materials.items())
+            if tools
+        },
     }
 
 
@@ -88,7 +112,10 @@ def main() -> None:
     data = extract(args.version, args.game)
     out = OUT_DIR / f"minecraft_{args.game.replace('.', '_')}.json"
     out.write_text(json.dumps(data, separators=(",", ":"), sort_keys=False) + "\n")
-    print(f"wrote {out} ({len(data['items'])} items, {len(data['recipes'])} craftable results)")
+    print(
+        f"wrote {out} ({len(data['items'])} items, {len(data['recipes'])} craftable results, "
+        f"{len(data['blocks'])} breakable blocks)"
+    )
 
 
 if __name__ == "__main__":

@@ -11,20 +11,17 @@ from gencoord.errors import FailureCode, ResolutionError
 from gencoord.prior import Prior, compose, load_prior
 from gencoord.protocol import (
     Fail,
-    GenerationRequest,
     NoCommitment,
+    Reply,
     Response,
-    Stage,
     Success,
     check_response,
     parse_response,
-    policy_responder,
     resolve_feedback,
     resolve_forward,
     respond,
-    run_feedback,
-    run_forward,
 )
+from gencoord.run.lifecycle import GenerationRequest, Stage, policy_responder, run_feedback, run_forward
 from tests.conftest import ACTIVE_RECEIVER, ACTIVE_SENDER, STICK_COUNTERED, STICK_INITIAL
 
 
@@ -32,7 +29,9 @@ def _forward(
     prior: Prior, sender_text: str, receiver_text: str, template: str | None = "ACTIVE_ORDER_BRANCH"
 ) -> Success | Fail | NoCommitment:
     outputs = {Stage.SENDER_INITIAL: sender_text, Stage.RECEIVER_AFTER_REQUEST: receiver_text}
-    return run_forward(lambda r: outputs[r.stage], "agent_b", "agent_a", prior, prior.episode(template))
+    return run_forward(
+        lambda r: Reply(outputs[r.stage], model_calls=1), "agent_b", "agent_a", prior, prior.episode(template)
+    )
 
 
 def test_paper_forward_episode_resolves(prior: Prior) -> None:
@@ -50,9 +49,9 @@ def test_paper_forward_episode_resolves(prior: Prior) -> None:
 def test_receiver_sees_only_the_delivered_request(prior: Prior) -> None:
     seen: list[GenerationRequest] = []
 
-    def generate(request: GenerationRequest) -> str:
+    def generate(request: GenerationRequest) -> Reply:
         seen.append(request)
-        return ACTIVE_SENDER if request.stage is Stage.SENDER_INITIAL else ACTIVE_RECEIVER
+        return Reply(ACTIVE_SENDER if request.stage is Stage.SENDER_INITIAL else ACTIVE_RECEIVER, model_calls=1)
 
     run_forward(generate, "agent_b", "agent_a", prior, prior.episode("ACTIVE_ORDER_BRANCH"))
     assert seen[0].delivered_request is None
@@ -162,12 +161,12 @@ def test_furnace_loading_by_the_peer_precedes_collection(prior: Prior) -> None:
 
 
 def _feedback(prior: Prior, mode: str, revision: str | None = None, responder=None) -> Success | Fail | NoCommitment:  # type: ignore[no-untyped-def]
-    def generate(request: GenerationRequest) -> str:
+    def generate(request: GenerationRequest) -> Reply:
         if request.stage is Stage.REQUESTER_INITIAL:
-            return STICK_INITIAL
+            return Reply(STICK_INITIAL, model_calls=1)
         if revision is not None:
-            return revision
-        return STICK_INITIAL if (request.response or "").startswith("ACCEPT") else STICK_COUNTERED
+            return Reply(revision, model_calls=1)
+        return Reply(STICK_INITIAL if (request.response or "").startswith("ACCEPT") else STICK_COUNTERED, model_calls=1)
 
     answer = responder or policy_responder(mode, "agent_a", prior)
     return run_feedback(generate, answer, "agent_a", "agent_b", prior, prior.episode("GC_STICK_ORDER"))

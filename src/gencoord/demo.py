@@ -15,8 +15,8 @@ from rich.tree import Tree
 from gencoord.dsl.serialize import format_task
 from gencoord.prior.load import default_prior
 from gencoord.prior.prior import Prior
-from gencoord.protocol.lifecycle import GenerationRequest, Stage, policy_responder, run_feedback, run_forward
-from gencoord.protocol.result import ProtocolResult, Success
+from gencoord.protocol.result import ProtocolResult, Reply, Success
+from gencoord.run.lifecycle import GenerationRequest, Stage, policy_responder, run_feedback, run_forward
 
 FORWARD = {
     Stage.SENDER_INITIAL: "SELF resource.obtain(q=8,item=oak_planks) > "
@@ -34,14 +34,15 @@ COUNTERED = (
 )
 
 
-def _recorded_forward(request: GenerationRequest) -> str:
-    return FORWARD[request.stage]
+def _recorded_forward(request: GenerationRequest) -> Reply:
+    return Reply(FORWARD[request.stage], model_calls=1)
 
 
-def _recorded_requester(request: GenerationRequest) -> str:
+def _recorded_requester(request: GenerationRequest) -> Reply:
     if request.stage is Stage.REQUESTER_INITIAL:
-        return INITIAL
-    return INITIAL if (request.response or "").startswith("ACCEPT") else COUNTERED
+        return Reply(INITIAL, model_calls=1)
+    revised = INITIAL if (request.response or "").startswith("ACCEPT") else COUNTERED
+    return Reply(revised, model_calls=1)
 
 
 def show(console: Console, title: str, result: ProtocolResult, prior: Prior) -> None:

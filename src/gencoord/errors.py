@@ -125,3 +125,17 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """A ' did you mean ...?' suffix for the closest choice, or ''."""
     matches = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     return f"; did you mean {matches[0]!r}?" if matches else ""
+
+
+class CompileError(GencoordError):
+    """A dispatch plan that cannot become executor actions in this world (e.g. no source of an item)."""
+
+    code = FailureCode.EXECUTION_FAILURE.value
+    stage = "compile"
+
+
+class ConfigError(GencoordError):
+    """A task suite, world or episode description that does not load or validate."""
+
+    code = "CONFIG_INVALID"
+    stage = "config"

@@ -1,9 +1,10 @@
-"""Real Minecraft item names and crafting recipes (extracted from minecraft-data)."""
+"""Real Minecraft item names, crafting recipes and block mining data (from minecraft-data)."""
 
 from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -27,12 +28,27 @@ class Recipe:
         return {item: n * runs for item, n in self.ingredients.items()}
 
 
+@dataclass(frozen=True, slots=True)
+class Block:
+    """What breaking a block takes and yields: vanilla hardness, tool material and drops."""
+
+    hardness: float
+    material: str
+    harvest_tools: frozenset[str] | None  # None: any tool or the bare hand harvests it
+    drops: tuple[str, ...]
+
+    def harvestable_with(self, held: Iterable[str]) -> bool:
+        return self.harvest_tools is None or not self.harvest_tools.isdisjoint(held)
+
+
 @dataclass(frozen=True)
 class GameData:
     game_version: str
     source: str
     stack_sizes: dict[str, int]
     recipes: dict[str, tuple[Recipe, ...]]
+    blocks: dict[str, Block]
+    tool_speeds: dict[str, dict[str, float]]
 
     @classmethod
     def load(cls, path: Path) -> GameData:
@@ -45,6 +61,16 @@ class GameData:
                 item: tuple(Recipe(r["count"], r["grid"], dict(r["ingredients"])) for r in variants)
                 for item, variants in raw["recipes"].items()
             },
+            blocks={
+                name: Block(
+                    b["hardness"],
+                    b["material"],
+                    None if b["harvest_tools"] is None else frozenset(b["harvest_tools"]),
+                    tuple(b["drops"]),
+                )
+                for name, b in raw["blocks"].items()
+            },
+            tool_speeds=raw["tool_speeds"],
         )
 
     @cached_property
@@ -56,6 +82,38 @@ class GameData:
                 for material in recipe.ingredients:
                     index[(item, material)] = recipe  # the fewest-ingredient recipe wins
         return index
+
+    def tool_speed(self, block: Block, held: Iterable[str]) -> float:
+        """The best mining speed among ``held`` tools for the block's material (1 = bare hand)."""
+        speeds = [self.tool_speeds.get(part, {}) for part in block.material.split(";")]
+        return max((table.get(tool, 1.0) for table in speeds for tool in held), default=1.0)
+
+    def break_ticks(self, name: str, held: Iterable[str]) -> int:
+        """Game ticks to break block ``name`` holding ``held`` tools (vanilla's digging formula).
+
+        Damage per tick is speed / hardness / 30 when the block is harvestable with a held
+        tool, and / 100 otherwise (it then drops nothing); the block breaks when the
+        accumulated damage reaches 1.
+        """
+        block = self.blocks[name]
+        if block.hardness == 0:
+            return 1
+        tools = tuple(held)
+        divisor = 30 if block.harvestable_with(tools) else 100
+        damage = self.tool_speed(block, tools) / block.hardness / divisor
+        return 1 if damage >= 1 else math.ceil(1 / damage)
+
+    def sources_of(self, item: str) -> tuple[str, ...]:
+        """Blocks whose breaking drops ``item``, e.g. stone and cobblestone for cobblestone."""
+        return self._sources.get(item, ())
+
+    @cached_property
+    def _sources(self) -> dict[str, tuple[str, ...]]:
+        found: dict[str, list[str]] = {}
+        for name, block in self.blocks.items():
+            for drop in block.drops:
+                found.setdefault(drop, []).append(name)
+        return {item: tuple(names) for item, names in found.items()}
 
     def is_item(self, name: str) -> bool:
         return name in self.stack_sizes

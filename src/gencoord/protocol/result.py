@@ -13,12 +13,32 @@ from gencoord.runtime.plan import DispatchPlan
 
 
 @dataclass(frozen=True, slots=True)
+class Reply:
+    """What a generator returns: the raw text, and what producing it cost.
+
+    ``model_calls`` is 0 for deterministic rules and 1 per learned or API call, so the
+    trace counts model calls the way the paper does (the rule sender is "zero-call").
+    Token counts come from the backend's real tokenizer, or are None when it has none.
+    """
+
+    text: str
+    model_calls: int
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    latency_s: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
 class Generation:
-    """One learned (or scripted) call: who, at which stage, and the raw text it returned."""
+    """One generation step: who, at which stage, and the reply it produced."""
 
     agent: str
     stage: str
-    raw: str
+    reply: Reply
+
+    @property
+    def raw(self) -> str:
+        return self.reply.text
 
 
 @dataclass
@@ -32,7 +52,8 @@ class Trace:
 
     @property
     def calls(self) -> int:
-        return len(self.generations)
+        """Model calls (learned or API); deterministic rules contribute none."""
+        return sum(generation.reply.model_calls for generation in self.generations)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,5 @@
-"""From a resolved commitment to something executable: materialization (compile and verify follow)."""
+"""From a resolved commitment to verified work: materialize → compile → (execute) → verify.
 
-from gencoord.runtime.materialize import check_plan, materialize
-from gencoord.runtime.plan import Condition, DispatchPlan, HandoffCheck, Place, PlannedTask
-
-__all__ = ["Condition", "DispatchPlan", "HandoffCheck", "Place", "PlannedTask", "check_plan", "materialize"]
+Import from the modules (``gencoord.runtime.materialize`` …): the package itself stays
+empty so that protocol and runtime modules can import each other's types without cycles.
+"""

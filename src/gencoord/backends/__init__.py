@@ -1,0 +1,10 @@
+"""Backends: what turns an agent's LocalContext into the text it sends.
+
+Deterministic ones live in ``rule``; learned and API backends plug into the same
+:class:`Backend` protocol.
+"""
+
+from gencoord.backends.base import Backend, bind
+from gencoord.backends.rule import BindingComposer, BranchGuesser, RequestRealizer, RuleRequester, RuleSender
+
+__all__ = ["Backend", "BindingComposer", "BranchGuesser", "RequestRealizer", "RuleRequester", "RuleSender", "bind"]

@@ -1,0 +1,155 @@
+"""Deterministic backends: no model call, the same text for the same context.
+
+- :class:`BindingComposer` expands a binding code through the shared task structure
+  into canonical Short DSL (the backbone a learned factor-code backend reuses: the
+  model picks the code, the composer writes the path).
+- :class:`RuleSender` is the zero-call correct-binding rule: the code is the sender's
+  private binding.
+- :class:`RequestRealizer` is the v2 deterministic receiver: it adopts a delivered REQ.
+- :class:`BranchGuesser` is a receiver without a request: it can only pick one of the
+  public branches, so it is right half the time by construction.
+- :class:`RuleRequester` is the Goal×Capability requester: its local plan first, then
+  the revision a bounded response calls for.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping
+from functools import lru_cache
+
+from gencoord.dsl.ast import Proposal
+from gencoord.errors import ConfigError
+from gencoord.prior.branches import realize_alternative
+from gencoord.prior.compose import compose
+from gencoord.prior.prior import Prior
+from gencoord.protocol.response import parse_response, respond
+from gencoord.protocol.result import Reply
+from gencoord.run.lifecycle import GenerationRequest, Stage
+from gencoord.tasks.context import LocalContext
+from gencoord.tasks.spec import SuiteDocument, default_suites
+
+
+@lru_cache(maxsize=4096)
+def _composed(prior: Prior, binding: str, sender: str, receiver: str, params: tuple[tuple[str, int], ...]) -> Proposal:
+    return compose(prior, prior.codebook[binding], binding, sender=sender, receiver=receiver, params=dict(params))
+
+
+def composed(prior: Prior, binding: str, sender: str, receiver: str, params: Mapping[str, int]) -> Proposal:
+    """The canonical proposal of ``binding`` (cached: composing is pure)."""
+    return _composed(prior, binding, sender, receiver, tuple(sorted(params.items())))
+
+
+def _private(context: LocalContext, key: str, backend: str) -> str:
+    value = context.private.get(key)
+    if value is None:
+        raise ConfigError(
+            "CONTEXT_LACKS_FIELD", f"{backend} needs the private field {key!r} in {context.agent}'s context"
+        )
+    return value
+
+
+class BindingComposer:
+    """SELF+REQ for the binding ``select`` picks from the sender's context (zero model calls)."""
+
+    def __init__(self, prior: Prior, select: Callable[[LocalContext], str], name: str = "composer") -> None:
+        self.prior = prior
+        self.select = select
+        self.name = name
+
+    def generate(self, context: LocalContext, request: GenerationRequest) -> Reply:
+        if request.stage is not Stage.SENDER_INITIAL:
+            raise ConfigError("WRONG_STAGE", f"{self.name} writes sender proposals, not {request.stage.value}")
+        binding = self.select(context)
+        if binding not in self.prior.codebook:
+            raise ConfigError("UNKNOWN_BINDING", f"{self.name} selected {binding!r}, which no template defines")
+        proposal = composed(self.prior, binding, context.agent, context.peer, context.params)
+        return Reply(self.prior.serialize(proposal), model_calls=0)
+
+
+class RuleSender(BindingComposer):
+    """The zero-call correct-binding rule: compose the sender's private binding."""
+
+    def __init__(self, prior: Prior) -> None:
+        super().__init__(prior, lambda context: _private(context, "binding", "rule sender"), "rule-sender")
+
+
+class RequestRealizer:
+    """The deterministic receiver: its SELF is exactly the delivered request's path."""
+
+    name = "request-realizer"
+
+    def __init__(self, prior: Prior) -> None:
+        self.prior = prior
+
+    def generate(self, context: LocalContext, request: GenerationRequest) -> Reply:
+        if request.delivered_request is None:
+            raise ConfigError(
+                "NO_REQUEST", "the request realizer needs a delivered REQ; use a branch guesser without one"
+            )
+        delivered = self.prior.parse(f"SELF -\n{request.delivered_request}").request
+        if delivered is None:  # the protocol delivers exactly one REQ line
+            raise ConfigError("NO_REQUEST", "the delivered message holds no request")
+        return Reply(self.prior.serialize(Proposal(delivered.plan, ())), model_calls=0)
+
+
+class BranchGuesser:
+    """A receiver without the request: picks one public branch, seeded, and realizes it."""
+
+    name = "branch-guesser"
+
+    def __init__(self, prior: Prior, seed: int) -> None:
+        self.prior = prior
+        self.seed = seed
+
+    def generate(self, context: LocalContext, request: GenerationRequest) -> Reply:
+        if not context.branches:
+            raise ConfigError("NO_BRANCHES", f"{context.agent}'s context names no public branches to choose from")
+        binding = random.Random(f"{self.seed}:{context.agent}").choice(sorted(context.branches))
+        proposal = composed(self.prior, binding, context.peer, context.agent, context.params)
+        assert proposal.request is not None  # every template binding has a receiver path
+        return Reply(self.prior.serialize(Proposal(proposal.request.plan, ())), model_calls=0)
+
+
+class RuleRequester:
+    """Goal×Capability requester: local plan, then ACCEPT keeps it and COUNTER moves it.
+
+    With the peer's mode in its private context (the centralized full-information
+    condition) it composes the binding that mode needs from the start.
+    """
+
+    name = "rule-requester"
+
+    def __init__(self, prior: Prior, suites: SuiteDocument | None = None) -> None:
+        self.prior = prior
+        self.suites = suites or default_suites()
+
+    def initial_binding(self, context: LocalContext) -> str:
+        goal = _private(context, "goal", self.name)
+        spec = self.suites.goal_capability.goals.get(goal)
+        if spec is None:
+            raise ConfigError("UNKNOWN_GOAL", f"{goal!r} is not a Goal×Capability goal")
+        binding = spec.initial
+        mode = context.private.get("peer_workcell_mode")
+        if mode is not None:
+            local = composed(self.prior, binding, context.agent, context.peer, context.params)
+            assert local.request is not None
+            answer = respond(local.request, context.agent, mode, self.prior)
+            if answer.counter_offer_id is not None:
+                binding = self.prior.counter_offers[answer.counter_offer_id].moves[binding]
+        return binding
+
+    def generate(self, context: LocalContext, request: GenerationRequest) -> Reply:
+        binding = self.initial_binding(context)
+        initial = composed(self.prior, binding, context.agent, context.peer, context.params)
+        if request.stage in (Stage.REQUESTER_INITIAL, Stage.SENDER_INITIAL):
+            return Reply(self.prior.serialize(initial), model_calls=0)
+        if request.stage is not Stage.REQUESTER_AFTER_RESPONSE or request.response is None:
+            raise ConfigError("WRONG_STAGE", f"{self.name} cannot act at {request.stage.value}")
+        response = parse_response(request.response)
+        if response.decision == "COUNTER" and response.counter_offer_id is not None:
+            target = self.prior.counter_offers[response.counter_offer_id].moves.get(binding)
+            if target is not None:
+                revised = realize_alternative(initial, binding, target, context.agent, context.peer, self.prior)
+                return Reply(self.prior.serialize(revised), model_calls=0)
+        return Reply(self.prior.serialize(initial), model_calls=0)

@@ -1,0 +1,176 @@
+"""run_episode: EpisodeSpec → protocol → compile → execute → verify, as one pure function.
+
+The condition decides what crosses the boundary (the request, none, a legal
+alternative; correct, counterfactual or no feedback; full information), the fault
+what goes wrong on purpose, the backends who writes the records, the executor where
+the work happens. The handoff is checked the moment it happens: when H fails the
+episode stops there, as the paper's runtime does, and T is never reached.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+
+from gencoord.backends.base import Backend, bind
+from gencoord.backends.rule import BranchGuesser, RequestRealizer, RuleRequester, RuleSender, composed
+from gencoord.dsl.serialize import request_line
+from gencoord.errors import CompileError, ConfigError, FailureCode
+from gencoord.prior.load import default_prior
+from gencoord.prior.prior import Prior
+from gencoord.protocol.result import Fail, NoCommitment, ProtocolResult, Success
+from gencoord.run.faults import Fault, faulty_generator, faulty_program, faulty_world
+from gencoord.run.lifecycle import Channel, policy_responder, run_feedback, run_forward, run_without_request
+from gencoord.runtime.compile import compile_plan
+from gencoord.runtime.plan import DispatchPlan
+from gencoord.runtime.verify import Execution, HandoffObservation, Outcome, judge, not_formed, observe_handoff
+from gencoord.tasks.episode import EpisodeSpec
+from gencoord.tasks.spec import SuiteDocument, default_suites
+from gencoord.worlds.executor import Executor
+from gencoord.worlds.sim.executor import SimExecutor
+
+
+class Condition(StrEnum):
+    REQUEST = "request"  # forward: the sender's REQ is delivered
+    NO_REQUEST = "no_request"  # forward: the REQ is withheld
+    ALTERNATIVE_REQUEST = "alternative_request"  # forward: the REQ is replaced by the template's other branch
+    FEEDBACK = "feedback"  # Goal×Capability: the peer's own bounded response
+    COUNTERFACTUAL_FEEDBACK = "counterfactual_feedback"  # the response of the paired workcell mode
+    LOCAL_ONLY = "local_only"  # the requester commits its local plan without asking
+    CENTRALIZED = "centralized"  # the requester also knows the peer's workcell mode
+
+
+FORWARD_CONDITIONS = (Condition.REQUEST, Condition.NO_REQUEST, Condition.ALTERNATIVE_REQUEST)
+FEEDBACK_CONDITIONS = (
+    Condition.FEEDBACK,
+    Condition.COUNTERFACTUAL_FEEDBACK,
+    Condition.LOCAL_ONLY,
+    Condition.CENTRALIZED,
+)
+
+
+@dataclass(frozen=True)
+class EpisodeResult:
+    spec: EpisodeSpec
+    condition: Condition
+    fault: Fault
+    backends: Mapping[str, str]  # agent → backend name
+    protocol: ProtocolResult
+    execution: Execution | None
+    outcome: Outcome
+    seconds: Mapping[str, float] = field(default_factory=dict)  # measured: protocol, world, verify
+
+
+def rule_backends(spec: EpisodeSpec, condition: Condition, prior: Prior, suites: SuiteDocument) -> dict[str, Backend]:
+    """The deterministic team for a condition (zero model calls)."""
+    if spec.feedback:
+        return {spec.sender: RuleRequester(prior, suites), spec.receiver: RequestRealizer(prior)}
+    receiver: Backend = BranchGuesser(prior, spec.seed) if condition is Condition.NO_REQUEST else RequestRealizer(prior)
+    return {spec.sender: RuleSender(prior), spec.receiver: receiver}
+
+
+def _alternative_channel(spec: EpisodeSpec, prior: Prior) -> Channel:
+    others = sorted(set(prior.templates[spec.cluster.template].bindings) - {spec.binding})
+    alternative = composed(prior, others[0], spec.sender, spec.receiver, spec.params).request
+    line = request_line(alternative)
+    return lambda _delivered: line
+
+
+def _other_mode(spec: EpisodeSpec, suites: SuiteDocument) -> str:
+    modes = sorted(suites.goal_capability.modes)
+    return modes[(modes.index(spec.cluster.mode or "") + 1) % len(modes)]
+
+
+def _protocol(
+    spec: EpisodeSpec,
+    condition: Condition,
+    backends: Mapping[str, Backend],
+    fault: Fault,
+    prior: Prior,
+    suites: SuiteDocument,
+) -> ProtocolResult:
+    allowed = FEEDBACK_CONDITIONS if spec.feedback else FORWARD_CONDITIONS
+    if condition not in allowed:
+        suite = spec.cluster.suite
+        raise ConfigError("CONDITION_SUITE", f"condition {condition.value!r} does not apply to the {suite} suite")
+    contexts = dict(spec.contexts)
+    if condition is Condition.CENTRALIZED:
+        requester = contexts[spec.sender]
+        private = {**requester.private, "peer_workcell_mode": spec.cluster.mode or ""}
+        contexts[spec.sender] = replace(requester, private=private)
+    generate = faulty_generator(bind(backends, contexts), fault)
+    sender, receiver, public = spec.sender, spec.receiver, spec.public
+    if condition is Condition.NO_REQUEST:
+        return run_without_request(generate, sender, receiver, prior, public)
+    if condition is Condition.ALTERNATIVE_REQUEST:
+        return run_forward(generate, sender, receiver, prior, public, _alternative_channel(spec, prior))
+    if condition in (Condition.REQUEST, Condition.LOCAL_ONLY, Condition.CENTRALIZED):
+        return run_forward(generate, sender, receiver, prior, public)
+    mode = spec.cluster.mode or ""
+    if condition is Condition.COUNTERFACTUAL_FEEDBACK:
+        mode = _other_mode(spec, suites)
+    return run_feedback(generate, policy_responder(mode, sender, prior), sender, receiver, prior, public)
+
+
+def execute(
+    plan: DispatchPlan, spec: EpisodeSpec, executor: Executor, prior: Prior, fault: Fault = Fault.CLEAN
+) -> Execution:
+    """Compile and run in three spans around the handoff; stop when the handoff is not verified.
+
+    Raises CompileError when the plan cannot become actions in this world.
+    """
+    program = compile_plan(plan, spec.world, prior.game)
+    world = faulty_world(spec.world, program, fault)
+    program = faulty_program(program, fault)
+    initial = executor.reset(world)
+    records = executor.run(program, 0, program.handoff)
+    handoff: HandoffObservation | None = None
+    if all(r.ok for r in records):
+        before = executor.snapshot()
+        records += executor.run(program, program.handoff, program.handoff + 1)
+        if records[-1].ok:
+            handoff = observe_handoff(plan.handoff, before, executor.snapshot())
+            if handoff.verified:
+                records += executor.run(program, program.handoff + 1, len(program.actions))
+    return Execution(program, tuple(records), handoff, initial, executor.snapshot())
+
+
+def run_episode(
+    spec: EpisodeSpec,
+    condition: Condition | None = None,
+    *,
+    fault: Fault = Fault.CLEAN,
+    backends: Mapping[str, Backend] | None = None,
+    executor: Executor | None = None,
+    prior: Prior | None = None,
+    suites: SuiteDocument | None = None,
+) -> EpisodeResult:
+    prior = prior or default_prior()
+    suites = suites or default_suites()
+    condition = condition or (Condition.FEEDBACK if spec.feedback else Condition.REQUEST)
+    team = backends or rule_backends(spec, condition, prior, suites)
+    clock = time.perf_counter()
+    protocol = _protocol(spec, condition, team, fault, prior, suites)
+    seconds = {"protocol": time.perf_counter() - clock}
+    names = {agent: backend.name for agent, backend in team.items()}
+    if isinstance(protocol, Fail):
+        outcome = not_formed(protocol.code, protocol.error.reason, protocol.error.message)
+        return EpisodeResult(spec, condition, fault, names, protocol, None, outcome, seconds)
+    if isinstance(protocol, NoCommitment):
+        outcome = not_formed(None, protocol.reason, "the peer rejected the request: no commitment")
+        return EpisodeResult(spec, condition, fault, names, protocol, None, outcome, seconds)
+    assert isinstance(protocol, Success)
+    clock = time.perf_counter()
+    try:
+        execution = execute(protocol.plan, spec, executor or SimExecutor(prior.game), prior, fault)
+    except CompileError as error:
+        seconds["world"] = time.perf_counter() - clock
+        outcome = Outcome(True, None, None, False, False, FailureCode.EXECUTION_FAILURE, error.reason, error.message)
+        return EpisodeResult(spec, condition, fault, names, protocol, None, outcome, seconds)
+    seconds["world"] = time.perf_counter() - clock
+    clock = time.perf_counter()
+    outcome = judge(protocol.plan, spec.goal, execution)
+    seconds["verify"] = time.perf_counter() - clock
+    return EpisodeResult(spec, condition, fault, names, protocol, execution, outcome, seconds)

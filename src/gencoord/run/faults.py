@@ -1,0 +1,103 @@
+"""Controlled faults (v2 Table S46), each injected at the stage it belongs to.
+
+A fault is applied by the episode runner, never by the component under test: a text
+fault rewrites what the sender emitted, a world fault changes ω, an execution fault
+changes what the giver's body actually hands over. The pipeline must then report the
+stage outcome of Table S46 on its own.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from enum import StrEnum
+
+from gencoord.protocol.result import Reply
+from gencoord.run.lifecycle import GenerationRequest, Generator, Stage
+from gencoord.worlds.actions import GiveItem, Program
+from gencoord.worlds.spec import AgentSpec, WorldSpec
+
+
+class Fault(StrEnum):
+    CLEAN = "clean"
+    IRRELEVANT_CHANGE = "irrelevant_change"  # ω changes where no task looks
+    MALFORMED_PROPOSAL = "malformed_proposal"  # the sender's record does not parse
+    INCOMPATIBLE_HANDOFF = "incompatible_handoff"  # SELF hands over an item the REQ does not consume
+    INSUFFICIENT_HANDOFF = "insufficient_handoff"  # the giver hands over one item too few
+    WRONG_TRANSFER_ITEM = "wrong_transfer_item"  # the giver hands over a different item
+
+
+SUBSTITUTES = {"oak_planks": "spruce_planks", "cobblestone": "cobbled_deepslate", "stick": "bamboo"}
+"""A real item that stands in for a handoff item without being interchangeable with it."""
+
+_OPENING = (Stage.SENDER_INITIAL, Stage.REQUESTER_INITIAL)
+
+
+def substitute(item: str) -> str:
+    return SUBSTITUTES.get(item, "dirt")
+
+
+def _handed_item(self_line: str) -> str | None:
+    """The item of the SELF path's handoff (its ``resource.deliver(... to=...)``)."""
+    for task in self_line.removeprefix("SELF ").split(" > "):
+        if task.startswith("resource.deliver(") and "to=" in task:
+            found = re.search(r"\bitem=([a-z0-9_]+)", task)
+            return found.group(1) if found else None
+    return None
+
+
+def _corrupt(fault: Fault, text: str) -> str:
+    if fault is Fault.MALFORMED_PROPOSAL:
+        return text.replace(")", "", 1)
+    self_line, _, rest = text.partition("\n")
+    item = _handed_item(self_line)
+    if item is None:
+        return text
+    return re.sub(rf"\bitem={item}\b", f"item={substitute(item)}", self_line) + "\n" + rest
+
+
+def faulty_generator(generate: Generator, fault: Fault) -> Generator:
+    """Text faults rewrite the opening proposal; other faults leave generation alone."""
+    if fault not in (Fault.MALFORMED_PROPOSAL, Fault.INCOMPATIBLE_HANDOFF):
+        return generate
+
+    def corrupted(request: GenerationRequest) -> Reply:
+        reply = generate(request)
+        if request.stage not in _OPENING:
+            return reply
+        return replace(reply, text=_corrupt(fault, reply.text))
+
+    return corrupted
+
+
+def faulty_world(world: WorldSpec, program: Program, fault: Fault) -> WorldSpec:
+    """ω for the run: an irrelevant extra, or the wrong item placed in the giver's hands."""
+    if fault is Fault.IRRELEVANT_CHANGE:
+        contents = {name: {**items, "torch": items.get("torch", 0) + 3} for name, items in world.contents.items()}
+        agents = tuple(replace(a, inventory={**a.inventory, "bread": 2}) for a in world.agents)
+        return replace(world, agents=agents, contents=contents)
+    if fault is Fault.WRONG_TRANSFER_ITEM:
+        give = program.actions[program.handoff]
+        if isinstance(give, GiveItem):
+            wrong = substitute(give.item)
+            agents = tuple(_with_item(a, wrong, give.count) if a.name == give.agent else a for a in world.agents)
+            return replace(world, agents=agents)
+    return world
+
+
+def _with_item(agent: AgentSpec, item: str, count: int) -> AgentSpec:
+    return replace(agent, inventory={**agent.inventory, item: agent.inventory.get(item, 0) + count})
+
+
+def faulty_program(program: Program, fault: Fault) -> Program:
+    """What the giver's body does at the handoff: one item short, or the wrong item."""
+    give = program.actions[program.handoff]
+    if not isinstance(give, GiveItem) or fault not in (Fault.INSUFFICIENT_HANDOFF, Fault.WRONG_TRANSFER_ITEM):
+        return program
+    if fault is Fault.INSUFFICIENT_HANDOFF:
+        changed = replace(give, count=give.count - 1)
+    else:
+        changed = replace(give, item=substitute(give.item))
+    actions = list(program.actions)
+    actions[program.handoff] = changed
+    return replace(program, actions=tuple(actions))

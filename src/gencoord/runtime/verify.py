@@ -1,0 +1,181 @@
+"""Verify(ω) → Outcome: the v2 paper's stage checks C/H/T/F/G, judged on world state.
+
+C: a commitment formed. H: right after the handoff action the recipient's inventory
+gained the intended item and quantity. T: the plan's declared terminal predicate holds
+at the end. F: the delivered commitment was discharged (executed through, H and T).
+G: the *original task* holds, judged against the task's own goal, never against the
+commitment, so a fulfilled commitment to the wrong branch still fails G. A stage
+that is not reached is None (the paper's dash).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from gencoord.errors import FailureCode
+from gencoord.runtime.plan import Condition, DispatchPlan, HandoffCheck
+from gencoord.worlds.actions import Program
+from gencoord.worlds.executor import ActionRecord, WorldSnapshot
+
+Kind = Literal["container_contains", "site_has", "inventory_contains", "crafted"]
+
+
+@dataclass(frozen=True, slots=True)
+class Requirement:
+    """One conjunct of an original task's goal. ``by``: the agent that must have put it there."""
+
+    kind: Kind
+    holder: str
+    item: str
+    quantity: int
+    by: str | None = None
+
+    def describe(self) -> str:
+        where = {
+            "container_contains": "in",
+            "site_has": "at",
+            "inventory_contains": "held by",
+            "crafted": "crafted by",
+        }[self.kind]
+        by = f" (by {self.by})" if self.by else ""
+        return f"{self.quantity} {self.item} {where} {self.holder}{by}"
+
+
+def amount(snapshot: WorldSnapshot, kind: Kind, holder: str, item: str, by: str | None = None) -> int:
+    if by is not None:
+        return snapshot.credits.get(holder, {}).get(by, {}).get(item, 0)
+    tables = {"container_contains": snapshot.containers, "site_has": snapshot.sites, "crafted": snapshot.crafted}
+    table = tables.get(kind, snapshot.inventories)
+    return table.get(holder, {}).get(item, 0)
+
+
+def unmet(requirements: Iterable[Requirement | Condition], snapshot: WorldSnapshot) -> list[str]:
+    """Descriptions of the requirements the world does not satisfy (empty: all hold)."""
+    missing: list[str] = []
+    for need in requirements:
+        by = need.by if isinstance(need, Requirement) else None
+        have = amount(snapshot, need.kind, need.holder, need.item, by)
+        if have < need.quantity:
+            missing.append(f"{need.holder} has {have} {need.item}, needs {need.quantity}")
+    return missing
+
+
+@dataclass(frozen=True, slots=True)
+class HandoffObservation:
+    """Inventories of the handoff item around the handoff action (Table S9's "8→0, 0→8")."""
+
+    check: HandoffCheck
+    giver_before: int
+    giver_after: int
+    receiver_before: int
+    receiver_after: int
+
+    @property
+    def verified(self) -> bool:
+        return self.receiver_after - self.receiver_before >= self.check.quantity
+
+    def describe(self) -> str:
+        c = self.check
+        return (
+            f"{c.giver} {c.item} {self.giver_before}→{self.giver_after}, "
+            f"{c.receiver} {self.receiver_before}→{self.receiver_after} (expected +{c.quantity})"
+        )
+
+
+def observe_handoff(check: HandoffCheck, before: WorldSnapshot, after: WorldSnapshot) -> HandoffObservation:
+    def held(snapshot: WorldSnapshot, agent: str) -> int:
+        return snapshot.inventories.get(agent, {}).get(check.item, 0)
+
+    return HandoffObservation(
+        check,
+        held(before, check.giver),
+        held(after, check.giver),
+        held(before, check.receiver),
+        held(after, check.receiver),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    formed: bool  # C
+    handoff: bool | None  # H
+    terminal: bool | None  # T
+    fulfilled: bool | None  # F
+    success: bool  # G
+    failure: FailureCode | None = None
+    reason: str | None = None
+    message: str | None = None
+    duration_s: float | None = None
+
+    def within(self, seconds: float) -> bool:
+        """Deadline success V(seconds): the original task succeeded within that simulated time."""
+        return self.success and self.duration_s is not None and self.duration_s <= seconds
+
+    @property
+    def stages(self) -> dict[str, bool | None]:
+        return {"C": self.formed, "H": self.handoff, "T": self.terminal, "F": self.fulfilled, "G": self.success}
+
+
+def not_formed(failure: FailureCode | None, reason: str, message: str) -> Outcome:
+    """No commitment (a stage failure or a REJECT): nothing executes, so G cannot hold."""
+    return Outcome(False, None, None, None, False, failure, reason, message)
+
+
+@dataclass(frozen=True)
+class Execution:
+    """What happened in the world: the program, one record per action run, the handoff check."""
+
+    program: Program
+    records: tuple[ActionRecord, ...]
+    handoff: HandoffObservation | None  # None: the handoff action was never reached
+    initial: WorldSnapshot
+    final: WorldSnapshot
+
+
+def _failed_at(record: ActionRecord) -> str:
+    assert record.failure is not None
+    action = record.action
+    return f"{action.agent} {action.name} ({action.task}): {record.failure.message}"
+
+
+def judge(plan: DispatchPlan, goal: Iterable[Requirement], execution: Execution) -> Outcome:
+    """C/H/T/F/G of a formed commitment, with the failing stage's code and its reason."""
+    final, handoff = execution.final, execution.handoff
+    goal_missing = unmet(goal, final)
+    verdict = Outcome(True, None, None, False, not goal_missing, duration_s=final.clock_s)
+    failed = next((r for r in execution.records if not r.ok), None)
+    if failed is not None:
+        assert failed.failure is not None
+        return replace(
+            verdict,
+            handoff=None if handoff is None else handoff.verified,
+            failure=FailureCode.EXECUTION_FAILURE,
+            reason=failed.failure.code,
+            message=_failed_at(failed),
+        )
+    if handoff is None or not handoff.verified:
+        seen = "the handoff never ran" if handoff is None else handoff.describe()
+        return replace(
+            verdict,
+            handoff=False,
+            failure=FailureCode.HANDOFF_FAILURE,
+            reason="HANDOFF_UNVERIFIED",
+            message=f"handoff not verified: {seen}",
+        )
+    missing = unmet(plan.terminal, final)
+    if missing:
+        return replace(
+            verdict,
+            handoff=True,
+            terminal=False,
+            failure=FailureCode.TERMINAL_FAILURE,
+            reason="TERMINAL_UNMET",
+            message="; ".join(missing),
+        )
+    if goal_missing:
+        return replace(
+            verdict, handoff=True, terminal=True, fulfilled=True, reason="GOAL_UNMET", message="; ".join(goal_missing)
+        )
+    return replace(verdict, handoff=True, terminal=True, fulfilled=True)

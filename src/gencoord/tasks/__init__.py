@@ -1,0 +1,22 @@
+"""The task suites: forward templates and Goal×Capability, clusters, pools, episodes."""
+
+from gencoord.tasks.cluster import PAPER_POOLS, Cluster, Split, WorldVariant, draw_pool, paper_pool
+from gencoord.tasks.context import LocalContext
+from gencoord.tasks.episode import ROLE_PERMUTATIONS, EpisodeSpec, build_episode
+from gencoord.tasks.spec import SuiteDocument, default_suites, load_suites
+
+__all__ = [
+    "PAPER_POOLS",
+    "ROLE_PERMUTATIONS",
+    "Cluster",
+    "EpisodeSpec",
+    "LocalContext",
+    "Split",
+    "SuiteDocument",
+    "WorldVariant",
+    "build_episode",
+    "default_suites",
+    "draw_pool",
+    "load_suites",
+    "paper_pool",
+]

@@ -1,0 +1,166 @@
+"""Semantic clusters and the pools the experiments draw them from.
+
+A cluster is the statistical unit: one template instance (binding, parameters, world
+variant). Forward clusters come in matched pairs that share one world and differ only
+in the sender's private binding; Goal×Capability clusters come in pairs that share the
+requester's view and differ only in the peer's private workcell mode.
+
+Splits are fixed by construction, not by filtering: held-out templates and the
+held-out (template, parameter) cross-products never enter the training split, and
+every split draws its world variants from its own seed namespace.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Literal
+
+from gencoord.errors import ConfigError
+from gencoord.prior.load import default_prior
+from gencoord.tasks.spec import SuiteDocument, default_suites
+
+
+class Split(StrEnum):
+    TRAINING = "training"
+    IN_DISTRIBUTION = "in_distribution"
+    HELD_OUT_TEMPLATE = "held_out_template"
+    CROSS_PRODUCT = "cross_product"
+    GOAL_CAPABILITY = "goal_capability"
+
+
+PAPER_POOLS: dict[str, tuple[Split, int]] = {
+    "representation": (Split.IN_DISTRIBUTION, 128),
+    "timing": (Split.IN_DISTRIBUTION, 40),
+    "request_intervention": (Split.IN_DISTRIBUTION, 160),
+    "held_out_templates": (Split.HELD_OUT_TEMPLATE, 80),
+    "cross_products": (Split.CROSS_PRODUCT, 60),
+    "matched_backend": (Split.IN_DISTRIBUTION, 128),
+    "goal_capability": (Split.GOAL_CAPABILITY, 40),
+    "training": (Split.TRAINING, 480),
+}
+"""The paper's evidence pools: name → (split, clusters)."""
+
+
+@dataclass(frozen=True, slots=True)
+class WorldVariant:
+    """What varies between worlds of one template: layout, quantities, tools, distractors."""
+
+    key: str  # the namespace:seed:index the variant was drawn from
+    params: Mapping[str, int]
+    param_choice: int
+    offsets: Mapping[str, tuple[int, int]]  # ref or distractor → (dx, dz)
+    spawns: tuple[tuple[int, int, int], ...]  # per agent slot
+    tools: tuple[tuple[str, ...], ...]  # per agent slot
+    distractors: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Cluster:
+    id: str
+    suite: Literal["forward", "goal_capability"]
+    template: str
+    binding: str | None  # forward: the sender's private binding; Goal×Capability: None
+    mode: str | None  # Goal×Capability: the peer's private workcell mode
+    pair: str  # clusters sharing this id share the world (and the requester's view)
+    split: Split
+    variant: WorldVariant
+
+
+def _variant(
+    rng: random.Random, key: str, params: Mapping[str, int], choice: int, suites: SuiteDocument, refs: list[str]
+) -> WorldVariant:
+    space = suites.variants
+    names = [d.name for d in space.distractors]
+    count = rng.randint(0, min(space.max_distractors, len(names)))
+    distractors = tuple(sorted(rng.sample(names, count)))
+    jitter = space.jitter
+    offsets = {name: (rng.randint(-jitter, jitter), rng.randint(-jitter, jitter)) for name in [*refs, *names]}
+    spawns = tuple(
+        (x + rng.randint(-jitter, jitter), y, z + rng.randint(-jitter, jitter)) for x, y, z in space.agent_spawn
+    )
+    tools = tuple(tuple(rng.choice(space.tool_tiers)) for _ in space.agent_spawn)
+    return WorldVariant(key, dict(params), choice, offsets, spawns, tools, distractors)
+
+
+def _held_out_choice(template: str, suites: SuiteDocument) -> int:
+    """The parameter choice of a seen template kept out of training (the cross-product)."""
+    seen = sorted(name for name in suites.forward.templates if name not in suites.forward.held_out_templates)
+    return seen.index(template) % len(suites.forward.templates[template].params)
+
+
+def _forward_space(split: Split, suites: SuiteDocument) -> list[tuple[str, int]]:
+    """(template, parameter choice) combinations a split may draw."""
+    forward = suites.forward
+    space = []
+    for name in sorted(forward.templates):
+        held_out = name in forward.held_out_templates
+        for choice in range(len(forward.templates[name].params)):
+            if split is Split.HELD_OUT_TEMPLATE:
+                keep = held_out
+            elif held_out:
+                keep = False
+            elif split is Split.CROSS_PRODUCT:
+                keep = choice == _held_out_choice(name, suites)
+            else:
+                keep = choice != _held_out_choice(name, suites)
+            if keep:
+                space.append((name, choice))
+    return space
+
+
+def draw_pool(split: Split | str, size: int, seed: int = 0, suites: SuiteDocument | None = None) -> tuple[Cluster, ...]:
+    """``size`` clusters of ``split``, in matched pairs, deterministic in ``seed``."""
+    suites = suites or default_suites()
+    split = Split(split)
+    refs = sorted(default_prior().default_episode.refs)
+    if split is Split.GOAL_CAPABILITY:
+        return _capability_pool(size, seed, suites, refs)
+    if size <= 0 or size % 2:
+        raise ConfigError(
+            "POOL_SIZE", f"a forward pool holds matched pairs: size must be even and positive, got {size}"
+        )
+    space = _forward_space(split, suites)
+    clusters: list[Cluster] = []
+    for index in range(size // 2):
+        template, choice = space[index % len(space)]
+        key = f"{split.value}:{seed}:{index}"
+        rng = random.Random(key)
+        params = suites.forward.templates[template].params[choice]
+        variant = _variant(rng, key, params, choice, suites, refs)
+        pair = f"{split.value}-{seed}-{index:04d}"
+        for binding in sorted(suites.forward.templates[template].goals):
+            cluster_id = f"{pair}-{template}-{binding}"
+            clusters.append(Cluster(cluster_id, "forward", template, binding, None, pair, split, variant))
+    return tuple(clusters)
+
+
+def _capability_pool(size: int, seed: int, suites: SuiteDocument, refs: list[str]) -> tuple[Cluster, ...]:
+    capability = suites.goal_capability
+    goals, modes = sorted(capability.goals), sorted(capability.modes)
+    block = len(goals) * len(modes)
+    if size <= 0 or size % block:
+        raise ConfigError(
+            "POOL_SIZE", f"a Goal×Capability pool holds whole goal×mode blocks: size must be a multiple of {block}"
+        )
+    clusters: list[Cluster] = []
+    for world in range(size // block):
+        for goal in goals:
+            key = f"{Split.GOAL_CAPABILITY.value}:{seed}:{world}:{goal}"
+            variant = _variant(random.Random(key), key, capability.goals[goal].params, 0, suites, refs)
+            pair = f"gc-{seed}-{world:02d}-{goal}"
+            for mode in modes:
+                clusters.append(
+                    Cluster(f"{pair}-{mode}", "goal_capability", goal, None, mode, pair, Split.GOAL_CAPABILITY, variant)
+                )
+    return tuple(clusters)
+
+
+def paper_pool(name: str, seed: int = 0, suites: SuiteDocument | None = None) -> tuple[Cluster, ...]:
+    """One of the paper's evidence pools by name (see PAPER_POOLS)."""
+    if name not in PAPER_POOLS:
+        raise ConfigError("UNKNOWN_POOL", f"unknown pool {name!r}; known: {', '.join(sorted(PAPER_POOLS))}")
+    split, size = PAPER_POOLS[name]
+    return draw_pool(split, size, seed, suites)

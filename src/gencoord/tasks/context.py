@@ -1,0 +1,44 @@
+"""LocalContext: exactly what one agent may see, and the text its model is shown.
+
+Private fields (the sender's active binding, the requester's goal, the peer's
+workcell mode) live in ``private`` of that agent's context only. ``render`` is the
+model-visible text: deterministic, so paired contexts can be compared byte for byte.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from gencoord.prior.episode import Ref
+
+
+@dataclass(frozen=True, slots=True)
+class LocalContext:
+    agent: str
+    role: str  # sender / receiver (forward), requester / peer (feedback)
+    peer: str
+    template: str | None  # the public task structure the agent works in, if it is public
+    branches: tuple[str, ...]  # the public bindings of that template
+    params: Mapping[str, int]
+    inventory: Mapping[str, int]
+    refs: Mapping[str, Ref]
+    private: Mapping[str, str]
+
+    def render(self) -> str:
+        lines = [f"agent: {self.agent}", f"role: {self.role}", f"peer: {self.peer}"]
+        if self.template is not None:
+            lines.append(f"task template: {self.template}")
+            lines.append(f"admissible branches: {', '.join(self.branches)}")
+        if self.params:
+            lines.append("quantities: " + ", ".join(f"{k}={v}" for k, v in sorted(self.params.items())))
+        lines.append("inventory: " + (", ".join(f"{k}={v}" for k, v in sorted(self.inventory.items())) or "empty"))
+        lines.append("places:")
+        for name, ref in sorted(self.refs.items()):
+            block = f" {ref.block}" if ref.block else ""
+            x, y, z = ref.position
+            lines.append(f"  {name}: {ref.kind}{block} at ({x}, {y}, {z})")
+        if self.private:
+            lines.append("private:")
+            lines += [f"  {key}: {value}" for key, value in sorted(self.private.items())]
+        return "\n".join(lines) + "\n"

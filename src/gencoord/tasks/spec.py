@@ -1,0 +1,184 @@
+"""The task-suite document (``data/suites.toml``): original-task goals, parameters, splits.
+
+Loaded once and validated against the prior: every template and binding exists, every
+goal names a real ref or role and item, every parameter set composes into a contract-
+valid proposal. A user suite file gets the same checks and a stable error code.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError
+
+from gencoord.errors import ConfigError, GencoordError
+from gencoord.prior.compose import compose
+from gencoord.prior.contract import check_proposal
+from gencoord.prior.load import default_prior
+from gencoord.prior.prior import Prior
+from gencoord.runtime.verify import Kind, Requirement
+
+ROLES = ("sender", "receiver")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class GoalSpec(_Strict):
+    kind: Kind
+    holder: str
+    item: str
+    q: int | str
+    by: Literal["sender", "receiver"] | None = None
+
+    def requirement(self, params: dict[str, int], agents: dict[str, str]) -> Requirement:
+        """The goal conjunct for one episode: parameters filled, roles replaced by agent ids."""
+        quantity = self.q if isinstance(self.q, int) else params[self.q]
+        holder = agents.get(self.holder, self.holder)
+        return Requirement(self.kind, holder, self.item, quantity, None if self.by is None else agents[self.by])
+
+
+class ForwardTemplate(_Strict):
+    params: list[dict[str, PositiveInt]] = Field(min_length=1)
+    goals: dict[str, list[GoalSpec]]
+
+
+class ForwardSuite(_Strict):
+    held_out_templates: list[str]
+    templates: dict[str, ForwardTemplate]
+
+
+class CapabilityGoal(_Strict):
+    initial: str
+    params: dict[str, PositiveInt]
+    goal: list[GoalSpec] = Field(min_length=1)
+    mode_goal: dict[str, list[GoalSpec]] = {}
+
+
+class WorkcellMode(_Strict):
+    forbids: list[str]
+
+
+class CapabilitySuite(_Strict):
+    world_variants: PositiveInt
+    goals: dict[str, CapabilityGoal]
+    modes: dict[str, WorkcellMode]
+
+
+class Distractor(_Strict):
+    name: str
+    kind: Literal["container", "resource", "site"]
+    block: str | None = None
+    contents: dict[str, PositiveInt] = {}
+
+
+class VariantSpace(_Strict):
+    jitter: int = Field(ge=0)
+    agent_spawn: list[tuple[int, int, int]] = Field(min_length=2)
+    tool_tiers: list[list[str]] = Field(min_length=1)
+    max_distractors: int = Field(ge=0)
+    distractors: list[Distractor]
+
+
+class SuiteDocument(_Strict):
+    forward: ForwardSuite
+    goal_capability: CapabilitySuite
+    variants: VariantSpace
+
+
+def _goal_problems(goals: list[GoalSpec], params: dict[str, int], prior: Prior, where: str) -> list[str]:
+    refs = prior.default_episode.refs
+    problems = []
+    for goal in goals:
+        if goal.holder not in ROLES and goal.holder not in refs:
+            problems.append(f"{where}: goal holder {goal.holder!r} is neither a ref nor a role")
+        if not prior.game.is_item(goal.item):
+            problems.append(f"{where}: {goal.item!r} is not a Minecraft item")
+        if isinstance(goal.q, str) and goal.q not in params:
+            problems.append(f"{where}: goal quantity {goal.q!r} is not a template parameter")
+    return problems
+
+
+def _check_composes(prior: Prior, template: str, binding: str, params: dict[str, int], where: str) -> list[str]:
+    sender, receiver = prior.default_episode.agents[:2]
+    episode = prior.episode(template)
+    try:
+        proposal = compose(prior, template, binding, sender=sender, receiver=receiver, params=params)
+        check_proposal(proposal, sender, prior, episode)
+    except GencoordError as error:
+        return [f"{where}: {error}"]
+    return []
+
+
+def validate(document: SuiteDocument, prior: Prior) -> None:
+    problems: list[str] = []
+    forward = document.forward
+    for name in forward.held_out_templates:
+        if name not in forward.templates:
+            problems.append(f"forward.held_out_templates: {name!r} is not a forward template")
+    for name, spec in forward.templates.items():
+        template = prior.templates.get(name)
+        if template is None:
+            problems.append(f"forward.templates.{name}: the prior has no such template")
+            continue
+        if set(spec.goals) != set(template.bindings):
+            problems.append(f"forward.templates.{name}: goals must cover exactly {sorted(template.bindings)}")
+        for binding, goals in spec.goals.items():
+            for params in spec.params:
+                where = f"forward.templates.{name}.{binding} {params}"
+                problems += _goal_problems(goals, params, prior, where)
+                if binding in template.bindings:
+                    problems += _check_composes(prior, name, binding, params, where)
+    capability = document.goal_capability
+    for name, goal in capability.goals.items():
+        template = prior.templates.get(name)
+        if template is None or goal.initial not in template.bindings:
+            problems.append(f"goal_capability.goals.{name}: {goal.initial!r} is not a binding of {name!r}")
+            continue
+        problems += _goal_problems(goal.goal, goal.params, prior, f"goal_capability.goals.{name}")
+        for mode, extra in goal.mode_goal.items():
+            if mode not in capability.modes:
+                problems.append(f"goal_capability.goals.{name}.mode_goal: {mode!r} is not a listed mode")
+            problems += _goal_problems(extra, goal.params, prior, f"goal_capability.goals.{name}.mode_goal.{mode}")
+        problems += [
+            p
+            for binding in template.bindings
+            for p in _check_composes(prior, name, binding, goal.params, f"goal_capability.goals.{name}.{binding}")
+        ]
+    for mode in capability.modes:
+        if mode not in prior.workcell_modes:
+            problems.append(f"goal_capability.modes.{mode}: the prior has no such workcell mode")
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise ConfigError("INVALID_SUITE", problems[0] + more)
+
+
+def load_suites(path: Path | None = None, prior: Prior | None = None) -> SuiteDocument:
+    """The suite document at ``path`` (default: the package's), validated against ``prior``."""
+    origin = str(path) if path else "suites.toml"
+    try:
+        if path is None:
+            text = (resources.files("gencoord.tasks") / "data" / "suites.toml").read_text(encoding="utf-8")
+        else:
+            text = path.read_text(encoding="utf-8")
+        document = SuiteDocument.model_validate(tomllib.loads(text))
+    except OSError as exc:
+        raise ConfigError("UNREADABLE", f"{origin}: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError("INVALID_TOML", f"{origin}: {exc}") from None
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(part) for part in first["loc"])
+        raise ConfigError("INVALID_SCHEMA", f"{origin}: {field}: {first['msg']}") from None
+    validate(document, prior or default_prior())
+    return document
+
+
+@cache
+def default_suites() -> SuiteDocument:
+    return load_suites()

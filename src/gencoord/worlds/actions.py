@@ -1,0 +1,147 @@
+"""Executor actions: the closed set of things a compiled plan asks an agent's body to do.
+
+Every action names its actor and the plan task it serves, so an execution trace can be
+read back against the dispatch plan (which task failed, which action was the handoff).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar, Literal
+
+
+@dataclass(frozen=True, slots=True)
+class GoTo:
+    name: ClassVar[str] = "go_to"
+    agent: str
+    task: str
+    target: str  # a ref, or another agent
+    target_kind: Literal["ref", "agent"]
+
+
+@dataclass(frozen=True, slots=True)
+class ObtainBlock:
+    """Break one block of the resource area ``source`` and pick up what it drops."""
+
+    name: ClassVar[str] = "obtain_block"
+    agent: str
+    task: str
+    source: str
+    block: str
+
+
+@dataclass(frozen=True, slots=True)
+class Withdraw:
+    name: ClassVar[str] = "withdraw"
+    agent: str
+    task: str
+    container: str
+    item: str
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class GiveItem:
+    name: ClassVar[str] = "give_item"
+    agent: str
+    task: str
+    to: str
+    item: str
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class Deposit:
+    name: ClassVar[str] = "deposit"
+    agent: str
+    task: str
+    container: str
+    item: str
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class CraftItem:
+    """Run a recipe ``runs`` times; ``station`` None means the inventory's 2x2 grid."""
+
+    name: ClassVar[str] = "craft_item"
+    agent: str
+    task: str
+    item: str
+    runs: int
+    material: str | None
+    station: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class PlaceBlock:
+    name: ClassVar[str] = "place_block"
+    agent: str
+    task: str
+    site: str
+    item: str
+
+
+@dataclass(frozen=True, slots=True)
+class FurnaceLoad:
+    name: ClassVar[str] = "furnace_load"
+    agent: str
+    task: str
+    station: str
+    slot: Literal["input", "fuel"]
+    item: str
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class FurnaceCollect:
+    """Take ``count`` smelted items out, waiting while the furnace still works on them."""
+
+    name: ClassVar[str] = "furnace_collect"
+    agent: str
+    task: str
+    station: str
+    item: str
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class Wait:
+    name: ClassVar[str] = "wait"
+    agent: str
+    task: str
+    ticks: int
+
+
+Action = (
+    GoTo | ObtainBlock | Withdraw | GiveItem | Deposit | CraftItem | PlaceBlock | FurnaceLoad | FurnaceCollect | Wait
+)
+ACTION_NAMES = frozenset(
+    kind.name
+    for kind in (
+        GoTo,
+        ObtainBlock,
+        Withdraw,
+        GiveItem,
+        Deposit,
+        CraftItem,
+        PlaceBlock,
+        FurnaceLoad,
+        FurnaceCollect,
+        Wait,
+    )
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Program:
+    """A compiled plan: actions in a valid execution order, with cross-task dependencies.
+
+    ``deps[i]`` lists the actions that must finish before action ``i`` may start (the
+    same agent's earlier actions are implied). ``handoff`` is the index of the action
+    that carries the committed handoff, after which the handoff check H runs.
+    """
+
+    actions: tuple[Action, ...]
+    deps: tuple[tuple[int, ...], ...]
+    handoff: int

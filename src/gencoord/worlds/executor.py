@@ -1,0 +1,66 @@
+"""The Executor protocol that the simulator and the Mineflayer world both implement.
+
+Modelled on Gymnasium's small surface: ``reset`` to a world spec, ``run`` a span of a
+compiled program, read ground truth with ``snapshot``. An executor never raises for
+a failed action: the failure is a record with a stable code, and the run stops there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from gencoord.worlds.actions import Action, Program
+from gencoord.worlds.spec import Position, WorldSpec
+
+Items = dict[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class ActionFailure:
+    """Why an action did not happen. ``code`` is stable; ``message`` names the numbers."""
+
+    code: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class ActionRecord:
+    index: int
+    action: Action
+    start_s: float
+    end_s: float
+    failure: ActionFailure | None
+    inventories: Mapping[str, Items]  # the actor's (and a receiver's) inventory after the action
+
+    @property
+    def ok(self) -> bool:
+        return self.failure is None
+
+
+@dataclass(frozen=True)
+class WorldSnapshot:
+    """Ground truth read from the world: what verifiers judge, never what agents see."""
+
+    clock_s: float
+    positions: Mapping[str, Position]
+    inventories: Mapping[str, Items]
+    containers: Mapping[str, Items]
+    sites: Mapping[str, Items]
+    credits: Mapping[str, Mapping[str, Items]] = field(default_factory=dict)  # holder → agent → items added
+    crafted: Mapping[str, Items] = field(default_factory=dict)  # agent → items it crafted
+
+
+class Executor(Protocol):
+    name: str
+
+    def reset(self, world: WorldSpec) -> WorldSnapshot: ...
+
+    def run(self, program: Program, start: int, stop: int) -> list[ActionRecord]:
+        """Execute ``program.actions[start:stop]``; stop after the first failed action."""
+        ...
+
+    def snapshot(self) -> WorldSnapshot: ...
+
+    def close(self) -> None: ...

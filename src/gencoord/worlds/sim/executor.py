@@ -1,0 +1,369 @@
+"""The simulator executor: action semantics on an in-memory world, with simulated time.
+
+Each agent has its own clock. An action starts when its agent is free and every action
+it depends on has finished, so two agents work in parallel and a receiver's first
+consuming action waits for the handoff. Effects apply in program order, which the
+compiler guarantees is a valid order. Same world spec, same program: same trace.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from gencoord.prior.gamedata import GameData
+from gencoord.prior.load import default_prior
+from gencoord.worlds.actions import (
+    Action,
+    CraftItem,
+    Deposit,
+    FurnaceCollect,
+    FurnaceLoad,
+    GiveItem,
+    GoTo,
+    ObtainBlock,
+    PlaceBlock,
+    Program,
+    Wait,
+    Withdraw,
+)
+from gencoord.worlds.executor import ActionFailure, ActionRecord, Items, WorldSnapshot
+from gencoord.worlds.sim.physics import TICKS_PER_S, Physics, default_physics
+from gencoord.worlds.spec import Position, WorldSpec
+
+
+class _RefusedError(Exception):
+    def __init__(self, code: str, message: str) -> None:
+        self.failure = ActionFailure(code, message)
+
+
+@dataclass
+class _Furnace:
+    input_item: str | None = None
+    input_count: int = 0
+    fuel_ticks: int = 0
+    output_item: str | None = None
+    output_count: int = 0
+    busy_since: float | None = None
+
+
+def _distance(a: Position, b: Position) -> float:
+    return math.dist(a, b)
+
+
+def _take(items: Items, item: str, count: int, holder: str) -> None:
+    have = items.get(item, 0)
+    if count <= 0:
+        return
+    if have < count:
+        raise _RefusedError("MISSING_ITEMS", f"{holder} has {have} {item}, needs {count}")
+    if have == count:
+        del items[item]
+    else:
+        items[item] = have - count
+
+
+def _add(items: Items, item: str, count: int) -> None:
+    if count:
+        items[item] = items.get(item, 0) + count
+
+
+class SimExecutor:
+    """The embedded Minecraft-semantics world. Real recipes, mining and stack sizes."""
+
+    name = "sim"
+
+    def __init__(self, game: GameData | None = None, physics: Physics | None = None) -> None:
+        self.game = game or default_prior().game
+        self.physics = physics or default_physics()
+        self._handlers: dict[type, Callable[[Any, float], float]] = {
+            GoTo: self._go_to,
+            ObtainBlock: self._obtain_block,
+            Withdraw: self._withdraw,
+            GiveItem: self._give_item,
+            Deposit: self._deposit,
+            CraftItem: self._craft_item,
+            PlaceBlock: self._place_block,
+            FurnaceLoad: self._furnace_load,
+            FurnaceCollect: self._furnace_collect,
+            Wait: self._wait,
+        }
+        self._world: WorldSpec | None = None
+
+    # ------------------------------------------------------------------ protocol
+    def reset(self, world: WorldSpec) -> WorldSnapshot:
+        self._world = world
+        self.positions: dict[str, Position] = {a.name: a.position for a in world.agents}
+        self.inventories: dict[str, Items] = {a.name: dict(a.inventory) for a in world.agents}
+        self.forbidden = {a.name: a.forbidden_actions for a in world.agents}
+        self.containers: dict[str, Items] = {
+            name: dict(world.contents.get(name, {})) for name, ref in world.refs.items() if ref.kind == "container"
+        }
+        self.sites: dict[str, Items] = {name: {} for name, ref in world.refs.items() if ref.kind == "site"}
+        self.credits: dict[str, dict[str, Items]] = {}
+        self.crafted: dict[str, Items] = {}
+        self.deposits = {
+            name: world.deposits.get(name, 64) for name, ref in world.refs.items() if ref.kind == "resource"
+        }
+        self.furnaces = {
+            name: _Furnace() for name, ref in world.refs.items() if ref.kind == "station" and ref.block == "furnace"
+        }
+        self.clocks = dict.fromkeys(self.positions, 0.0)
+        self._ends: dict[int, float] = {}
+        return self.snapshot()
+
+    def run(self, program: Program, start: int, stop: int) -> list[ActionRecord]:
+        if self._world is None:
+            raise RuntimeError("SimExecutor.run before reset: call reset(world) first")
+        records: list[ActionRecord] = []
+        for index in range(start, stop):
+            action = program.actions[index]
+            agent = action.agent
+            ready = max((self._ends[d] for d in program.deps[index] if d in self._ends), default=0.0)
+            began = max(self.clocks.get(agent, 0.0), ready)
+            failure = None
+            try:
+                if agent not in self.inventories:
+                    raise _RefusedError("UNKNOWN_AGENT", f"{agent} is not in this world")
+                if action.name in self.forbidden[agent]:
+                    raise _RefusedError("WORKCELL_CANNOT", f"{agent}'s workcell cannot {action.name}")
+                ended = self._handlers[type(action)](action, began)
+            except _RefusedError as refused:
+                failure, ended = refused.failure, began
+            self.clocks[agent] = ended
+            self._ends[index] = ended
+            records.append(ActionRecord(index, action, began, ended, failure, self._inventories_after(action)))
+            if failure is not None:
+                break
+        return records
+
+    def snapshot(self) -> WorldSnapshot:
+        return WorldSnapshot(
+            clock_s=max(self.clocks.values(), default=0.0),
+            positions=dict(self.positions),
+            inventories={name: dict(items) for name, items in self.inventories.items()},
+            containers={name: dict(items) for name, items in self.containers.items()},
+            sites={name: dict(items) for name, items in self.sites.items()},
+            credits={holder: {a: dict(i) for a, i in by.items()} for holder, by in self.credits.items()},
+            crafted={agent: dict(items) for agent, items in self.crafted.items()},
+        )
+
+    def close(self) -> None:
+        self._world = None
+
+    # ------------------------------------------------------------------ helpers
+    def _inventories_after(self, action: Action) -> dict[str, Items]:
+        after = {action.agent: dict(self.inventories.get(action.agent, {}))}
+        if isinstance(action, GiveItem) and action.to in self.inventories:
+            after[action.to] = dict(self.inventories[action.to])
+        return after
+
+    def _ref(self, name: str, kind: str) -> Position:
+        assert self._world is not None
+        ref = self._world.refs.get(name)
+        if ref is None:
+            raise _RefusedError("UNKNOWN_REF", f"{name} does not exist in this world")
+        if ref.kind != kind:
+            raise _RefusedError("WRONG_REF_KIND", f"{name} is a {ref.kind}, not a {kind}")
+        return tuple(float(c) for c in ref.position)  # type: ignore[return-value]
+
+    def _within_reach(self, agent: str, where: Position, what: str) -> None:
+        gap = _distance(self.positions[agent], where)
+        if gap > self.physics.reach_blocks:
+            raise _RefusedError(
+                "OUT_OF_REACH", f"{agent} is {gap:.1f} blocks from {what} (reach {self.physics.reach_blocks})"
+            )
+
+    def _slots(self, items: Items) -> int:
+        return sum(math.ceil(n / self.game.stack_sizes.get(item, 64)) for item, n in items.items())
+
+    def _receive(self, items: Items, item: str, count: int, holder: str, slots: int) -> None:
+        _add(items, item, count)
+        if self._slots(items) > slots:
+            _take(items, item, count, holder)
+            raise _RefusedError("NO_SPACE", f"{holder} has no free slot for {count} {item}")
+
+    def _credit(self, holder: str, agent: str, item: str, count: int) -> None:
+        _add(self.credits.setdefault(holder, {}).setdefault(agent, {}), item, count)
+
+    @staticmethod
+    def _ticks(ticks: float) -> float:
+        return ticks / TICKS_PER_S
+
+    # ------------------------------------------------------------------ actions
+    def _go_to(self, action: GoTo, began: float) -> float:
+        if action.target_kind == "agent":
+            if action.target not in self.positions:
+                raise _RefusedError("UNKNOWN_AGENT", f"{action.target} is not in this world")
+            x, y, z = self.positions[action.target]
+            goal: Position = (x + 1.0, y, z)  # stand next to the agent, not inside it
+        else:
+            assert self._world is not None
+            if action.target not in self._world.refs:
+                raise _RefusedError("UNKNOWN_REF", f"{action.target} does not exist in this world")
+            x, y, z = (float(c) for c in self._world.refs[action.target].position)
+            goal = (x, y, z - 1.0)  # stand in front of the block
+        walked = _distance(self.positions[action.agent], goal)
+        self.positions[action.agent] = goal
+        return began + walked / self.physics.walk_blocks_per_s
+
+    def _obtain_block(self, action: ObtainBlock, began: float) -> float:
+        where = self._ref(action.source, "resource")
+        self._within_reach(action.agent, where, action.source)
+        if self.deposits[action.source] <= 0:
+            raise _RefusedError("SOURCE_EXHAUSTED", f"{action.source} has no {action.block} left")
+        block = self.game.blocks.get(action.block)
+        if block is None:
+            raise _RefusedError("NOT_BREAKABLE", f"{action.block} cannot be broken")
+        held = self.inventories[action.agent]
+        if not block.harvestable_with(held):
+            tools = ", ".join(sorted(block.harvest_tools or ()))
+            raise _RefusedError("NOT_HARVESTABLE", f"{action.block} drops nothing without one of: {tools}")
+        ticks = self.game.break_ticks(action.block, held)
+        self.deposits[action.source] -= 1
+        for drop in block.drops:
+            self._receive(held, drop, 1, action.agent, self.physics.inventory_slots)
+        return began + self._ticks(ticks)
+
+    def _withdraw(self, action: Withdraw, began: float) -> float:
+        where = self._ref(action.container, "container")
+        self._within_reach(action.agent, where, action.container)
+        _take(self.containers[action.container], action.item, action.count, action.container)
+        self._receive(
+            self.inventories[action.agent], action.item, action.count, action.agent, self.physics.inventory_slots
+        )
+        return began + self._transfer_ticks(action.item, action.count)
+
+    def _give_item(self, action: GiveItem, began: float) -> float:
+        if action.to not in self.inventories:
+            raise _RefusedError("UNKNOWN_AGENT", f"{action.to} is not in this world")
+        self._within_reach(action.agent, self.positions[action.to], action.to)
+        _take(self.inventories[action.agent], action.item, action.count, action.agent)
+        self._receive(self.inventories[action.to], action.item, action.count, action.to, self.physics.inventory_slots)
+        return began + self._ticks(self.physics.toss_ticks + self.physics.pickup_delay_ticks)
+
+    def _deposit(self, action: Deposit, began: float) -> float:
+        where = self._ref(action.container, "container")
+        self._within_reach(action.agent, where, action.container)
+        _take(self.inventories[action.agent], action.item, action.count, action.agent)
+        chest = self.containers[action.container]
+        self._receive(chest, action.item, action.count, action.container, self.physics.container_slots)
+        self._credit(action.container, action.agent, action.item, action.count)
+        return began + self._transfer_ticks(action.item, action.count)
+
+    def _transfer_ticks(self, item: str, count: int) -> float:
+        stacks = math.ceil(count / self.game.stack_sizes.get(item, 64))
+        return self._ticks(self.physics.open_window_ticks + stacks * self.physics.click_ticks)
+
+    def _craft_item(self, action: CraftItem, began: float) -> float:
+        recipe = self.game.recipe(action.item, action.material)
+        if recipe is None:
+            source = f" from {action.material}" if action.material else ""
+            raise _RefusedError("NO_RECIPE", f"no recipe makes {action.item}{source}")
+        if action.station is None:
+            if recipe.grid > 2:
+                raise _RefusedError("NEEDS_STATION", f"{action.item} needs a 3x3 grid: craft it at a crafting_table")
+        else:
+            assert self._world is not None
+            where = self._ref(action.station, "station")
+            if self._world.refs[action.station].block != "crafting_table":
+                raise _RefusedError("WRONG_STATION", f"{action.station} is not a crafting_table")
+            self._within_reach(action.agent, where, action.station)
+        held = self.inventories[action.agent]
+        needs = {item: n * action.runs for item, n in recipe.ingredients.items()}
+        missing = {item: n - held.get(item, 0) for item, n in needs.items() if held.get(item, 0) < n}
+        if missing:
+            short = ", ".join(f"{n} {item}" for item, n in sorted(missing.items()))
+            raise _RefusedError("MISSING_INGREDIENT", f"missing ingredient: {short}")
+        for item, n in needs.items():
+            _take(held, item, n, action.agent)
+        made = recipe.count * action.runs
+        self._receive(held, action.item, made, action.agent, self.physics.inventory_slots)
+        _add(self.crafted.setdefault(action.agent, {}), action.item, made)
+        opened = self.physics.open_window_ticks if action.station else 0
+        return began + self._ticks(opened + action.runs * self.physics.click_ticks)
+
+    def _place_block(self, action: PlaceBlock, began: float) -> float:
+        where = self._ref(action.site, "site")
+        self._within_reach(action.agent, where, action.site)
+        _take(self.inventories[action.agent], action.item, 1, action.agent)
+        _add(self.sites[action.site], action.item, 1)
+        self._credit(action.site, action.agent, action.item, 1)
+        return began + self._ticks(self.physics.place_ticks)
+
+    def _furnace(self, station: str, agent: str) -> _Furnace:
+        where = self._ref(station, "station")
+        furnace = self.furnaces.get(station)
+        if furnace is None:
+            raise _RefusedError("WRONG_STATION", f"{station} is not a furnace")
+        self._within_reach(agent, where, station)
+        return furnace
+
+    def _advance(self, furnace: _Furnace, now: float) -> None:
+        """Smelt what the elapsed time and the fuel allow, then idle or keep going."""
+        per_item = self.physics.smelt_ticks_per_item
+        if furnace.busy_since is not None:
+            elapsed = int((now - furnace.busy_since) * TICKS_PER_S)
+            done = min(furnace.input_count, elapsed // per_item, furnace.fuel_ticks // per_item)
+            if done and furnace.input_item is not None:
+                furnace.output_item = self.physics.smelting[furnace.input_item]
+                furnace.output_count += done
+                furnace.input_count -= done
+                furnace.fuel_ticks -= done * per_item
+                furnace.busy_since += self._ticks(done * per_item)
+        can_work = furnace.input_count > 0 and furnace.fuel_ticks >= per_item
+        if not can_work:
+            furnace.busy_since = None
+        elif furnace.busy_since is None:
+            furnace.busy_since = now
+
+    def _furnace_load(self, action: FurnaceLoad, began: float) -> float:
+        furnace = self._furnace(action.station, action.agent)
+        self._advance(furnace, began)
+        held = self.inventories[action.agent]
+        if action.slot == "input":
+            if action.item not in self.physics.smelting:
+                raise _RefusedError("NOT_SMELTABLE", f"{action.item} does not smelt into anything")
+            if furnace.input_item not in (None, action.item) and furnace.input_count:
+                raise _RefusedError("SLOT_OCCUPIED", f"{action.station}'s input holds {furnace.input_item}")
+            _take(held, action.item, action.count, action.agent)
+            furnace.input_item = action.item
+            furnace.input_count += action.count
+        else:
+            burn = self.physics.fuel_ticks.get(action.item)
+            if burn is None:
+                raise _RefusedError("NOT_FUEL", f"{action.item} is not a furnace fuel")
+            _take(held, action.item, action.count, action.agent)
+            furnace.fuel_ticks += burn * action.count
+        ended = began + self._transfer_ticks(action.item, action.count)
+        self._advance(furnace, ended)
+        return ended
+
+    def _furnace_collect(self, action: FurnaceCollect, began: float) -> float:
+        furnace = self._furnace(action.station, action.agent)
+        self._advance(furnace, began)
+        ready = began
+        short = action.count - furnace.output_count
+        if short > 0:
+            per_item = self.physics.smelt_ticks_per_item
+            possible = min(furnace.input_count, furnace.fuel_ticks // per_item)
+            if possible < short or furnace.busy_since is None:
+                raise _RefusedError(
+                    "FURNACE_SHORT",
+                    f"{action.station} can make {furnace.output_count + possible} {action.item}, "
+                    f"{action.count} requested",
+                )
+            ready = furnace.busy_since + self._ticks(short * per_item)
+            self._advance(furnace, ready)
+        if furnace.output_item != action.item:
+            raise _RefusedError("WRONG_OUTPUT", f"{action.station} makes {furnace.output_item}, not {action.item}")
+        furnace.output_count -= action.count
+        self._receive(
+            self.inventories[action.agent], action.item, action.count, action.agent, self.physics.inventory_slots
+        )
+        return max(began, ready) + self._transfer_ticks(action.item, action.count)
+
+    def _wait(self, action: Wait, began: float) -> float:
+        return began + self._ticks(action.ticks)

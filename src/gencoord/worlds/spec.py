@@ -1,0 +1,37 @@
+"""The runtime world state ω an episode starts from (visible to executors and verifiers only).
+
+The public refs (containers, sites, stations, resource areas) are the ones messages may
+name; ``contents`` and ``deposits`` add what agents do not see in their contexts: what a
+chest already holds, how many blocks a resource area has.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from gencoord.prior.episode import Ref
+
+Position = tuple[float, float, float]
+
+
+@dataclass(frozen=True, slots=True)
+class AgentSpec:
+    name: str
+    position: Position
+    inventory: Mapping[str, int] = field(default_factory=dict)
+    forbidden_actions: frozenset[str] = frozenset()  # what this agent's workcell cannot do
+
+
+@dataclass(frozen=True, slots=True)
+class WorldSpec:
+    agents: tuple[AgentSpec, ...]
+    refs: Mapping[str, Ref]
+    contents: Mapping[str, Mapping[str, int]] = field(default_factory=dict)  # container ref → items
+    deposits: Mapping[str, int] = field(default_factory=dict)  # resource ref → blocks available
+
+    def agent(self, name: str) -> AgentSpec:
+        return next(agent for agent in self.agents if agent.name == name)
+
+    def position_of(self, name: str) -> Position:
+        return tuple(float(c) for c in self.refs[name].position)  # type: ignore[return-value]
