@@ -59,11 +59,18 @@ def test_allocation_terminal_covers_both_sinks(prior: Prior) -> None:
     }
 
 
-def test_three_by_three_recipe_gets_the_crafting_station(prior: Prior) -> None:
+def test_crafting_happens_at_the_episode_workcell(prior: Prior) -> None:
     plan = materialize(_commit(prior, "CHEST_OR_CRAFTING_TABLE", "CHEST"), prior, prior.episode())
     assert plan.task("agent_b#1").place == Place("ref", "crafting_station")
     table = materialize(_commit(prior, "CHEST_OR_CRAFTING_TABLE", "CRAFTING_TABLE"), prior, prior.episode())
-    assert table.task("agent_b#1").place is None  # a 2x2 recipe is crafted in the inventory grid
+    assert table.task("agent_b#1").place == Place("ref", "crafting_station")
+
+
+def test_without_a_station_only_a_two_by_two_recipe_is_crafted_in_the_inventory(prior: Prior) -> None:
+    base = prior.episode("CHEST_OR_CRAFTING_TABLE")
+    bare = dataclasses.replace(base, refs={k: v for k, v in base.refs.items() if v.block != "crafting_table"})
+    table = materialize(_commit(prior, "CHEST_OR_CRAFTING_TABLE", "CRAFTING_TABLE"), prior, bare)
+    assert table.task("agent_b#1").place is None
 
 
 def test_no_station_in_the_episode_is_a_materialization_failure(prior: Prior) -> None:

@@ -14,10 +14,17 @@ from rich.console import Console
 from gencoord.demo import run_demo
 from gencoord.dsl.ast import Proposal
 from gencoord.dsl.json_surface import parse_json, serialize_json
-from gencoord.errors import GencoordError, PriorError
+from gencoord.errors import ConfigError, GencoordError, PriorError
 from gencoord.prior.contract import check_proposal
-from gencoord.prior.load import load_prior
+from gencoord.prior.load import default_prior, load_prior
 from gencoord.prior.prior import Prior
+from gencoord.run.episode import Condition, run_episode
+from gencoord.run.faults import Fault
+from gencoord.run.record import episode_record
+from gencoord.run.show import show_episode
+from gencoord.tasks.cluster import make_cluster
+from gencoord.tasks.episode import build_episode
+from gencoord.tasks.spec import default_suites
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Executable skill-path commitments (GenCoord).")
 
@@ -82,6 +89,44 @@ def parse(
             Console(stderr=True).print(f"[red]{exc}[/red]", highlight=False)
         raise typer.Exit(1) from None
     typer.echo(json.dumps({"ok": True, "canonical": canonical}) if as_json else canonical)
+
+
+@app.command()
+def episode(
+    template: Annotated[str, typer.Option(help="A forward template, or a Goal×Capability goal (GC_…).")],
+    binding: Annotated[
+        str | None, typer.Option(help="Forward: the sender's private binding (default: the first).")
+    ] = None,
+    mode: Annotated[
+        str | None, typer.Option(help="Goal×Capability: the peer's workcell mode (default: the first).")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Draws the world variant; seeds the backends.")] = 0,
+    role: Annotated[int, typer.Option(min=0, max=1, help="Role permutation: 0 = agent_a sends, 1 = agent_b.")] = 0,
+    params: Annotated[int, typer.Option(min=0, help="Which of the template's parameter sets to use.")] = 0,
+    condition: Annotated[Condition | None, typer.Option(help="What crosses the boundary (default per suite).")] = None,
+    fault: Annotated[Fault, typer.Option(help="A controlled fault to inject (v2 Table S46).")] = Fault.CLEAN,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the episode record as one JSON object.")] = False,
+) -> None:
+    """Run one episode end to end on the embedded world and show its trace."""
+    prior = default_prior()
+    suites = default_suites()
+    forward = suites.forward.templates.get(template)
+    choice = binding if forward is not None else mode
+    if choice is None:
+        choice = sorted(forward.goals)[0] if forward is not None else sorted(suites.goal_capability.modes)[0]
+    try:
+        cluster = make_cluster(template, choice, seed, param_choice=params, suites=suites)
+        spec = build_episode(cluster, role, seed, prior, suites)
+        result = run_episode(spec, condition, fault=fault, prior=prior, suites=suites)
+    except ConfigError as exc:
+        Console(stderr=True).print(f"[red]{exc}[/red]", highlight=False)
+        raise typer.Exit(2) from None
+    record = episode_record(result)
+    if as_json:
+        typer.echo(json.dumps(record, ensure_ascii=False))
+    else:
+        show_episode(Console(), record)
+    raise typer.Exit(0 if result.outcome.success else 1)
 
 
 @app.command()

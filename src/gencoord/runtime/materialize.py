@@ -1,7 +1,8 @@
 """Materialize(C, K, xi_pub) → DispatchPlan, and the post-materialization consistency check.
 
 The materializer instantiates what the commitment leaves implicit: task-instance ids,
-where each task happens (a 3x3 recipe needs the episode's crafting station), the
+where each task happens (crafting happens at the episode's crafting station, its
+workcell; without one only a 2x2 recipe can be crafted in the inventory grid), the
 predecessor lists, and the checker attachments (handoff check H, terminal predicate T).
 """
 
@@ -28,15 +29,15 @@ def _place(task: Task, prior: Prior, episode: PublicEpisode) -> Place | None:
         return Place("agent", str(task.get("to")))
     spec = prior.skills[task.skill]
     if spec.consumes == "recipe" and spec.station_block is not None:
+        station = episode.station_for(spec.station_block)
+        if station is not None:  # the episode's workcell: crafting happens there
+            return Place("ref", station)
         material = task.get("input")
         recipe = prior.game.recipe(str(task.get("item")), None if material is None else str(material))
         if recipe is not None and recipe.grid > 2:
-            station = episode.station_for(spec.station_block)
-            if station is None:
-                raise MaterializationError(
-                    "NO_STATION", f"{task.get('item')} needs a 3x3 grid and this episode has no {spec.station_block}"
-                )
-            return Place("ref", station)
+            raise MaterializationError(
+                "NO_STATION", f"{task.get('item')} needs a 3x3 grid and this episode has no {spec.station_block}"
+            )
     return None
 
 

@@ -1,6 +1,6 @@
 """The task suites: forward templates and Goal×Capability, clusters, pools, episodes."""
 
-from gencoord.tasks.cluster import PAPER_POOLS, Cluster, Split, WorldVariant, draw_pool, paper_pool
+from gencoord.tasks.cluster import PAPER_POOLS, Cluster, Split, WorldVariant, draw_pool, make_cluster, paper_pool
 from gencoord.tasks.context import LocalContext
 from gencoord.tasks.episode import ROLE_PERMUTATIONS, EpisodeSpec, build_episode
 from gencoord.tasks.spec import SuiteDocument, default_suites, load_suites
@@ -18,5 +18,6 @@ __all__ = [
     "default_suites",
     "draw_pool",
     "load_suites",
+    "make_cluster",
     "paper_pool",
 ]

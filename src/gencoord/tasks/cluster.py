@@ -164,3 +164,52 @@ def paper_pool(name: str, seed: int = 0, suites: SuiteDocument | None = None) ->
         raise ConfigError("UNKNOWN_POOL", f"unknown pool {name!r}; known: {', '.join(sorted(PAPER_POOLS))}")
     split, size = PAPER_POOLS[name]
     return draw_pool(split, size, seed, suites)
+
+
+def make_cluster(
+    template: str,
+    choice: str,
+    seed: int = 0,
+    *,
+    param_choice: int = 0,
+    suites: SuiteDocument | None = None,
+) -> Cluster:
+    """One cluster outside any pool: ``choice`` is a binding (forward) or a workcell mode.
+
+    The world variant is drawn from ``seed`` in its own namespace, so an ad-hoc episode
+    (the CLI's) never reuses a pool's world by accident.
+    """
+    suites = suites or default_suites()
+    refs = sorted(default_prior().default_episode.refs)
+    key = f"adhoc:{seed}:{template}"
+    forward = suites.forward.templates.get(template)
+    if forward is not None:
+        if choice not in forward.goals:
+            raise ConfigError(
+                "UNKNOWN_BINDING", f"{choice!r} is not a binding of {template}; one of {sorted(forward.goals)}"
+            )
+        if param_choice not in range(len(forward.params)):
+            raise ConfigError(
+                "PARAM_CHOICE", f"{template} has {len(forward.params)} parameter sets, not {param_choice + 1}"
+            )
+        variant = _variant(random.Random(key), key, forward.params[param_choice], param_choice, suites, refs)
+        return Cluster(
+            f"adhoc-{seed}-{template}-{choice}", "forward", template, choice, None, key, Split.IN_DISTRIBUTION, variant
+        )
+    capability = suites.goal_capability
+    if template not in capability.goals:
+        known = sorted([*suites.forward.templates, *capability.goals])
+        raise ConfigError("UNKNOWN_TEMPLATE", f"unknown template {template!r}; one of {', '.join(known)}")
+    if choice not in capability.modes:
+        raise ConfigError("UNKNOWN_MODE", f"{choice!r} is not a workcell mode; one of {sorted(capability.modes)}")
+    variant = _variant(random.Random(key), key, capability.goals[template].params, 0, suites, refs)
+    return Cluster(
+        f"adhoc-{seed}-{template}-{choice}",
+        "goal_capability",
+        template,
+        None,
+        choice,
+        key,
+        Split.GOAL_CAPABILITY,
+        variant,
+    )

@@ -1,0 +1,135 @@
+"""EpisodeRecord: one episode as plain JSON data (what ``--json`` prints and runners append).
+
+Everything a reader needs to audit an episode without re-running it: the cluster and
+role, what each agent generated and what crossed the wire (with bytes), the
+commitment, every executor action with inventories, the handoff observation, and the
+C/H/T/F/G outcome with V(30)/V(60).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from gencoord.dsl.serialize import format_path
+from gencoord.protocol.result import Fail, NoCommitment, Success
+from gencoord.run.episode import EpisodeResult
+
+RECORD_VERSION = 1
+DEADLINES_S = (30, 60)
+
+
+def _actions(result: EpisodeResult) -> list[dict[str, Any]]:
+    if result.execution is None:
+        return []
+    rows = []
+    for record in result.execution.records:
+        fields = {f.name: getattr(record.action, f.name) for f in dataclasses.fields(record.action)}
+        del fields["agent"], fields["task"]
+        rows.append(
+            {
+                "index": record.index,
+                "action": record.action.name,
+                "agent": record.action.agent,
+                "task": record.action.task,
+                "args": fields,
+                "start_s": round(record.start_s, 3),
+                "end_s": round(record.end_s, 3),
+                "ok": record.ok,
+                "failure": None
+                if record.failure is None
+                else {"code": record.failure.code, "message": record.failure.message},
+                "inventories": {agent: dict(items) for agent, items in record.inventories.items()},
+            }
+        )
+    return rows
+
+
+def _protocol(result: EpisodeResult) -> dict[str, Any]:
+    protocol = result.protocol
+    trace = protocol.trace
+    body: dict[str, Any] = {
+        "status": type(protocol).__name__,
+        "model_calls": trace.calls,
+        "generations": [
+            {"agent": g.agent, "stage": g.stage, "text": g.raw, "model_calls": g.reply.model_calls}
+            for g in trace.generations
+        ],
+        "messages": [
+            {"from": m.sender, "to": m.recipient, "kind": m.kind, "payload": m.payload, "bytes": m.nbytes}
+            for m in trace.wire.messages
+        ],
+        "wire_bytes": trace.wire.total_bytes,
+        "responses": [r.serialize() for r in trace.responses],
+    }
+    if isinstance(protocol, Success):
+        commitment = protocol.commitment
+        body["commitment"] = {
+            "direction": commitment.direction,
+            "binding": commitment.binding,
+            "paths": {path.agent: format_path(path.tasks) for path in commitment.paths},
+            "handoff": {
+                "giver": commitment.handoff.giver,
+                "receiver": commitment.handoff.receiver,
+                "item": commitment.handoff.item,
+                "quantity": commitment.handoff.quantity,
+            },
+        }
+    elif isinstance(protocol, Fail):
+        body["error"] = protocol.error.as_dict()
+    elif isinstance(protocol, NoCommitment):
+        body["no_commitment"] = protocol.reason
+    return body
+
+
+def episode_record(result: EpisodeResult) -> dict[str, Any]:
+    spec, outcome = result.spec, result.outcome
+    execution = result.execution
+    handoff = None
+    if execution is not None and execution.handoff is not None:
+        h = execution.handoff
+        handoff = {
+            "item": h.check.item,
+            "quantity": h.check.quantity,
+            "giver": {"agent": h.check.giver, "before": h.giver_before, "after": h.giver_after},
+            "receiver": {"agent": h.check.receiver, "before": h.receiver_before, "after": h.receiver_after},
+            "verified": h.verified,
+        }
+    return {
+        "version": RECORD_VERSION,
+        "episode": spec.id,
+        "cluster": spec.cluster.id,
+        "pair": spec.cluster.pair,
+        "suite": spec.cluster.suite,
+        "split": spec.cluster.split.value,
+        "template": spec.cluster.template,
+        "binding": spec.binding,
+        "mode": spec.cluster.mode,
+        "role": spec.role,
+        "seed": spec.seed,
+        "sender": spec.sender,
+        "receiver": spec.receiver,
+        "condition": result.condition.value,
+        "fault": result.fault.value,
+        "backends": dict(result.backends),
+        "protocol": _protocol(result),
+        "actions": _actions(result),
+        "handoff": handoff,
+        "final": None
+        if execution is None
+        else {
+            "inventories": {a: dict(i) for a, i in execution.final.inventories.items()},
+            "containers": {c: dict(i) for c, i in execution.final.containers.items() if i},
+            "sites": {s: dict(i) for s, i in execution.final.sites.items() if i},
+        },
+        "goal": [requirement.describe() for requirement in spec.goal],
+        "outcome": {
+            **outcome.stages,
+            "failure": None if outcome.failure is None else outcome.failure.value,
+            "reason": outcome.reason,
+            "message": outcome.message,
+            "duration_s": None if outcome.duration_s is None else round(outcome.duration_s, 3),
+            **{f"V{deadline}": outcome.within(deadline) for deadline in DEADLINES_S},
+        },
+        "seconds": {stage: round(value, 6) for stage, value in result.seconds.items()},
+    }

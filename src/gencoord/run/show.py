@@ -1,0 +1,86 @@
+"""A person-readable trace of one episode (``gencoord episode``), drawn with rich."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.panel import Panel
+from rich.table import Table
+
+_MARK = {True: "[green]✓[/green]", False: "[red]✗[/red]", None: "[dim]–[/dim]"}
+
+
+def _items(items: dict[str, int]) -> str:
+    return ", ".join(f"{n} {item}" for item, n in sorted(items.items())) or "empty"
+
+
+def show_episode(console: Console, record: dict[str, Any]) -> None:
+    """Messages, commitment, each action with inventories, and the C/H/T/F/G verdict."""
+    who = f"sender {record['sender']} → receiver {record['receiver']}"
+    private = f"binding {record['binding']}" + (f", peer mode {record['mode']}" if record["mode"] else "")
+    console.print(
+        Panel(
+            f"{record['template']} · {private} · {who}\n"
+            f"condition {record['condition']} · fault {record['fault']} · backends "
+            + ", ".join(f"{a}: {b}" for a, b in record["backends"].items()),
+            title=record["episode"],
+            expand=False,
+        )
+    )
+    protocol = record["protocol"]
+    for generation in protocol["generations"]:
+        calls = generation["model_calls"]
+        title = f"{generation['agent']} · {generation['stage']} · {calls} model call{'s' if calls != 1 else ''}"
+        console.print(Panel(generation["text"], title=title, expand=False), highlight=False)
+    for message in protocol["messages"]:
+        line = f"wire {message['kind']} {message['from']} → {message['to']}: {message['bytes']} B  {message['payload']}"
+        console.print(line, highlight=False)
+    if "commitment" in protocol:
+        commitment = protocol["commitment"]
+        handoff = commitment["handoff"]
+        console.print(
+            f"commitment ({commitment['direction']}, binding {commitment['binding']}): "
+            f"{handoff['giver']} hands {handoff['quantity']} {handoff['item']} to {handoff['receiver']}",
+            highlight=False,
+        )
+        for agent, path in commitment["paths"].items():
+            console.print(f"  {agent}: {path}", highlight=False)
+    elif "error" in protocol:
+        error = protocol["error"]
+        console.print(f"[red]{error['code']} ({error['reason']}): {error['message']}[/red]", highlight=False)
+    if record["actions"]:
+        table = Table(title=f"{len(record['actions'])} executor actions (simulated seconds)")
+        for column in ("#", "t", "agent", "action", "task", "inventories after"):
+            table.add_column(column)
+        for action in record["actions"]:
+            args = " ".join(str(v) for k, v in action["args"].items() if v is not None and k != "target_kind")
+            status = "" if action["ok"] else f"\n[red]{action['failure']['code']}: {action['failure']['message']}[/red]"
+            inventories = "\n".join(f"{a}: {_items(i)}" for a, i in action["inventories"].items())
+            table.add_row(
+                str(action["index"]),
+                f"{action['start_s']:.2f}–{action['end_s']:.2f}",
+                action["agent"],
+                f"{action['action']} {args}{status}",
+                action["task"],
+                inventories,
+            )
+        console.print(table)
+    handoff = record["handoff"]
+    if handoff is not None:
+        g, r = handoff["giver"], handoff["receiver"]
+        console.print(
+            f"handoff {handoff['item']}: {g['agent']} {g['before']}→{g['after']}, "
+            f"{r['agent']} {r['before']}→{r['after']} (expected +{handoff['quantity']})",
+            highlight=False,
+        )
+    outcome = record["outcome"]
+    stages = "  ".join(f"{stage} {_MARK[outcome[stage]]}" for stage in ("C", "H", "T", "F", "G"))
+    duration = "–" if outcome["duration_s"] is None else f"{outcome['duration_s']:.2f} s"
+    console.print(
+        f"{stages}   duration {duration}   V(30) {_MARK[outcome['V30']]}  V(60) {_MARK[outcome['V60']]}",
+        highlight=False,
+    )
+    if outcome["failure"] or outcome["reason"]:
+        console.print(f"[yellow]{outcome['failure'] or ''} {outcome['reason']}: {outcome['message']}[/yellow]")
+    console.print("goal: " + "; ".join(record["goal"]), highlight=False)
