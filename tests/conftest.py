@@ -3,6 +3,7 @@ from __future__ import annotations
 import pytest
 
 from gencoord.prior import Prior, default_prior
+from gencoord.tasks import SuiteDocument, default_suites
 
 ACTIVE_SENDER = (
     "SELF resource.obtain(q=8,item=oak_planks) > resource.deliver(q=8,item=oak_planks,to=agent_a)\n"
@@ -22,3 +23,8 @@ STICK_COUNTERED = (
 @pytest.fixture(scope="session")
 def prior() -> Prior:
     return default_prior()
+
+
+@pytest.fixture(scope="session")
+def suites() -> SuiteDocument:
+    return default_suites()

@@ -69,3 +69,28 @@ def test_demo_shows_both_examples() -> None:
     assert "ACCEPT reason=LOCAL_WORKCELL_CAN_PROCESS" in result.stdout
     assert "CRAFT_AT_REQUESTER_HANDOFF_FINISHED" in result.stdout
     assert "container_contains(order_chest, 4 stick)" in result.stdout
+
+
+def test_episode_json_record_of_the_papers_episode() -> None:
+    args = ["episode", "--template", "ACTIVE_ORDER_BRANCH", "--binding", "WORK_BRANCH", "--seed", "7", "--role", "1"]
+    result = runner.invoke(app, [*args, "--json"])
+    assert result.exit_code == 0, result.output
+    record = json.loads(result.stdout)
+    assert len(record["actions"]) == 13 and record["outcome"]["G"] is True
+    assert record["handoff"]["giver"] == {"agent": "agent_b", "before": 8, "after": 0}
+
+
+def test_episode_trace_shows_messages_actions_and_verdict() -> None:
+    result = runner.invoke(app, ["episode", "--template", "GC_STICK_ORDER", "--mode", "FINISHED_RECEIVER"])
+    assert result.exit_code == 0, result.output
+    assert "COUNTER" in result.stdout and "craft_item" in result.stdout and "G ✓" in result.stdout
+
+
+def test_episode_exit_codes_for_failure_and_bad_usage() -> None:
+    failing = runner.invoke(app, ["episode", "--template", "CHEST_A_OR_B", "--fault", "insufficient_handoff", "--json"])
+    assert failing.exit_code == 1
+    assert json.loads(failing.stdout)["outcome"]["failure"] == "HANDOFF_FAILURE"
+    unknown = runner.invoke(app, ["episode", "--template", "NOPE"])
+    assert unknown.exit_code == 2 and "unknown template" in unknown.output
+    wrong = runner.invoke(app, ["episode", "--template", "CHEST_A_OR_B", "--condition", "feedback"])
+    assert wrong.exit_code == 2 and "does not apply" in wrong.output

@@ -63,6 +63,10 @@ class EpisodeResult:
     seconds: Mapping[str, float] = field(default_factory=dict)  # measured: protocol, world, verify
 
 
+def default_condition(spec: EpisodeSpec) -> Condition:
+    return Condition.FEEDBACK if spec.feedback else Condition.REQUEST
+
+
 def rule_backends(spec: EpisodeSpec, condition: Condition, prior: Prior, suites: SuiteDocument) -> dict[str, Backend]:
     """The deterministic team for a condition (zero model calls)."""
     if spec.feedback:
@@ -83,14 +87,20 @@ def _other_mode(spec: EpisodeSpec, suites: SuiteDocument) -> str:
     return modes[(modes.index(spec.cluster.mode or "") + 1) % len(modes)]
 
 
-def _protocol(
+def coordinate(
     spec: EpisodeSpec,
-    condition: Condition,
-    backends: Mapping[str, Backend],
-    fault: Fault,
-    prior: Prior,
-    suites: SuiteDocument,
+    condition: Condition | None = None,
+    *,
+    backends: Mapping[str, Backend] | None = None,
+    fault: Fault = Fault.CLEAN,
+    prior: Prior | None = None,
+    suites: SuiteDocument | None = None,
 ) -> ProtocolResult:
+    """The protocol half of an episode: from the agents' contexts to a dispatch plan (or why not)."""
+    prior = prior or default_prior()
+    suites = suites or default_suites()
+    condition = condition or default_condition(spec)
+    backends = backends or rule_backends(spec, condition, prior, suites)
     allowed = FEEDBACK_CONDITIONS if spec.feedback else FORWARD_CONDITIONS
     if condition not in allowed:
         suite = spec.cluster.suite
@@ -149,10 +159,10 @@ def run_episode(
 ) -> EpisodeResult:
     prior = prior or default_prior()
     suites = suites or default_suites()
-    condition = condition or (Condition.FEEDBACK if spec.feedback else Condition.REQUEST)
+    condition = condition or default_condition(spec)
     team = backends or rule_backends(spec, condition, prior, suites)
     clock = time.perf_counter()
-    protocol = _protocol(spec, condition, team, fault, prior, suites)
+    protocol = coordinate(spec, condition, backends=team, fault=fault, prior=prior, suites=suites)
     seconds = {"protocol": time.perf_counter() - clock}
     names = {agent: backend.name for agent, backend in team.items()}
     if isinstance(protocol, Fail):
