@@ -16,7 +16,14 @@ from gencoord.dsl.serialize import format_task
 from gencoord.prior.load import default_prior
 from gencoord.prior.prior import Prior
 from gencoord.protocol.result import ProtocolResult, Reply, Success
+from gencoord.run.episode import run_episode
 from gencoord.run.lifecycle import GenerationRequest, Stage, policy_responder, run_feedback, run_forward
+from gencoord.run.record import episode_record
+from gencoord.run.show import show_episode
+from gencoord.tasks.cluster import make_cluster
+from gencoord.tasks.context import LocalContext
+from gencoord.tasks.episode import build_episode
+from gencoord.tasks.spec import default_suites
 
 FORWARD = {
     Stage.SENDER_INITIAL: "SELF resource.obtain(q=8,item=oak_planks) > "
@@ -98,3 +105,18 @@ def run_demo(console: Console) -> None:
             prior.episode("GC_STICK_ORDER"),
         )
         show(console, f"Bounded feedback · Goal×Capability stick order · peer {mode}", result, prior)
+    console.rule("Execution on the embedded world · the recorded forward episode, compiled, run and verified")
+    suites = default_suites()
+    spec = build_episode(make_cluster("ACTIVE_ORDER_BRANCH", "WORK_BRANCH", 7), 1, 7, prior, suites)
+    replay = _RecordedForward()
+    result = run_episode(spec, backends={spec.sender: replay, spec.receiver: replay}, prior=prior, suites=suites)
+    show_episode(console, episode_record(result))
+
+
+class _RecordedForward:
+    """The paper's two recorded model outputs as a backend: one model call each."""
+
+    name = "paper-recording"
+
+    def generate(self, context: LocalContext, request: GenerationRequest) -> Reply:
+        return _recorded_forward(request)

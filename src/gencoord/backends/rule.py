@@ -40,6 +40,18 @@ def composed(prior: Prior, binding: str, sender: str, receiver: str, params: Map
     return _composed(prior, binding, sender, receiver, tuple(sorted(params.items())))
 
 
+@lru_cache(maxsize=4096)
+def _text(prior: Prior, proposal: Proposal) -> str:
+    return prior.serialize(proposal)
+
+
+@lru_cache(maxsize=4096)
+def _adopted(prior: Prior, delivered: str) -> str | None:
+    """The receiver record that adopts a delivered REQ line, or None if it holds no request."""
+    request = prior.parse(f"SELF -\n{delivered}").request
+    return None if request is None else prior.serialize(Proposal(request.plan, ()))
+
+
 def _private(context: LocalContext, key: str, backend: str) -> str:
     value = context.private.get(key)
     if value is None:
@@ -64,7 +76,7 @@ class BindingComposer:
         if binding not in self.prior.codebook:
             raise ConfigError("UNKNOWN_BINDING", f"{self.name} selected {binding!r}, which no template defines")
         proposal = composed(self.prior, binding, context.agent, context.peer, context.params)
-        return Reply(self.prior.serialize(proposal), model_calls=0)
+        return Reply(_text(self.prior, proposal), model_calls=0)
 
 
 class RuleSender(BindingComposer):
@@ -87,10 +99,10 @@ class RequestRealizer:
             raise ConfigError(
                 "NO_REQUEST", "the request realizer needs a delivered REQ; use a branch guesser without one"
             )
-        delivered = self.prior.parse(f"SELF -\n{request.delivered_request}").request
-        if delivered is None:  # the protocol delivers exactly one REQ line
+        adopted = _adopted(self.prior, request.delivered_request)
+        if adopted is None:  # the protocol delivers exactly one REQ line
             raise ConfigError("NO_REQUEST", "the delivered message holds no request")
-        return Reply(self.prior.serialize(Proposal(delivered.plan, ())), model_calls=0)
+        return Reply(adopted, model_calls=0)
 
 
 class BranchGuesser:

@@ -88,17 +88,32 @@ class GameData:
         speeds = [self.tool_speeds.get(part, {}) for part in block.material.split(";")]
         return max((table.get(tool, 1.0) for table in speeds for tool in held), default=1.0)
 
+    @cached_property
+    def tools(self) -> frozenset[str]:
+        """Every item that mines some material faster than the bare hand."""
+        return frozenset(tool for table in self.tool_speeds.values() for tool in table)
+
+    @cached_property
+    def _ticks(self) -> dict[tuple[str, tuple[str, ...]], int]:
+        return {}
+
     def break_ticks(self, name: str, held: Iterable[str]) -> int:
-        """Game ticks to break block ``name`` holding ``held`` tools (vanilla's digging formula).
+        """Game ticks to break block ``name`` holding ``held`` items (vanilla's digging formula).
 
         Damage per tick is speed / hardness / 30 when the block is harvestable with a held
         tool, and / 100 otherwise (it then drops nothing); the block breaks when the
-        accumulated damage reaches 1.
+        accumulated damage reaches 1. Memoized per block and tool set: mining is hot.
         """
-        block = self.blocks[name]
+        tools = tuple(sorted(item for item in held if item in self.tools))
+        key = (name, tools)
+        ticks = self._ticks.get(key)
+        if ticks is None:
+            ticks = self._ticks[key] = self._compute_ticks(self.blocks[name], tools)
+        return ticks
+
+    def _compute_ticks(self, block: Block, tools: tuple[str, ...]) -> int:
         if block.hardness == 0:
             return 1
-        tools = tuple(held)
         divisor = 30 if block.harvestable_with(tools) else 100
         damage = self.tool_speed(block, tools) / block.hardness / divisor
         return 1 if damage >= 1 else math.ceil(1 / damage)
