@@ -104,7 +104,8 @@ def main() -> None:
     sweep = results["sweep_2304"]
     console.print(
         f"2,304-episode sweep: {sweep['total_s']:.2f} s end to end ({sweep['build_s']:.2f} s building specs, "
-        f"{sweep['run_s']:.2f} s running), {sweep['episodes_per_s']:.0f} episodes/s, success {sweep['success_rate']:.3f}"
+        f"{sweep['run_s']:.2f} s running), {sweep['episodes_per_s']:.0f} episodes/s, "
+        f"success {sweep['success_rate']:.3f}"
     )
     OUT.parent.mkdir(parents=True, exist_ok=True)
     meta = {"gencoord": __version__, "python": platform.python_version(), "machine": platform.machine()}
