@@ -109,8 +109,8 @@ def run_demo(console: Console) -> None:
     suites = default_suites()
     spec = build_episode(make_cluster("ACTIVE_ORDER_BRANCH", "WORK_BRANCH", 7), 1, 7, prior, suites)
     replay = _RecordedForward()
-    result = run_episode(spec, backends={spec.sender: replay, spec.receiver: replay}, prior=prior, suites=suites)
-    show_episode(console, episode_record(result))
+    episode = run_episode(spec, backends={spec.sender: replay, spec.receiver: replay}, prior=prior, suites=suites)
+    show_episode(console, episode_record(episode))
 
 
 class _RecordedForward:
