@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
 from gencoord.errors import ConfigError, FailureCode
-from gencoord.prior import Prior
-from gencoord.protocol.result import Reply
+from gencoord.prior import Prior, load_prior
+from gencoord.protocol.result import NoCommitment, Reply
 from gencoord.run.episode import Condition, EpisodeResult, run_episode
 from gencoord.run.faults import Fault
 from gencoord.run.lifecycle import GenerationRequest, Stage
 from gencoord.run.record import episode_record
-from gencoord.tasks import SuiteDocument, build_episode, make_cluster, paper_pool
+from gencoord.tasks import SuiteDocument, build_episode, load_suites, make_cluster, paper_pool
 from gencoord.tasks.context import LocalContext
 from tests.conftest import ACTIVE_RECEIVER, ACTIVE_SENDER
 
@@ -170,3 +171,23 @@ def test_a_condition_from_the_other_suite_is_refused(prior: Prior, suites: Suite
     with pytest.raises(ConfigError) as caught:
         run_episode(spec, Condition.FEEDBACK)
     assert caught.value.reason == "CONDITION_SUITE"
+
+
+def test_a_peer_that_can_do_neither_branch_rejects_and_nothing_executes(tmp_path: Path) -> None:
+    prior_file = tmp_path / "prior.toml"
+    prior_file.write_text(
+        'extends = "default"\n[workcell_modes.IDLE]\ncan = ["control.wait"]\naccept_reason = "IDLE_CAN_WAIT"\n'
+    )
+    idle_prior = load_prior(prior_file)
+    suites_file = tmp_path / "suites.toml"
+    default_text = (Path(__file__).parents[1] / "src/gencoord/tasks/data/suites.toml").read_text()
+    suites_file.write_text(default_text + '\n[goal_capability.modes.IDLE]\nforbids = ["craft_item", "give_item"]\n')
+    idle_suites = load_suites(suites_file, idle_prior)
+    cluster = make_cluster("GC_TABLE_ORDER", "IDLE", 4, suites=idle_suites)
+    spec = build_episode(cluster, 0, 4, idle_prior, idle_suites)
+    assert spec.binding is None
+    result = run_episode(spec, prior=idle_prior, suites=idle_suites)
+    assert isinstance(result.protocol, NoCommitment) and result.execution is None
+    assert result.outcome.stages == {"C": False, "H": None, "T": None, "F": None, "G": False}
+    assert result.outcome.failure is None and result.outcome.reason == "NO_ADMISSIBLE_ALTERNATIVE"
+    assert result.protocol.trace.calls == 0 and len(result.protocol.trace.generations) == 1  # no revision call

@@ -157,6 +157,10 @@ def test_a_broken_suite_file_is_a_config_error(tmp_path: Path, prior: Prior) -> 
     with pytest.raises(ConfigError) as unknown:
         load_suites(bad, prior)
     assert "CHEST_A_OR_C" in unknown.value.message
+    bad.write_text(text.replace('name = "birch_grove"', 'name = "quarry"'))
+    with pytest.raises(ConfigError) as taken:
+        load_suites(bad, prior)
+    assert "already taken" in taken.value.message
     bad.write_text("[forward\n")
     with pytest.raises(ConfigError) as toml:
         load_suites(bad, prior)

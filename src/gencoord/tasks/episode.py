@@ -32,7 +32,7 @@ class EpisodeSpec:
     seed: int
     sender: str  # the requester, for Goal×Capability
     receiver: str  # the peer, for Goal×Capability
-    binding: str  # the binding whose execution achieves the original task
+    binding: str | None  # the binding whose execution achieves the original task; None: no binding can
     params: Mapping[str, int]
     public: PublicEpisode
     world: WorldSpec
@@ -69,8 +69,11 @@ def _goal(specs: list[GoalSpec], params: Mapping[str, int], roles: dict[str, str
 
 def _correct_capability_binding(
     cluster: Cluster, sender: str, receiver: str, prior: Prior, suites: SuiteDocument
-) -> str:
-    """The binding the original task needs under the peer's mode (what correct feedback leads to)."""
+) -> str | None:
+    """The binding the original task needs under the peer's mode (what correct feedback leads to).
+
+    None when the mode admits no alternative: the correct feedback is then a REJECT.
+    """
     goal = suites.goal_capability.goals[cluster.template]
     initial = compose(prior, cluster.template, goal.initial, sender=sender, receiver=receiver, params=goal.params)
     assert initial.request is not None and cluster.mode is not None
@@ -79,7 +82,7 @@ def _correct_capability_binding(
         return goal.initial
     if response.decision == "COUNTER" and response.counter_offer_id is not None:
         return prior.counter_offers[response.counter_offer_id].moves[goal.initial]
-    raise ConfigError("NO_ADMISSIBLE_BINDING", f"{cluster.id}: no binding of {cluster.template} suits {cluster.mode}")
+    return None
 
 
 def build_episode(cluster: Cluster, role: int, seed: int, prior: Prior, suites: SuiteDocument) -> EpisodeSpec:

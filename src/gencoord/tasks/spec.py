@@ -115,6 +115,27 @@ def _check_composes(prior: Prior, template: str, binding: str, params: dict[str,
     return []
 
 
+def _variant_problems(space: VariantSpace, prior: Prior) -> list[str]:
+    problems = []
+    names = [d.name for d in space.distractors]
+    for distractor in space.distractors:
+        where = f"variants.distractors.{distractor.name}"
+        if distractor.name in prior.default_episode.refs or names.count(distractor.name) > 1:
+            problems.append(f"{where}: the name is already taken")
+        if distractor.kind == "resource" and distractor.block not in prior.game.blocks:
+            problems.append(f"{where}: a resource needs a breakable block, not {distractor.block!r}")
+        problems += [
+            f"{where}: {item!r} is not a Minecraft item" for item in distractor.contents if not prior.game.is_item(item)
+        ]
+    problems += [
+        f"variants.tool_tiers: {tool!r} is not a Minecraft item"
+        for tier in space.tool_tiers
+        for tool in tier
+        if not prior.game.is_item(tool)
+    ]
+    return problems
+
+
 def validate(document: SuiteDocument, prior: Prior) -> None:
     problems: list[str] = []
     forward = document.forward
@@ -153,6 +174,7 @@ def validate(document: SuiteDocument, prior: Prior) -> None:
     for mode in capability.modes:
         if mode not in prior.workcell_modes:
             problems.append(f"goal_capability.modes.{mode}: the prior has no such workcell mode")
+    problems += _variant_problems(document.variants, prior)
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise ConfigError("INVALID_SUITE", problems[0] + more)
