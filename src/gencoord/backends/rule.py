@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 from functools import lru_cache
 
 from gencoord.dsl.ast import Proposal
+from gencoord.dsl.surface import Surface, SurfaceName, surface
 from gencoord.errors import ConfigError
 from gencoord.prior.branches import realize_alternative
 from gencoord.prior.compose import compose
@@ -40,16 +41,21 @@ def composed(prior: Prior, binding: str, sender: str, receiver: str, params: Map
     return _composed(prior, binding, sender, receiver, tuple(sorted(params.items())))
 
 
-@lru_cache(maxsize=4096)
-def _text(prior: Prior, proposal: Proposal) -> str:
-    return prior.serialize(proposal)
+@lru_cache(maxsize=8)
+def _surface(prior: Prior, name: SurfaceName) -> Surface:
+    return surface(name, prior.vocab)
 
 
 @lru_cache(maxsize=4096)
-def _adopted(prior: Prior, delivered: str) -> str | None:
-    """The receiver record that adopts a delivered REQ line, or None if it holds no request."""
-    request = prior.parse(f"SELF -\n{delivered}").request
-    return None if request is None else prior.serialize(Proposal(request.plan, ()))
+def _text(prior: Prior, name: SurfaceName, proposal: Proposal) -> str:
+    return _surface(prior, name).serialize(proposal)
+
+
+@lru_cache(maxsize=4096)
+def _adopted(prior: Prior, name: SurfaceName, delivered: str) -> str | None:
+    """The receiver record that adopts a delivered REQ, or None if it holds no request."""
+    request = _surface(prior, name).delivered(delivered).request
+    return None if request is None else _text(prior, name, Proposal(request.plan, ()))
 
 
 def _private(context: LocalContext, key: str, backend: str) -> str:
@@ -76,7 +82,7 @@ class BindingComposer:
         if binding not in self.prior.codebook:
             raise ConfigError("UNKNOWN_BINDING", f"{self.name} selected {binding!r}, which no template defines")
         proposal = composed(self.prior, binding, context.agent, context.peer, context.params)
-        return Reply(_text(self.prior, proposal), model_calls=0)
+        return Reply(_text(self.prior, context.surface, proposal), model_calls=0)
 
 
 class RuleSender(BindingComposer):
@@ -99,7 +105,7 @@ class RequestRealizer:
             raise ConfigError(
                 "NO_REQUEST", "the request realizer needs a delivered REQ; use a branch guesser without one"
             )
-        adopted = _adopted(self.prior, request.delivered_request)
+        adopted = _adopted(self.prior, context.surface, request.delivered_request)
         if adopted is None:  # the protocol delivers exactly one REQ line
             raise ConfigError("NO_REQUEST", "the delivered message holds no request")
         return Reply(adopted, model_calls=0)
@@ -120,7 +126,7 @@ class BranchGuesser:
         binding = random.Random(f"{self.seed}:{context.agent}").choice(sorted(context.branches))
         proposal = composed(self.prior, binding, context.peer, context.agent, context.params)
         assert proposal.request is not None  # every template binding has a receiver path
-        return Reply(self.prior.serialize(Proposal(proposal.request.plan, ())), model_calls=0)
+        return Reply(_text(self.prior, context.surface, Proposal(proposal.request.plan, ())), model_calls=0)
 
 
 class RuleRequester:
@@ -155,7 +161,7 @@ class RuleRequester:
         binding = self.initial_binding(context)
         initial = composed(self.prior, binding, context.agent, context.peer, context.params)
         if request.stage in (Stage.REQUESTER_INITIAL, Stage.SENDER_INITIAL):
-            return Reply(self.prior.serialize(initial), model_calls=0)
+            return Reply(_text(self.prior, context.surface, initial), model_calls=0)
         if request.stage is not Stage.REQUESTER_AFTER_RESPONSE or request.response is None:
             raise ConfigError("WRONG_STAGE", f"{self.name} cannot act at {request.stage.value}")
         response = parse_response(request.response)
@@ -163,5 +169,5 @@ class RuleRequester:
             target = self.prior.counter_offers[response.counter_offer_id].moves.get(binding)
             if target is not None:
                 revised = realize_alternative(initial, binding, target, context.agent, context.peer, self.prior)
-                return Reply(self.prior.serialize(revised), model_calls=0)
-        return Reply(self.prior.serialize(initial), model_calls=0)
+                return Reply(_text(self.prior, context.surface, revised), model_calls=0)
+        return Reply(_text(self.prior, context.surface, initial), model_calls=0)

@@ -16,7 +16,7 @@ from enum import StrEnum
 
 from gencoord.backends.base import Backend, bind
 from gencoord.backends.rule import BranchGuesser, RequestRealizer, RuleRequester, RuleSender, composed
-from gencoord.dsl.serialize import request_line
+from gencoord.dsl.surface import Surface, surface
 from gencoord.errors import CompileError, ConfigError, FailureCode
 from gencoord.prior.load import default_prior
 from gencoord.prior.prior import Prior
@@ -75,10 +75,11 @@ def rule_backends(spec: EpisodeSpec, condition: Condition, prior: Prior, suites:
     return {spec.sender: RuleSender(prior), spec.receiver: receiver}
 
 
-def _alternative_channel(spec: EpisodeSpec, prior: Prior) -> Channel:
+def _alternative_channel(spec: EpisodeSpec, prior: Prior, spoken: Surface) -> Channel:
     others = sorted(set(prior.templates[spec.cluster.template].bindings) - {spec.binding})
     alternative = composed(prior, others[0], spec.sender, spec.receiver, spec.params).request
-    line = request_line(alternative)
+    assert alternative is not None  # every binding has a receiver path
+    line = spoken.request(alternative)
     return lambda _delivered: line
 
 
@@ -110,18 +111,21 @@ def coordinate(
         requester = contexts[spec.sender]
         private = {**requester.private, "peer_workcell_mode": spec.cluster.mode or ""}
         contexts[spec.sender] = replace(requester, private=private)
-    generate = faulty_generator(bind(backends, contexts), fault)
+    spoken = surface(spec.surface, prior.vocab)
+    generate = faulty_generator(bind(backends, contexts), fault, spoken)
     sender, receiver, public = spec.sender, spec.receiver, spec.public
     if condition is Condition.NO_REQUEST:
-        return run_without_request(generate, sender, receiver, prior, public)
+        return run_without_request(generate, sender, receiver, prior, public, spoken)
     if condition is Condition.ALTERNATIVE_REQUEST:
-        return run_forward(generate, sender, receiver, prior, public, _alternative_channel(spec, prior))
+        channel = _alternative_channel(spec, prior, spoken)
+        return run_forward(generate, sender, receiver, prior, public, channel, spoken)
     if condition in (Condition.REQUEST, Condition.LOCAL_ONLY, Condition.CENTRALIZED):
-        return run_forward(generate, sender, receiver, prior, public)
+        return run_forward(generate, sender, receiver, prior, public, surface=spoken)
     mode = spec.cluster.mode or ""
     if condition is Condition.COUNTERFACTUAL_FEEDBACK:
         mode = _other_mode(spec, suites)
-    return run_feedback(generate, policy_responder(mode, sender, prior), sender, receiver, prior, public)
+    respond = policy_responder(mode, sender, prior, spoken)
+    return run_feedback(generate, respond, sender, receiver, prior, public, spoken)
 
 
 def execute(

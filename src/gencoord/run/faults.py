@@ -8,10 +8,11 @@ stage outcome of Table S46 on its own.
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 from enum import StrEnum
 
+from gencoord.dsl.ast import Proposal, Task
+from gencoord.dsl.surface import Surface
 from gencoord.protocol.result import Reply
 from gencoord.run.lifecycle import GenerationRequest, Generator, Stage
 from gencoord.worlds.actions import GiveItem, Program
@@ -37,27 +38,25 @@ def substitute(item: str) -> str:
     return SUBSTITUTES.get(item, "dirt")
 
 
-def _handed_item(self_line: str) -> str | None:
-    """The item of the SELF path's handoff (its ``resource.deliver(... to=...)``)."""
-    for task in self_line.removeprefix("SELF ").split(" > "):
-        if task.startswith("resource.deliver(") and "to=" in task:
-            found = re.search(r"\bitem=([a-z0-9_]+)", task)
-            return found.group(1) if found else None
-    return None
+def _swap_handoff_item(proposal: Proposal) -> Proposal:
+    """The SELF path hands over (and obtains) a substitute for its handoff item; the REQ is untouched."""
+    handed = next((t.get("item") for t in proposal.self_plan if t.skill == "resource.deliver" and t.has("to")), None)
+    if not isinstance(handed, str):
+        return proposal
+    other = substitute(handed)
+    swapped = tuple(
+        Task(t.skill, tuple((k, other if k == "item" and v == handed else v) for k, v in t.args))
+        for t in proposal.self_plan
+    )
+    return Proposal(swapped, proposal.peer_requests)
 
 
-def _corrupt(fault: Fault, text: str) -> str:
-    if fault is Fault.MALFORMED_PROPOSAL:
-        return text.replace(")", "", 1)
-    self_line, _, rest = text.partition("\n")
-    item = _handed_item(self_line)
-    if item is None:
-        return text
-    return re.sub(rf"\bitem={item}\b", f"item={substitute(item)}", self_line) + "\n" + rest
+def faulty_generator(generate: Generator, fault: Fault, surface: Surface) -> Generator:
+    """Text faults rewrite the opening proposal; other faults leave generation alone.
 
-
-def faulty_generator(generate: Generator, fault: Fault) -> Generator:
-    """Text faults rewrite the opening proposal; other faults leave generation alone."""
+    A malformed proposal loses its last character (an unterminated task, or unclosed
+    JSON); an incompatible handoff is decoded, changed and re-encoded in the same surface.
+    """
     if fault not in (Fault.MALFORMED_PROPOSAL, Fault.INCOMPATIBLE_HANDOFF):
         return generate
 
@@ -65,7 +64,9 @@ def faulty_generator(generate: Generator, fault: Fault) -> Generator:
         reply = generate(request)
         if request.stage not in _OPENING:
             return reply
-        return replace(reply, text=_corrupt(fault, reply.text))
+        if fault is Fault.MALFORMED_PROPOSAL:
+            return replace(reply, text=reply.text.rstrip()[:-1])
+        return replace(reply, text=surface.serialize(_swap_handoff_item(surface.parse(reply.text))))
 
     return corrupted
 

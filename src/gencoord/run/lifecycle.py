@@ -1,10 +1,11 @@
 """Algorithms S1 (forward) and S2 (bounded feedback), up to the dispatch plan.
 
 Generation is a parameter: any callable that maps a :class:`GenerationRequest` to the
-:class:`Reply` an agent emits (its raw text and cost) (a learned model, an API, a deterministic rule, a replay of
-recorded outputs). The protocol never sees an agent's private context; the callable
-closes over it. Every stage failure becomes ``Fail(code)`` with the typed error, so
-nothing a model or peer sends can raise out of these functions.
+:class:`Reply` an agent emits (a learned model, an API, a deterministic rule, a replay
+of recorded outputs). The protocol never sees an agent's private context; the callable
+closes over it. The surface (Short DSL by default, or JSON) decides only the wire form.
+Every stage failure becomes ``Fail(code)`` with the typed error, so nothing a model or
+peer sends can raise out of these functions.
 """
 
 from __future__ import annotations
@@ -14,11 +15,12 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from gencoord.dsl.ast import PeerRequest, Proposal
-from gencoord.dsl.serialize import request_line, serialize
+from gencoord.dsl.surface import DslSurface, Surface
 from gencoord.errors import ContractError, FailureCode, MaterializationError, ParseError, ResolutionError
 from gencoord.prior.contract import check_proposal
 from gencoord.prior.episode import PublicEpisode
 from gencoord.prior.prior import Prior
+from gencoord.protocol.commitment import Commitment
 from gencoord.protocol.resolve import resolve_feedback, resolve_forward
 from gencoord.protocol.response import check_response, parse_response, respond
 from gencoord.protocol.result import Fail, Generation, NoCommitment, ProtocolResult, Reply, Success, Trace
@@ -60,41 +62,51 @@ def _identity(line: str) -> str:
     return line
 
 
-def _generate(generate: Generator, request: GenerationRequest, trace: Trace) -> str:
-    reply = generate(request)
-    trace.generations.append(Generation(request.agent, request.stage.value, reply))
-    return reply.text
+class _Session:
+    """One protocol run: the shared prior and episode, the surface spoken, and the trace."""
 
+    def __init__(self, generate: Generator, prior: Prior, episode: PublicEpisode, surface: Surface | None) -> None:
+        self.generate = generate
+        self.prior = prior
+        self.episode = episode
+        self.surface = surface or DslSurface(prior.vocab)
+        self.trace = Trace()
 
-def _checked(raw: str, agent: str, prior: Prior, episode: PublicEpisode, trace: Trace) -> Proposal:
-    proposal = prior.parse(raw)
-    check_proposal(proposal, agent, prior, episode)
-    trace.proposals.append((agent, proposal))
-    return proposal
+    def reply(self, request: GenerationRequest) -> str:
+        reply = self.generate(request)
+        self.trace.generations.append(Generation(request.agent, request.stage.value, reply))
+        return reply.text
 
+    def checked(self, proposal: Proposal, agent: str) -> Proposal:
+        check_proposal(proposal, agent, self.prior, self.episode)
+        self.trace.proposals.append((agent, proposal))
+        return proposal
 
-def _propose(
-    generate: Generator, request: GenerationRequest, prior: Prior, episode: PublicEpisode, trace: Trace
-) -> tuple[Proposal, PeerRequest]:
-    """A checked SELF+REQ record with exactly one request, addressed to ``request.peer``."""
-    proposal = _checked(_generate(generate, request, trace), request.agent, prior, episode, trace)
-    peer_request = proposal.request
-    if peer_request is None or not peer_request.plan:
-        raise ContractError("REQUEST_COUNT", f"expected exactly one peer request, found {len(proposal.peer_requests)}")
-    if peer_request.target != request.peer:
-        raise ContractError("REQUEST_TARGET", f"the request is addressed to {peer_request.target}, not {request.peer}")
-    return proposal, peer_request
+    def propose(self, request: GenerationRequest) -> tuple[Proposal, PeerRequest]:
+        """A checked SELF+REQ record with exactly one request, addressed to ``request.peer``."""
+        proposal = self.checked(self.surface.parse(self.reply(request)), request.agent)
+        peer_request = proposal.request
+        if peer_request is None or not peer_request.plan:
+            found = len(proposal.peer_requests)
+            raise ContractError("REQUEST_COUNT", f"expected exactly one peer request, found {found}")
+        if peer_request.target != request.peer:
+            raise ContractError(
+                "REQUEST_TARGET", f"the request is addressed to {peer_request.target}, not {request.peer}"
+            )
+        return proposal, peer_request
 
+    def answer(self, request: GenerationRequest) -> Proposal:
+        """A receiver's checked record: a non-empty SELF and no request."""
+        answer = self.checked(self.surface.parse(self.reply(request)), request.agent)
+        if not answer.self_plan or answer.peer_requests:
+            raise ContractError("RECEIVER_SHAPE", "the receiver must answer with a non-empty SELF and no request")
+        return answer
 
-def _fail(error: ProtocolError, trace: Trace) -> Fail:
-    return Fail(FailureCode(error.code), error, trace)
+    def success(self, commitment: Commitment) -> Success:
+        return Success(commitment, materialize(commitment, self.prior, self.episode), self.trace)
 
-
-def _receiver_answer(raw: str, receiver: str, prior: Prior, episode: PublicEpisode, trace: Trace) -> Proposal:
-    answer = _checked(raw, receiver, prior, episode, trace)
-    if not answer.self_plan or answer.peer_requests:
-        raise ContractError("RECEIVER_SHAPE", "the receiver must answer with a non-empty SELF and 'REQ -'")
-    return answer
+    def fail(self, error: ProtocolError) -> Fail:
+        return Fail(FailureCode(error.code), error, self.trace)
 
 
 def run_forward(
@@ -104,6 +116,7 @@ def run_forward(
     prior: Prior,
     episode: PublicEpisode,
     channel: Channel = _identity,
+    surface: Surface | None = None,
 ) -> ProtocolResult:
     """Algorithm S1: sender SELF+REQ → delivered REQ → receiver SELF → Resolve→ → Materialize.
 
@@ -111,31 +124,30 @@ def run_forward(
     ``channel`` (the legal-alternative intervention) the delivered REQ, checked again on
     arrival, is what Resolve→ matches the receiver's path against.
     """
-    trace = Trace()
+    session = _Session(generate, prior, episode, surface)
     try:
-        sent, request = _propose(
-            generate, GenerationRequest(sender, Stage.SENDER_INITIAL, receiver), prior, episode, trace
-        )
-        delivered = trace.wire.send(sender, receiver, "REQ", channel(request_line(request)))
+        sent, request = session.propose(GenerationRequest(sender, Stage.SENDER_INITIAL, receiver))
+        delivered = session.trace.wire.send(sender, receiver, "REQ", channel(session.surface.request(request)))
         if channel is not _identity:
-            arrived = _checked(f"SELF -\n{delivered}", sender, prior, episode, Trace()).request
-            if arrived is None:
+            arrived = session.surface.delivered(delivered)
+            check_proposal(arrived, sender, prior, episode)
+            if arrived.request is None:
                 raise ContractError("REQUEST_COUNT", "the channel delivered no request")
-            sent = Proposal(sent.self_plan, (arrived,))
-        raw = _generate(
-            generate,
-            GenerationRequest(receiver, Stage.RECEIVER_AFTER_REQUEST, sender, delivered_request=delivered),
-            trace,
-        )
-        answer = _receiver_answer(raw, receiver, prior, episode, trace)
-        commitment = resolve_forward(sent, sender, answer, receiver, prior, episode)
-        return Success(commitment, materialize(commitment, prior, episode), trace)
+            sent = Proposal(sent.self_plan, (arrived.request,))
+        stage = GenerationRequest(receiver, Stage.RECEIVER_AFTER_REQUEST, sender, delivered_request=delivered)
+        answer = session.answer(stage)
+        return session.success(resolve_forward(sent, sender, answer, receiver, prior, episode))
     except _PROTOCOL_ERRORS as error:
-        return _fail(error, trace)
+        return session.fail(error)
 
 
 def run_without_request(
-    generate: Generator, sender: str, receiver: str, prior: Prior, episode: PublicEpisode
+    generate: Generator,
+    sender: str,
+    receiver: str,
+    prior: Prior,
+    episode: PublicEpisode,
+    surface: Surface | None = None,
 ) -> ProtocolResult:
     """The request-removed intervention: the REQ is withheld; the receiver plans from its own view.
 
@@ -143,27 +155,31 @@ def run_without_request(
     that choice were the request), so it forms and executes, and the original task
     judges whether the receiver guessed the sender's private branch.
     """
-    trace = Trace()
+    session = _Session(generate, prior, episode, surface)
     try:
-        sent, _ = _propose(generate, GenerationRequest(sender, Stage.SENDER_INITIAL, receiver), prior, episode, trace)
-        raw = _generate(generate, GenerationRequest(receiver, Stage.RECEIVER_WITHOUT_REQUEST, sender), trace)
-        answer = _receiver_answer(raw, receiver, prior, episode, trace)
+        sent, _ = session.propose(GenerationRequest(sender, Stage.SENDER_INITIAL, receiver))
+        answer = session.answer(GenerationRequest(receiver, Stage.RECEIVER_WITHOUT_REQUEST, sender))
         joint = Proposal(sent.self_plan, (PeerRequest(receiver, answer.self_plan),))
-        commitment = resolve_forward(joint, sender, answer, receiver, prior, episode)
-        return Success(commitment, materialize(commitment, prior, episode), trace)
+        return session.success(resolve_forward(joint, sender, answer, receiver, prior, episode))
     except _PROTOCOL_ERRORS as error:
-        return _fail(error, trace)
+        return session.fail(error)
 
 
 def run_feedback(
-    generate: Generator, respond: Responder, requester: str, peer: str, prior: Prior, episode: PublicEpisode
+    generate: Generator,
+    respond: Responder,
+    requester: str,
+    peer: str,
+    prior: Prior,
+    episode: PublicEpisode,
+    surface: Surface | None = None,
 ) -> ProtocolResult:
     """Algorithm S2: requester SELF+REQ → bounded response → revision → Resolve← → Materialize."""
-    trace = Trace()
+    session = _Session(generate, prior, episode, surface)
+    trace = session.trace
     try:
-        opening = GenerationRequest(requester, Stage.REQUESTER_INITIAL, peer)
-        initial, request = _propose(generate, opening, prior, episode, trace)
-        delivered = trace.wire.send(requester, peer, "REQ", request_line(request))
+        initial, request = session.propose(GenerationRequest(requester, Stage.REQUESTER_INITIAL, peer))
+        delivered = trace.wire.send(requester, peer, "REQ", session.surface.request(request))
         reply = trace.wire.send(peer, requester, "RESPONSE", respond(delivered))
         response = parse_response(reply)
         trace.responses.append(response)
@@ -174,22 +190,22 @@ def run_feedback(
             requester,
             Stage.REQUESTER_AFTER_RESPONSE,
             peer,
-            initial_proposal=serialize(initial, prior.vocab),
+            initial_proposal=session.surface.serialize(initial),
             response=reply,
         )
-        revised, _ = _propose(generate, revision, prior, episode, trace)
-        commitment = resolve_feedback(initial, revised, response, requester, peer, prior, episode)
-        return Success(commitment, materialize(commitment, prior, episode), trace)
+        revised, _ = session.propose(revision)
+        return session.success(resolve_feedback(initial, revised, response, requester, peer, prior, episode))
     except _PROTOCOL_ERRORS as error:
-        return _fail(error, trace)
+        return session.fail(error)
 
 
-def policy_responder(mode: str, requester: str, prior: Prior) -> Responder:
-    """The deterministic peer: parse the delivered REQ, answer from the workcell mode."""
+def policy_responder(mode: str, requester: str, prior: Prior, surface: Surface | None = None) -> Responder:
+    """The deterministic peer: decode the delivered REQ, answer from the workcell mode."""
+    spoken = surface or DslSurface(prior.vocab)
 
     def answer(delivered: str) -> str:
-        request = prior.parse(f"SELF -\n{delivered}").request
-        assert request is not None  # the wire carries the REQ line we serialized
+        request = spoken.delivered(delivered).request
+        assert request is not None  # the wire carries the REQ we serialized
         return respond(request, requester, mode, prior).serialize()
 
     return answer

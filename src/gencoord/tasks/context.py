@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from gencoord.dsl.surface import SurfaceName
 from gencoord.prior.episode import Ref
 
 
@@ -24,9 +25,10 @@ class LocalContext:
     inventory: Mapping[str, int]
     refs: Mapping[str, Ref]
     private: Mapping[str, str]
+    surface: SurfaceName = SurfaceName.DSL  # the wire form this agent must write
 
     def render(self) -> str:
-        lines = [f"agent: {self.agent}", f"role: {self.role}", f"peer: {self.peer}"]
+        lines = [f"agent: {self.agent}", f"role: {self.role}", f"peer: {self.peer}", f"surface: {self.surface.value}"]
         if self.template is not None:
             lines.append(f"task template: {self.template}")
             lines.append(f"admissible branches: {', '.join(self.branches)}")

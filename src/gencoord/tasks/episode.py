@@ -9,8 +9,9 @@ LocalContext. Nothing here runs a model or a world.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
 from gencoord.prior.compose import compose
 from gencoord.prior.episode import PublicEpisode, Ref
@@ -38,10 +39,11 @@ class EpisodeSpec:
     world: WorldSpec
     goal: tuple[Requirement, ...]
     contexts: Mapping[str, LocalContext]
+    surface: SurfaceName = SurfaceName.DSL
 
     @property
     def id(self) -> str:
-        return f"{self.cluster.id}/r{self.role}/s{self.seed}"
+        return f"{self.cluster.id}/r{self.role}/s{self.seed}/{self.surface.value}"
 
     @property
     def feedback(self) -> bool:
@@ -85,7 +87,14 @@ def _correct_capability_binding(
     return None
 
 
-def build_episode(cluster: Cluster, role: int, seed: int, prior: Prior, suites: SuiteDocument) -> EpisodeSpec:
+def build_episode(
+    cluster: Cluster,
+    role: int,
+    seed: int,
+    prior: Prior,
+    suites: SuiteDocument,
+    surface: SurfaceName = SurfaceName.DSL,
+) -> EpisodeSpec:
     if role not in range(ROLE_PERMUTATIONS):
         raise ConfigError("BAD_ROLE", f"role permutation must be 0 or 1, got {role}")
     agents = prior.default_episode.agents[:2]
@@ -121,8 +130,13 @@ def build_episode(cluster: Cluster, role: int, seed: int, prior: Prior, suites: 
         refs=refs,
         contents={d.name: d.contents for d in suites.variants.distractors if d.name in refs},
     )
-    contexts = _contexts(cluster, sender, receiver, params, world, refs, prior)
-    return EpisodeSpec(cluster, role, seed, sender, receiver, binding, dict(params), public, world, goal, contexts)
+    contexts = {
+        agent: replace(context, surface=surface)
+        for agent, context in _contexts(cluster, sender, receiver, params, world, refs, prior).items()
+    }
+    return EpisodeSpec(
+        cluster, role, seed, sender, receiver, binding, dict(params), public, world, goal, contexts, surface
+    )
 
 
 def _contexts(
