@@ -13,8 +13,12 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 	touch $(STAMP)
 
+# The main job: the paper's worked examples, then the four shipped mechanism experiments on
+# the embedded world, each written to runs/<name>-<timestamp>/ with report.md and report.html.
 run: $(STAMP)
 	$(BIN)/gencoord demo
+	$(BIN)/gencoord run experiments/request_intervention.toml experiments/feedback_intervention.toml \
+		experiments/controlled_faults.toml experiments/representation.toml
 
 test: $(STAMP)
 	$(BIN)/ruff check src tests scripts benchmarks
@@ -25,6 +29,7 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/codec.py
 	$(BIN)/python benchmarks/episodes.py
+	$(BIN)/python benchmarks/harness.py
 
 fuzz: $(STAMP)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,fuzz]'

@@ -4,17 +4,24 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
 
 from gencoord.demo import run_demo
 from gencoord.dsl.ast import Proposal
 from gencoord.dsl.json_surface import parse_json, serialize_json
 from gencoord.errors import ConfigError, GencoordError, PriorError
+from gencoord.eval.config import ExperimentConfig, load_experiment
+from gencoord.eval.jobs import expand
+from gencoord.eval.report import write_report
+from gencoord.eval.runner import create_run, read_manifest, read_records, run_experiment
 from gencoord.prior.contract import check_proposal
 from gencoord.prior.load import default_prior, load_prior
 from gencoord.prior.prior import Prior
@@ -127,6 +134,98 @@ def episode(
     else:
         show_episode(Console(), record)
     raise typer.Exit(0 if result.outcome.success else 1)
+
+
+def _fail_config(exc: ConfigError) -> typer.Exit:
+    Console(stderr=True).print(f"[red]{exc}[/red]", highlight=False)
+    return typer.Exit(2)
+
+
+def _run_one(config: ExperimentConfig, run_dir: Path, workers: int | None, console: Console) -> None:
+    total = len(expand(config))
+    done_before = len(read_records(run_dir))
+    columns = (
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[rate]} eps/s"),
+        TimeRemainingColumn(),
+        TextColumn("[red]{task.fields[failed]} G✗"),
+    )
+    with Progress(*columns, console=console, transient=False) as progress:
+        bar = progress.add_task(config.name, total=total, completed=done_before, rate="–", failed=0)
+        started = time.perf_counter()
+
+        def update(written: int, failed: int) -> None:
+            rate = written / max(time.perf_counter() - started, 1e-9)
+            progress.update(bar, completed=done_before + written, rate=f"{rate:,.0f}", failed=failed)
+
+        summary = run_experiment(config, run_dir, workers, update)
+    console.print(
+        f"{config.name}: {summary.ran} episodes in {summary.seconds:.1f} s"
+        + (f" ({summary.already_done} were already done)" if summary.already_done else "")
+        + f" → {run_dir / 'episodes.jsonl'}",
+        highlight=False,
+    )
+
+
+@app.command()
+def run(
+    configs: Annotated[list[Path] | None, typer.Argument(help="Experiment TOML files (see experiments/).")] = None,
+    resume: Annotated[
+        Path | None, typer.Option(help="Continue this run folder; its manifest holds the config.")
+    ] = None,
+    workers: Annotated[
+        int | None, typer.Option(min=1, help="Worker processes (default: the config's, or one per core).")
+    ] = None,
+    clusters: Annotated[int | None, typer.Option(min=2, help="Keep only the first N clusters (a reduced run).")] = None,
+    out: Annotated[Path | None, typer.Option(help="Parent folder for new runs (default: the config's output).")] = None,
+    report: Annotated[bool, typer.Option(help="Write report.md and report.html when a run completes.")] = True,
+) -> None:
+    """Run experiments into runs/<name>-<timestamp>/ (append-only records, resumable), then report."""
+    console = Console()
+    try:
+        if resume is not None:
+            if configs:
+                raise ConfigError(
+                    "RESUME_AND_CONFIG", "--resume takes the config from the run's manifest; pass no file"
+                )
+            config, _ = read_manifest(resume)
+            planned = [(config, resume)]
+        elif not configs:
+            raise ConfigError("NO_CONFIG", "give one or more experiment files, or --resume RUN_DIR")
+        else:
+            loaded = [load_experiment(path) for path in configs]
+            if clusters is not None:
+                loaded = [config.model_copy(update={"clusters": clusters}) for config in loaded]
+            planned = [(config, create_run(config, out)) for config in loaded]
+        for config, run_dir in planned:
+            _run_one(config, run_dir, workers, console)
+            if report:
+                written = write_report(run_dir)
+                console.print(f"report: {written.markdown}  ·  {written.html}", highlight=False)
+    except ConfigError as exc:
+        raise _fail_config(exc) from None
+
+
+@app.command(name="report")
+def report_command(
+    run_dir: Annotated[Path, typer.Argument(help="A run folder (runs/<name>-<timestamp>).")],
+) -> None:
+    """Write report.md and report.html (tables, figures, trace viewer) for a run folder."""
+    try:
+        written = write_report(run_dir)
+    except ConfigError as exc:
+        raise _fail_config(exc) from None
+    console = Console()
+    for table in written.tables:
+        rich_table = Table(title=table.title)
+        for column in table.columns:
+            rich_table.add_column(column)
+        for row in table.rows:
+            rich_table.add_row(*row)
+        console.print(rich_table)
+    console.print(f"report: {written.markdown}  ·  {written.html}", highlight=False)
 
 
 @app.command()

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from gencoord.backends.base import Backend, bind
-from gencoord.backends.rule import BranchGuesser, RequestRealizer, RuleRequester, RuleSender, composed
+from gencoord.backends.registry import rule_set
+from gencoord.backends.rule import composed
 from gencoord.dsl.surface import Surface, surface
 from gencoord.errors import CompileError, ConfigError, FailureCode
 from gencoord.prior.load import default_prior
@@ -67,14 +68,6 @@ def default_condition(spec: EpisodeSpec) -> Condition:
     return Condition.FEEDBACK if spec.feedback else Condition.REQUEST
 
 
-def rule_backends(spec: EpisodeSpec, condition: Condition, prior: Prior, suites: SuiteDocument) -> dict[str, Backend]:
-    """The deterministic team for a condition (zero model calls)."""
-    if spec.feedback:
-        return {spec.sender: RuleRequester(prior, suites), spec.receiver: RequestRealizer(prior)}
-    receiver: Backend = BranchGuesser(prior, spec.seed) if condition is Condition.NO_REQUEST else RequestRealizer(prior)
-    return {spec.sender: RuleSender(prior), spec.receiver: receiver}
-
-
 def _alternative_channel(spec: EpisodeSpec, prior: Prior, spoken: Surface) -> Channel:
     others = sorted(set(prior.templates[spec.cluster.template].bindings) - {spec.binding})
     alternative = composed(prior, others[0], spec.sender, spec.receiver, spec.params).request
@@ -101,7 +94,7 @@ def coordinate(
     prior = prior or default_prior()
     suites = suites or default_suites()
     condition = condition or default_condition(spec)
-    backends = backends or rule_backends(spec, condition, prior, suites)
+    backends = backends or rule_set(spec, condition is Condition.NO_REQUEST, prior, suites)
     allowed = FEEDBACK_CONDITIONS if spec.feedback else FORWARD_CONDITIONS
     if condition not in allowed:
         suite = spec.cluster.suite
@@ -164,7 +157,7 @@ def run_episode(
     prior = prior or default_prior()
     suites = suites or default_suites()
     condition = condition or default_condition(spec)
-    team = backends or rule_backends(spec, condition, prior, suites)
+    team = backends or rule_set(spec, condition is Condition.NO_REQUEST, prior, suites)
     clock = time.perf_counter()
     protocol = coordinate(spec, condition, backends=team, fault=fault, prior=prior, suites=suites)
     seconds = {"protocol": time.perf_counter() - clock}

@@ -11,9 +11,11 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from gencoord.dsl.serialize import format_path
+from gencoord.dsl.ast import Task
+from gencoord.dsl.serialize import format_path, format_task
 from gencoord.protocol.result import Fail, NoCommitment, Success
 from gencoord.run.episode import EpisodeResult
+from gencoord.runtime.plan import DispatchPlan
 
 RECORD_VERSION = 1
 DEADLINES_S = (30, 60)
@@ -45,6 +47,23 @@ def _actions(result: EpisodeResult) -> list[dict[str, Any]]:
     return rows
 
 
+def _plan(plan: DispatchPlan) -> dict[str, Any]:
+    """The dispatch DAG: task ids, actors, where, and what each waits for."""
+    return {
+        "tasks": [
+            {
+                "id": task.id,
+                "actor": task.actor,
+                "task": format_task(Task(task.skill, task.args)),
+                "place": None if task.place is None else task.place.name,
+                "preds": list(task.preds),
+            }
+            for task in plan.tasks
+        ],
+        "terminal": [f"{c.holder} {c.kind} {c.quantity} {c.item}" for c in plan.terminal],
+    }
+
+
 def _protocol(result: EpisodeResult) -> dict[str, Any]:
     protocol = result.protocol
     trace = protocol.trace
@@ -63,6 +82,7 @@ def _protocol(result: EpisodeResult) -> dict[str, Any]:
         "responses": [r.serialize() for r in trace.responses],
     }
     if isinstance(protocol, Success):
+        body["plan"] = _plan(protocol.plan)
         commitment = protocol.commitment
         body["commitment"] = {
             "direction": commitment.direction,
@@ -109,6 +129,8 @@ def episode_record(result: EpisodeResult) -> dict[str, Any]:
         "seed": spec.seed,
         "sender": spec.sender,
         "receiver": spec.receiver,
+        "surface": spec.surface.value,
+        "params": dict(spec.params),
         "condition": result.condition.value,
         "fault": result.fault.value,
         "backends": dict(result.backends),

@@ -1,0 +1,1 @@
+"""Experiments: configs, the runner, statistics, tables, figures and the report."""

@@ -1,0 +1,107 @@
+"""Figures for the report: our bars with CIs, the paper's values as markers.
+
+Built with matplotlib's object API (``Figure`` without pyplot): no global state, no
+display backend, safe to call from any process.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+from pathlib import Path
+
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from gencoord.eval.config import ExperimentConfig, ExperimentKind
+from gencoord.eval.tables import Row, paper_figures, row_cell
+
+OURS, PAPER = "#3266a8", "#222222"
+TITLES = {
+    ExperimentKind.FEEDBACK_INTERVENTION: "Feedback content selects requester revision (cf. paper Fig. 4a)",
+    ExperimentKind.REQUEST_INTERVENTION: "Delivered binding selects peer execution (cf. paper Fig. 4b)",
+    ExperimentKind.CONTROLLED_FAULTS: "Original-task success under controlled faults",
+    ExperimentKind.REPRESENTATION: "Success by communication surface",
+}
+
+
+def _save(figure: Figure, path: Path) -> bytes:
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=130, bbox_inches="tight")
+    data = buffer.getvalue()
+    path.write_bytes(data)
+    return data
+
+
+def _label(axis: Axes, labels: Sequence[str]) -> None:
+    """Tick labels, slanted when they would collide."""
+    slanted = sum(len(label) for label in labels) > 40
+    axis.set_xticks(range(len(labels)), labels, rotation=25 if slanted else 0, ha="right" if slanted else "center")
+
+
+def _paper_value(config: ExperimentConfig, table: str, cell: str) -> float | None:
+    value = paper_figures().get(config.kind.value, {}).get(table, {}).get(cell)
+    return float(value) if isinstance(value, int | float) else None
+
+
+def success_figure(rows: Sequence[Row], config: ExperimentConfig, path: Path) -> bytes:
+    """Success by row with 95% cluster-bootstrap error bars; the paper's value as a diamond."""
+    labels = [row.label for row in rows]
+    values = [100 * row.success.value for row in rows]
+    errors = [
+        [100 * (row.success.value - row.success.low) for row in rows],
+        [100 * (row.success.high - row.success.value) for row in rows],
+    ]
+    figure = Figure(figsize=(max(4.5, 1.5 * len(rows)), 3.4))
+    axis = figure.subplots()
+    positions = range(len(rows))
+    axis.bar(positions, values, yerr=errors, color=OURS, capsize=4, label="ours (95% CI)")
+    paper = [(i, _paper_value(config, "success", row_cell(row, config))) for i, row in enumerate(rows)]
+    marked = [(i, v) for i, v in paper if v is not None]
+    if marked:
+        axis.scatter([i for i, _ in marked], [v for _, v in marked], marker="D", color=PAPER, zorder=3, label="paper")
+    for index, value in enumerate(values):
+        axis.annotate(
+            f"{value:.0f}", (index, value), textcoords="offset points", xytext=(0, 3), ha="center", fontsize=8
+        )
+    _label(axis, labels)
+    axis.set_ylim(0, 112)
+    axis.set_ylabel("original-task success (%)")
+    axis.set_title(TITLES.get(config.kind, config.name), fontsize=10)
+    axis.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    axis.spines[["top", "right"]].set_visible(False)
+    return _save(figure, path)
+
+
+def wire_figure(rows: Sequence[Row], config: ExperimentConfig, path: Path) -> bytes:
+    """Mean peer payload bytes per episode by row, with the paper's bytes where it reports them."""
+    labels = [row.label for row in rows]
+    ours = [sum(r["protocol"]["wire_bytes"] for r in row.records) / len(row.records) for row in rows]
+    figure = Figure(figsize=(max(4.5, 1.5 * len(rows)), 3.4))
+    axis = figure.subplots()
+    positions = list(range(len(rows)))
+    axis.bar(positions, ours, color=OURS, label="ours (mean)")
+    paper = [(i, _paper_value(config, "wire_bytes", row_cell(row, config))) for i, row in enumerate(rows)]
+    marked = [(i, v) for i, v in paper if v is not None]
+    if marked:
+        axis.scatter([i for i, _ in marked], [v for _, v in marked], marker="D", color=PAPER, zorder=3, label="paper")
+    for index, value in enumerate(ours):
+        axis.annotate(
+            f"{value:.0f} B", (index, value), textcoords="offset points", xytext=(0, 3), ha="center", fontsize=8
+        )
+    _label(axis, labels)
+    axis.set_ylabel("wire bytes per episode")
+    title = "Peer payload by surface (cf. paper Table S10)"
+    axis.set_title(title if config.kind is ExperimentKind.REPRESENTATION else "Wire bytes per episode", fontsize=10)
+    axis.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    axis.spines[["top", "right"]].set_visible(False)
+    return _save(figure, path)
+
+
+def build_figures(rows: Sequence[Row], config: ExperimentConfig, folder: Path) -> dict[str, bytes]:
+    """PNG files in ``folder``; returns name → PNG bytes for embedding."""
+    folder.mkdir(parents=True, exist_ok=True)
+    figures = {"success": success_figure(rows, config, folder / "success.png")}
+    if any(row.records[0]["protocol"]["wire_bytes"] for row in rows):
+        figures["wire"] = wire_figure(rows, config, folder / "wire.png")
+    return figures

@@ -1,0 +1,83 @@
+"""Expand a config into episode jobs, and run one job into its JSON record.
+
+A job is a handful of indices and names, so it ships cheaply to any worker; the worker
+rebuilds the pool from the config (pools are pure functions of their seed). Every job
+has a stable key, which is how a resumed run knows what is already done.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+from gencoord import __version__
+from gencoord.backends.registry import backend_set
+from gencoord.dsl.surface import SurfaceName
+from gencoord.errors import ConfigError
+from gencoord.eval.config import ExperimentConfig
+from gencoord.prior.load import default_prior
+from gencoord.run.episode import Condition, run_episode
+from gencoord.run.faults import Fault
+from gencoord.run.record import episode_record
+from gencoord.tasks.cluster import Cluster, draw_pool, paper_pool
+from gencoord.tasks.episode import build_episode
+from gencoord.tasks.spec import default_suites
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    key: str
+    cluster: int  # index into the config's pool
+    role: int
+    seed: int
+    condition: Condition
+    fault: Fault
+    backend: str
+    surface: SurfaceName
+
+
+def clusters_of(config: ExperimentConfig) -> tuple[Cluster, ...]:
+    pool = (
+        paper_pool(config.pool)
+        if isinstance(config.pool, str)
+        else draw_pool(config.pool.split, config.pool.size, config.pool.seed)
+    )
+    if config.clusters is None:
+        return pool
+    if config.clusters > len(pool):
+        raise ConfigError("POOL_SIZE", f"clusters = {config.clusters} but the pool holds {len(pool)}")
+    keep = {cluster.pair for cluster in pool[: config.clusters]}
+    return tuple(cluster for cluster in pool if cluster.pair in keep)
+
+
+def expand(config: ExperimentConfig) -> list[Job]:
+    """Every episode of the experiment, in a fixed order."""
+    jobs = []
+    for index, cluster in enumerate(clusters_of(config)):
+        for condition in config.conditions:
+            for fault in config.faults:
+                for backend in config.backends:
+                    for surface in config.surfaces:
+                        for seed in config.seeds:
+                            for role in config.roles:
+                                key = "|".join((cluster.id, f"r{role}", f"s{seed}", condition, fault, backend, surface))
+                                job = Job(key, index, role, seed, condition, fault, backend, surface)
+                                jobs.append(job)
+    return jobs
+
+
+@cache
+def _clusters(config_json: str) -> tuple[Cluster, ...]:
+    return clusters_of(ExperimentConfig.model_validate_json(config_json))
+
+
+def run_job(config: ExperimentConfig, config_json: str, job: Job) -> dict[str, object]:
+    """One episode's record, tagged with its job key and experiment."""
+    prior, suites = default_prior(), default_suites()
+    cluster = _clusters(config_json)[job.cluster]
+    spec = build_episode(cluster, job.role, job.seed, prior, suites, job.surface)
+    backends = backend_set(job.backend)(spec, job.condition is Condition.NO_REQUEST, prior, suites)
+    result = run_episode(spec, job.condition, fault=job.fault, backends=backends, prior=prior, suites=suites)
+    return {"job": job.key, "experiment": config.name, "backend_set": job.backend, "gencoord": __version__} | (
+        episode_record(result)
+    )

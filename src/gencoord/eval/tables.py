@@ -1,0 +1,405 @@
+"""Paper-style tables computed from a run's episode records, with the paper's figures beside.
+
+Every number here is computed from our records; the "paper" column is read from
+``data/paper.toml`` and only printed, never used. A cell the paper does not report is "–".
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from gencoord.dsl.ast import Path, Proposal
+from gencoord.eval.config import ExperimentConfig, ExperimentKind
+from gencoord.eval.stats import (
+    Estimate,
+    block_bootstrap_mean,
+    bootstrap_mean,
+    cluster_means,
+    paired_difference,
+    percentile,
+    strict_successes,
+)
+from gencoord.prior.compose import compose
+from gencoord.prior.load import default_prior
+
+Record = Mapping[str, Any]
+DASH = "–"
+DIMENSIONS = ("condition", "fault", "backend_set", "surface")
+
+
+@dataclass
+class Table:
+    key: str
+    title: str
+    columns: list[str]
+    rows: list[list[str]] = field(default_factory=list)
+    caption: str = ""
+
+
+@dataclass(frozen=True)
+class Row:
+    """One group of episodes (a condition, fault, backend set and surface) and its statistics."""
+
+    key: tuple[str, ...]
+    label: str
+    records: tuple[Record, ...]
+    success: Estimate  # cluster bootstrap, fraction
+    per_cluster: Mapping[str, float]
+
+
+@cache
+def paper_figures() -> dict[str, Any]:
+    text = (resources.files("gencoord.eval") / "data" / "paper.toml").read_text(encoding="utf-8")
+    return tomllib.loads(text)
+
+
+def _paper(config: ExperimentConfig, table: str, cell: str) -> Any:
+    return paper_figures().get(config.kind.value, {}).get(table, {}).get(cell)
+
+
+def _pct(value: float | None, digits: int = 1) -> str:
+    return DASH if value is None else f"{100 * value:.{digits}f}%"
+
+
+def _ci(estimate: Estimate, scale: float = 100.0, digits: int = 1) -> str:
+    return f"[{estimate.low * scale:.{digits}f}, {estimate.high * scale:.{digits}f}]"
+
+
+def _mean(values: Iterable[float]) -> float | None:
+    data = list(values)
+    return sum(data) / len(data) if data else None
+
+
+def _num(value: float | None, digits: int = 1) -> str:
+    return DASH if value is None else f"{value:.{digits}f}"
+
+
+def success(record: Record) -> bool:
+    return bool(record["outcome"]["G"])
+
+
+def _varying(config: ExperimentConfig) -> list[str]:
+    sizes = {
+        "condition": len(config.conditions),
+        "fault": len(config.faults),
+        "backend_set": len(config.backends),
+        "surface": len(config.surfaces),
+    }
+    return [name for name in DIMENSIONS if sizes[name] > 1] or ["condition"]
+
+
+def group_rows(records: Sequence[Record], config: ExperimentConfig) -> list[Row]:
+    """Rows in config order, each with its cluster-bootstrap success estimate."""
+    groups: dict[tuple[str, ...], list[Record]] = defaultdict(list)
+    for record in records:
+        groups[tuple(str(record[d]) for d in DIMENSIONS)].append(record)
+    order = {
+        "condition": [c.value for c in config.conditions],
+        "fault": [f.value for f in config.faults],
+        "backend_set": config.backends,
+        "surface": [s.value for s in config.surfaces],
+    }
+    varying = _varying(config)
+    rows = []
+    for index, key in enumerate(
+        sorted(
+            groups,
+            key=lambda k: tuple(order[d].index(v) if v in order[d] else 99 for d, v in zip(DIMENSIONS, k, strict=True)),
+        )
+    ):
+        members = tuple(groups[key])
+        per_cluster = cluster_means((r["cluster"], float(success(r))) for r in members)
+        estimate = bootstrap_mean(per_cluster, config.bootstrap.resamples, config.bootstrap.condition_seed + index)
+        label = " · ".join(value for dimension, value in zip(DIMENSIONS, key, strict=True) if dimension in varying)
+        rows.append(Row(key, label, members, estimate, per_cluster))
+    return rows
+
+
+def row_cell(row: Row, config: ExperimentConfig) -> str:
+    """The name the paper's tables use for this row's varying dimension."""
+    dimension = _varying(config)[0]
+    return row.key[DIMENSIONS.index(dimension)]
+
+
+def _wire(record: Record, kind: str) -> int:
+    return sum(m["bytes"] for m in record["protocol"]["messages"] if m["kind"] == kind)
+
+
+def outcome_table(rows: Sequence[Row], config: ExperimentConfig) -> Table:
+    table = Table(
+        "outcomes",
+        "Outcomes by condition",
+        [
+            "row",
+            "episodes",
+            "clusters",
+            "success",
+            "95% CI",
+            "strict",
+            "model calls",
+            "generations",
+            "REQ B",
+            "response B",
+            "TTC p50 ms",
+            "TTC p95 ms",
+            "episode p50 s",
+            "V(30)",
+            "V(60)",
+            "paper success",
+        ],
+        caption=(
+            "Success is original-task success G, averaged within cluster over roles and seeds; the 95% CI is a "
+            f"{config.bootstrap.resamples:,}-resample percentile cluster bootstrap. Strict: clusters whose every "
+            "repetition succeeded. TTC: measured wall time from the first generation to the dispatch plan. Episode "
+            "time is simulated world time. The paper column is the published figure for the same condition."
+        ),
+    )
+    for row in rows:
+        records = row.records
+        ttc = [1000 * r["seconds"]["protocol"] for r in records]
+        durations = [r["outcome"]["duration_s"] for r in records if r["outcome"]["duration_s"] is not None]
+        strict, clusters = strict_successes((r["cluster"], success(r)) for r in records)
+        paper = _paper(config, "success", row_cell(row, config))
+        table.rows.append(
+            [
+                row.label,
+                str(len(records)),
+                str(len(row.per_cluster)),
+                _pct(row.success.value),
+                _ci(row.success),
+                f"{strict}/{clusters}",
+                _num(_mean(r["protocol"]["model_calls"] for r in records), 2),
+                _num(_mean(len(r["protocol"]["generations"]) for r in records), 2),
+                _num(_mean(_wire(r, "REQ") for r in records)),
+                _num(_mean(_wire(r, "RESPONSE") for r in records)),
+                _num(percentile(ttc, 50), 3),
+                _num(percentile(ttc, 95), 3),
+                _num(percentile(durations, 50), 2),
+                _pct(_mean(float(r["outcome"]["V30"]) for r in records)),
+                _pct(_mean(float(r["outcome"]["V60"]) for r in records)),
+                DASH if paper is None else f"{paper:.1f}%",
+            ]
+        )
+    return table
+
+
+def paired_table(rows: Sequence[Row], config: ExperimentConfig) -> Table | None:
+    """Reference − each other row, cluster-aligned, with a paired cluster-bootstrap interval."""
+    if config.reference is None:
+        return None
+    reference = next((row for row in rows if row.key[0] == config.reference.value), None)
+    if reference is None:
+        return None
+    table = Table(
+        "paired",
+        f"Paired differences: {config.reference.value} − condition (percentage points)",
+        ["condition", "Δ success (pp)", "95% CI", "paper Δ", "paper CI"],
+        caption="Cluster-aligned differences; percentile cluster bootstrap with the paper's paired seeds.",
+    )
+    for index, row in enumerate(r for r in rows if r is not reference):
+        seed = config.bootstrap.paired_seed + index
+        estimate = paired_difference(reference.per_cluster, row.per_cluster, config.bootstrap.resamples, seed)
+        paper = _paper(config, "paired", row.key[0])
+        table.rows.append(
+            [
+                row.label,
+                f"{100 * estimate.value:+.1f}",
+                _ci(estimate),
+                DASH if paper is None else f"{paper[0]:+.1f}",
+                DASH if paper is None else f"[{paper[1]:.1f}, {paper[2]:.1f}]",
+            ]
+        )
+    return table
+
+
+def block_table(rows: Sequence[Row], config: ExperimentConfig) -> Table:
+    """The pair-block sensitivity analysis: average both capability worlds of a pair, resample pairs."""
+    table = Table(
+        "blocks",
+        "Matched-pair block bootstrap (sensitivity)",
+        ["condition", "pair blocks", "success", "95% CI", "paper CI (primary)"],
+        caption="Both capability worlds of each goal–world pair are averaged; whole pair blocks are resampled.",
+    )
+    for index, row in enumerate(rows):
+        pairs = {str(r["cluster"]): str(r["pair"]) for r in row.records}
+        seed = config.bootstrap.block_seed + index
+        estimate = block_bootstrap_mean(row.per_cluster, pairs, config.bootstrap.resamples, seed)
+        paper = _paper(config, "ci", row.key[0])
+        table.rows.append(
+            [
+                row.label,
+                str(len(set(pairs.values()))),
+                _pct(estimate.value),
+                _ci(estimate),
+                DASH if paper is None else f"[{paper[0]:.0f}, {paper[1]:.0f}]",
+            ]
+        )
+    return table
+
+
+def _path_of(text: str) -> Path:
+    return default_prior().parse(f"SELF {text}\nREQ -").self_plan
+
+
+def _fields(paths: Mapping[str, Path], sender: str, receiver: str) -> dict[str, object]:
+    """The commitment fields feedback can move: craft actor, handoff, peer suffix, goal."""
+    crafter = next((agent for agent, path in paths.items() if any(t.skill == "craft.item" for t in path)), None)
+    handoff = next((t for t in paths[sender] if t.skill == "resource.deliver" and t.has("to")), None)
+    goal = next((t for path in paths.values() for t in path if t.get("dst") == "order_chest"), None)
+    return {
+        "craft_actor": crafter,
+        "handoff_item": None if handoff is None else handoff.get("item"),
+        "handoff_count": None if handoff is None else handoff.get("q"),
+        "peer_suffix": paths[receiver],
+        "goal_item": None if goal is None else goal.get("item"),
+        "goal_count": None if goal is None else goal.get("q"),
+    }
+
+
+def _composed_fields(record: Record, binding: str) -> dict[str, object]:
+    prior = default_prior()
+    sender, receiver = record["sender"], record["receiver"]
+    proposal: Proposal = compose(
+        prior, record["template"], binding, sender=sender, receiver=receiver, params=record["params"]
+    )
+    assert proposal.request is not None
+    return _fields({sender: proposal.self_plan, receiver: proposal.request.plan}, sender, receiver)
+
+
+def fidelity_table(records: Sequence[Record], config: ExperimentConfig) -> Table | None:
+    """Table S19: under counterfactual feedback, which commitment fields follow the injected response."""
+    injected_runs = [
+        r for r in records if r["condition"] == "counterfactual_feedback" and "commitment" in r["protocol"]
+    ]
+    if not injected_runs:
+        return None
+    prior = default_prior()
+    matches: dict[str, list[int]] = {name: [0, 0] for name in _FIDELITY_FIELDS}
+    for record in injected_runs:
+        paths = {agent: _path_of(text) for agent, text in record["protocol"]["commitment"]["paths"].items()}
+        actual = _fields(paths, record["sender"], record["receiver"])
+        true_binding = record["binding"]
+        injected = next(b for b in prior.templates[record["template"]].bindings if b != true_binding)
+        for column, binding in enumerate((injected, true_binding)):
+            expected = _composed_fields(record, binding)
+            for name in _FIDELITY_FIELDS:
+                matches[name][column] += actual[name] == expected[name]
+    n = len(injected_runs)
+    table = Table(
+        "fidelity",
+        "Commitment fields under counterfactual feedback",
+        ["field", "matches injected", "matches true world", "observed", "paper injected", "paper true"],
+        caption="Each formed counterfactual commitment compared field by field with the binding the injected "
+        "response calls for and the binding the true workcell needs.",
+    )
+    for name in _FIDELITY_FIELDS:
+        injected_count, true_count = matches[name]
+        behaviour = (
+            "invariant" if injected_count == true_count == n else "rewritten" if injected_count == n else "mixed"
+        )
+        paper = _paper(config, "fidelity", name)
+        table.rows.append(
+            [
+                name.replace("_", " "),
+                f"{injected_count}/{n}",
+                f"{true_count}/{n}",
+                behaviour,
+                DASH if paper is None else f"{paper[0]}/240",
+                DASH if paper is None else f"{paper[1]}/240",
+            ]
+        )
+    return table
+
+
+_FIDELITY_FIELDS = ("craft_actor", "handoff_item", "handoff_count", "peer_suffix", "goal_item", "goal_count")
+
+
+def stage_table(rows: Sequence[Row], config: ExperimentConfig) -> Table:
+    """v2 Table S46: the share of episodes passing each stage; a dash when no episode reached it."""
+    table = Table(
+        "stages",
+        "Stage checks under controlled faults",
+        ["fault", "assigned", "C", "H", "T", "F", "G", "failure codes", "paper C H T F G"],
+        caption="Fractions of assigned episodes that pass each stage; – where no episode reached the stage.",
+    )
+    for row in rows:
+        cells = []
+        for stage in ("C", "H", "T", "F", "G"):
+            reached = [r["outcome"][stage] for r in row.records if r["outcome"][stage] is not None]
+            cells.append(DASH if not reached else f"{sum(reached) / len(row.records):.2f}".rstrip("0").rstrip("."))
+        codes: dict[str, int] = defaultdict(int)
+        for record in row.records:
+            codes[record["outcome"]["failure"] or "none"] += 1
+        paper = _paper(config, "stages", row_cell(row, config))
+        table.rows.append(
+            [
+                row.label,
+                str(len(row.records)),
+                *cells,
+                ", ".join(f"{code} {n}" for code, n in sorted(codes.items())),
+                DASH if paper is None else " ".join(paper),
+            ]
+        )
+    return table
+
+
+def representation_table(rows: Sequence[Row], config: ExperimentConfig) -> Table:
+    """Table S10's columns for the surfaces we have: success, calls, peer payload bytes, TTC."""
+    table = Table(
+        "representation",
+        "Communication surfaces at matched quality",
+        [
+            "surface",
+            "success",
+            "model calls",
+            "wire B",
+            "paper wire B",
+            "TTC p50 ms",
+            "TTC p95 ms",
+            "paper TTC p50 s",
+            "paper TTC p95 s",
+        ],
+        caption="Wire B is the protocol-specific peer payload per episode (the REQ). Our TTC is measured with "
+        "deterministic backends (no model), so it is protocol overhead only; the paper's includes generation.",
+    )
+    for row in rows:
+        cell = row_cell(row, config)
+        ttc = [1000 * r["seconds"]["protocol"] for r in row.records]
+        table.rows.append(
+            [
+                row.label,
+                _pct(row.success.value),
+                _num(_mean(r["protocol"]["model_calls"] for r in row.records), 2),
+                _num(_mean(r["protocol"]["wire_bytes"] for r in row.records)),
+                _num(_paper(config, "wire_bytes", cell)),
+                _num(percentile(ttc, 50), 3),
+                _num(percentile(ttc, 95), 3),
+                _num(_paper(config, "ttc_p50_s", cell), 3),
+                _num(_paper(config, "ttc_p95_s", cell), 3),
+            ]
+        )
+    return table
+
+
+def build_tables(records: Sequence[Record], config: ExperimentConfig) -> tuple[list[Row], list[Table]]:
+    rows = group_rows(records, config)
+    tables = [outcome_table(rows, config)]
+    paired = paired_table(rows, config)
+    if paired is not None:
+        tables.append(paired)
+    if config.kind is ExperimentKind.FEEDBACK_INTERVENTION:
+        tables.append(block_table(rows, config))
+        fidelity = fidelity_table(records, config)
+        if fidelity is not None:
+            tables.append(fidelity)
+    if config.kind is ExperimentKind.CONTROLLED_FAULTS:
+        tables.append(stage_table(rows, config))
+    if config.kind is ExperimentKind.REPRESENTATION:
+        tables.append(representation_table(rows, config))
+    return rows, tables
