@@ -35,7 +35,8 @@ def test_feedback_report_regenerates_tables_s18_and_s19(tmp_path: Path) -> None:
     report = write_report(_run("feedback_intervention", tmp_path, 8))
     markdown = report.markdown.read_text()
     outcomes = {row[0]: row for row in _table(markdown, "Outcomes by condition")}
-    assert [outcomes[c][3] for c in ("local_only", "feedback", "counterfactual_feedback", "centralized")] == [
+    assert outcomes["feedback"][1] == "request-realizer, rule-requester"
+    assert [outcomes[c][4] for c in ("local_only", "feedback", "counterfactual_feedback", "centralized")] == [
         "50.0%",
         "100.0%",
         "0.0%",

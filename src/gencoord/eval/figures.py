@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from matplotlib.axes import Axes
@@ -44,58 +45,71 @@ def _paper_value(config: ExperimentConfig, table: str, cell: str) -> float | Non
     return float(value) if isinstance(value, int | float) else None
 
 
-def success_figure(rows: Sequence[Row], config: ExperimentConfig, path: Path) -> bytes:
-    """Success by row with 95% cluster-bootstrap error bars; the paper's value as a diamond."""
-    labels = [row.label for row in rows]
-    values = [100 * row.success.value for row in rows]
-    errors = [
-        [100 * (row.success.value - row.success.low) for row in rows],
-        [100 * (row.success.high - row.success.value) for row in rows],
-    ]
+@dataclass(frozen=True)
+class _Chart:
+    values: list[float]
+    paper_table: str  # where paper.toml keeps the matching figure
+    unit: str
+    ylabel: str
+    title: str
+    errors: list[list[float]] | None = None
+    legend: str = "ours"
+    ylim: float | None = None
+
+
+def _bar_chart(rows: Sequence[Row], config: ExperimentConfig, chart: _Chart, path: Path) -> bytes:
+    """One bar per row (ours, with error bars if given) and the paper's value as a diamond."""
     figure = Figure(figsize=(max(4.5, 1.5 * len(rows)), 3.4))
     axis = figure.subplots()
     positions = range(len(rows))
-    axis.bar(positions, values, yerr=errors, color=OURS, capsize=4, label="ours (95% CI)")
-    paper = [(i, _paper_value(config, "success", row_cell(row, config))) for i, row in enumerate(rows)]
+    axis.bar(positions, chart.values, yerr=chart.errors, color=OURS, capsize=4, label=chart.legend)
+    paper = [(i, _paper_value(config, chart.paper_table, row_cell(row, config))) for i, row in enumerate(rows)]
     marked = [(i, v) for i, v in paper if v is not None]
     if marked:
         axis.scatter([i for i, _ in marked], [v for _, v in marked], marker="D", color=PAPER, zorder=3, label="paper")
-    for index, value in enumerate(values):
-        axis.annotate(
-            f"{value:.0f}", (index, value), textcoords="offset points", xytext=(0, 3), ha="center", fontsize=8
-        )
-    _label(axis, labels)
-    axis.set_ylim(0, 112)
-    axis.set_ylabel("original-task success (%)")
-    axis.set_title(TITLES.get(config.kind, config.name), fontsize=10)
+    for index, value in enumerate(chart.values):
+        label = f"{value:.0f}{chart.unit}"
+        axis.annotate(label, (index, value), textcoords="offset points", xytext=(0, 3), ha="center", fontsize=8)
+    _label(axis, [row.label for row in rows])
+    if chart.ylim is not None:
+        axis.set_ylim(0, chart.ylim)
+    axis.set_ylabel(chart.ylabel)
+    axis.set_title(chart.title, fontsize=10)
     axis.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     axis.spines[["top", "right"]].set_visible(False)
     return _save(figure, path)
+
+
+def success_figure(rows: Sequence[Row], config: ExperimentConfig, path: Path) -> bytes:
+    """Success by row with 95% cluster-bootstrap error bars (the paper's Figure 4 panels)."""
+    chart = _Chart(
+        values=[100 * row.success.value for row in rows],
+        errors=[
+            [100 * (row.success.value - row.success.low) for row in rows],
+            [100 * (row.success.high - row.success.value) for row in rows],
+        ],
+        paper_table="success",
+        unit="",
+        ylabel="original-task success (%)",
+        title=TITLES.get(config.kind, config.name),
+        legend="ours (95% CI)",
+        ylim=112,
+    )
+    return _bar_chart(rows, config, chart, path)
 
 
 def wire_figure(rows: Sequence[Row], config: ExperimentConfig, path: Path) -> bytes:
-    """Mean peer payload bytes per episode by row, with the paper's bytes where it reports them."""
-    labels = [row.label for row in rows]
-    ours = [sum(r["protocol"]["wire_bytes"] for r in row.records) / len(row.records) for row in rows]
-    figure = Figure(figsize=(max(4.5, 1.5 * len(rows)), 3.4))
-    axis = figure.subplots()
-    positions = list(range(len(rows)))
-    axis.bar(positions, ours, color=OURS, label="ours (mean)")
-    paper = [(i, _paper_value(config, "wire_bytes", row_cell(row, config))) for i, row in enumerate(rows)]
-    marked = [(i, v) for i, v in paper if v is not None]
-    if marked:
-        axis.scatter([i for i, _ in marked], [v for _, v in marked], marker="D", color=PAPER, zorder=3, label="paper")
-    for index, value in enumerate(ours):
-        axis.annotate(
-            f"{value:.0f} B", (index, value), textcoords="offset points", xytext=(0, 3), ha="center", fontsize=8
-        )
-    _label(axis, labels)
-    axis.set_ylabel("wire bytes per episode")
-    title = "Peer payload by surface (cf. paper Table S10)"
-    axis.set_title(title if config.kind is ExperimentKind.REPRESENTATION else "Wire bytes per episode", fontsize=10)
-    axis.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    axis.spines[["top", "right"]].set_visible(False)
-    return _save(figure, path)
+    """Mean peer payload bytes per episode by row (REQ plus any response)."""
+    surfaces = config.kind is ExperimentKind.REPRESENTATION
+    chart = _Chart(
+        values=[sum(r["protocol"]["wire_bytes"] for r in row.records) / len(row.records) for row in rows],
+        paper_table="wire_bytes",
+        unit=" B",
+        ylabel="wire bytes per episode",
+        title="Peer payload by surface (cf. paper Table S10)" if surfaces else "Wire bytes per episode",
+        legend="ours (mean)",
+    )
+    return _bar_chart(rows, config, chart, path)
 
 
 def build_figures(rows: Sequence[Row], config: ExperimentConfig, folder: Path) -> dict[str, bytes]:

@@ -137,6 +137,7 @@ def outcome_table(rows: Sequence[Row], config: ExperimentConfig) -> Table:
         "Outcomes by condition",
         [
             "row",
+            "backends",
             "episodes",
             "clusters",
             "success",
@@ -169,6 +170,7 @@ def outcome_table(rows: Sequence[Row], config: ExperimentConfig) -> Table:
         table.rows.append(
             [
                 row.label,
+                ", ".join(sorted({str(name) for r in records for name in r["backends"].values()})),
                 str(len(records)),
                 str(len(row.per_cluster)),
                 _pct(row.success.value),
