@@ -145,6 +145,11 @@ class _Compiler:
         return [*self.go(task.actor, task.id, dst), Deposit(task.actor, task.id, dst, item, quantity)]
 
 
+def compile_task(task: PlannedTask, world: WorldSpec, game: GameData) -> tuple[Action, ...]:
+    """The actions of one planned task on its own, for controllers that dispatch task by task."""
+    return tuple(_Compiler(world, game).task(task))
+
+
 def compile_plan(plan: DispatchPlan, world: WorldSpec, game: GameData) -> Program:
     """The executor program for ``plan`` in ``world``; raises CompileError (EXECUTION_FAILURE)."""
     compiler = _Compiler(world, game)

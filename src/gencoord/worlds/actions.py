@@ -17,6 +17,7 @@ class GoTo:
     task: str
     target: str  # a ref, or another agent
     target_kind: Literal["ref", "agent"]
+    detour: bool = False  # take the long way round a blocked route
 
 
 @dataclass(frozen=True, slots=True)

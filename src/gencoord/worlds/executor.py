@@ -23,6 +23,7 @@ class ActionFailure:
 
     code: str
     message: str
+    retry_after_s: float | None = None  # when waiting is the remedy (a busy station): how long
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,6 +29,8 @@ class WorldSpec:
     refs: Mapping[str, Ref]
     contents: Mapping[str, Mapping[str, int]] = field(default_factory=dict)  # container ref → items
     deposits: Mapping[str, int] = field(default_factory=dict)  # resource ref → blocks available
+    blocked: frozenset[str] = frozenset()  # refs whose direct route is blocked: reach them by a detour
+    busy_until: Mapping[str, float] = field(default_factory=dict)  # station ref → seconds it stays occupied
 
     def agent(self, name: str) -> AgentSpec:
         return next(agent for agent in self.agents if agent.name == name)

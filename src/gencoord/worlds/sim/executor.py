@@ -35,8 +35,8 @@ from gencoord.worlds.spec import Position, WorldSpec
 
 
 class _RefusedError(Exception):
-    def __init__(self, code: str, message: str) -> None:
-        self.failure = ActionFailure(code, message)
+    def __init__(self, code: str, message: str, retry_after_s: float | None = None) -> None:
+        self.failure = ActionFailure(code, message, retry_after_s)
 
 
 @dataclass
@@ -203,9 +203,13 @@ class SimExecutor:
             assert self._world is not None
             if action.target not in self._world.refs:
                 raise _RefusedError("UNKNOWN_REF", f"{action.target} does not exist in this world")
+            if action.target in self._world.blocked and not action.detour:
+                raise _RefusedError("PATH_BLOCKED", f"the route to {action.target} is blocked; a detour is needed")
             x, y, z = (float(c) for c in self._world.refs[action.target].position)
             goal = (x, y, z - 1.0)  # stand in front of the block
         walked = _distance(self.positions[action.agent], goal)
+        if action.detour:
+            walked *= self.physics.detour_factor
         self.positions[action.agent] = goal
         return began + walked / self.physics.walk_blocks_per_s
 
@@ -271,6 +275,10 @@ class SimExecutor:
             if self._world.refs[action.station].block != "crafting_table":
                 raise _RefusedError("WRONG_STATION", f"{action.station} is not a crafting_table")
             self._within_reach(action.agent, where, action.station)
+            free_at = self._world.busy_until.get(action.station, 0.0)
+            if began < free_at:
+                wait = free_at - began
+                raise _RefusedError("STATION_BUSY", f"{action.station} is busy for another {wait:.1f} s", wait)
         held = self.inventories[action.agent]
         needs = {item: n * action.runs for item, n in recipe.ingredients.items()}
         missing = {item: n - held.get(item, 0) for item, n in needs.items() if held.get(item, 0) < n}

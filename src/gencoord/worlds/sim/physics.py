@@ -26,6 +26,7 @@ class Physics(BaseModel):
     click_ticks: PositiveInt
     place_ticks: PositiveInt
     smelt_ticks_per_item: PositiveInt
+    detour_factor: PositiveFloat
     fuel_ticks: dict[str, PositiveInt]
     smelting: dict[str, str]
 

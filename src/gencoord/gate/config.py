@@ -1,0 +1,85 @@
+"""The gate's parameters (``data/gate.toml``), validated; a user file may replace them."""
+
+from __future__ import annotations
+
+import tomllib
+from functools import cache
+from importlib import resources
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError, model_validator
+
+from gencoord.errors import ConfigError
+
+FEATURES = ("C", "R", "I", "L", "H")
+
+
+class Weights(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    C: float
+    R: float
+    I: float  # noqa: E741  (the paper's name for downstream impact)
+    L: float
+    H: float
+    bias: float = 0.0
+
+
+class Thresholds(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    low: float
+    high: float
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Thresholds:
+        if not self.low < self.high:
+            raise ValueError(f"thresholds must satisfy low < high, got {self.low} and {self.high}")
+        return self
+
+
+class LogisticSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    features: list[str] = Field(min_length=1)
+    weights: list[float]
+    bias: float = 0.0
+
+    @model_validator(mode="after")
+    def _matched(self) -> LogisticSpec:
+        if len(self.features) != len(self.weights):
+            raise ValueError("adjudicator features and weights differ in length")
+        return self
+
+
+class GateConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    quick_cost: PositiveInt
+    cooldown: PositiveInt
+    window: PositiveInt
+    patience: PositiveInt
+    max_history: PositiveInt
+    weights: Weights
+    thresholds: Thresholds
+    adjudicator: LogisticSpec
+
+
+def parse_gate_config(text: str, origin: str) -> GateConfig:
+    try:
+        return GateConfig.model_validate(tomllib.loads(text))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError("INVALID_TOML", f"{origin}: {exc}") from None
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(part) for part in first["loc"]) or "(top level)"
+        raise ConfigError("INVALID_GATE", f"{origin}: {field}: {first['msg']}") from None
+
+
+def load_gate_config(path: Path) -> GateConfig:
+    try:
+        return parse_gate_config(path.read_text(encoding="utf-8"), str(path))
+    except OSError as exc:
+        raise ConfigError("UNREADABLE", f"{path}: {exc.strerror}") from None
+
+
+@cache
+def default_gate_config() -> GateConfig:
+    text = (resources.files("gencoord.gate") / "data" / "gate.toml").read_text(encoding="utf-8")
+    return parse_gate_config(text, "gate.toml")

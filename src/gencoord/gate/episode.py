@@ -1,0 +1,657 @@
+"""A gated episode: agents work their task chains round by round and gate every issue.
+
+Each round every agent takes one step: read one message, wait on an open request, run
+one executor action, or decide about an issue. Private state changes only from executor
+records (what the world verified). The public channel carries only protocol signals:
+``REQUEST_MATERIAL`` with a Short DSL SELF+REQ body, answered ``ACCEPT`` or
+``CANNOT_SUPPLY``. A failed request raises the history penalty and starts a cooldown,
+after which the agent recovers locally or skips a non-critical node. Every episode ends
+within its round budget.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter, deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from gencoord.gate.config import GateConfig, default_gate_config
+from gencoord.gate.jobs import Node
+from gencoord.gate.needs import action_estimate, node_needs
+from gencoord.gate.policy import (
+    Adjudicator,
+    Decision,
+    Features,
+    GateCondition,
+    LogisticAdjudicator,
+    decide,
+)
+from gencoord.gate.recovery import Belief, plan_recovery
+from gencoord.gate.suite import GateInstance
+from gencoord.prior.contract import check_proposal
+from gencoord.prior.load import default_prior
+from gencoord.prior.prior import Prior
+from gencoord.protocol.response import Response
+from gencoord.protocol.wire import WireMessage
+from gencoord.runtime.compile import compile_task
+from gencoord.runtime.plan import Place, PlannedTask
+from gencoord.runtime.verify import unmet
+from gencoord.worlds.actions import Action, GiveItem, GoTo, ObtainBlock, Program, Wait, Withdraw
+from gencoord.worlds.executor import ActionRecord, Executor
+from gencoord.worlds.sim.executor import SimExecutor
+from gencoord.worlds.sim.physics import default_physics
+
+WAIT_TICKS = 100
+
+
+@dataclass
+class PrivateState:
+    """m_priv: inventory, active task, position, blockage, verified history; bounded."""
+
+    inventory: dict[str, int]
+    position: tuple[float, float, float]
+    active: str | None = None
+    blocked: str | None = None
+    history: deque[str] = field(default_factory=deque)
+    exhausted: set[str] = field(default_factory=set)
+    blocked_refs: set[str] = field(default_factory=set)
+    failed_requests: Counter[str] = field(default_factory=Counter)
+
+    def remember(self, event: str) -> None:
+        self.history.append(event)
+
+    def size(self) -> int:
+        return len(
+            json.dumps(
+                {
+                    "inventory": self.inventory,
+                    "position": self.position,
+                    "active": self.active,
+                    "blocked": self.blocked,
+                    "history": list(self.history),
+                    "exhausted": sorted(self.exhausted),
+                    "blocked_refs": sorted(self.blocked_refs),
+                    "failed_requests": dict(self.failed_requests),
+                }
+            )
+        )
+
+
+@dataclass
+class IssueRecord:
+    id: int
+    agent: str
+    kind: str
+    node: str
+    needs: dict[str, int]
+    round: int
+    oracle_recoverable: bool
+    decisions: list[dict[str, Any]] = field(default_factory=list)
+    escalated: bool = False
+    fulfilled: bool = False
+    resolution: str | None = None  # local / escalated / skipped / moot; None: unresolved at the end
+
+
+@dataclass
+class _Request:
+    issue: IssueRecord
+    requester: str
+    helper: str
+    item: str
+    quantity: int
+    deadline: int
+    baseline: int
+    answer: str | None = None  # ACCEPT / CANNOT_SUPPLY
+
+
+@dataclass
+class _Agent:
+    name: str
+    private: PrivateState
+    delay: int
+    queue: deque[Action] = field(default_factory=deque)
+    queue_node: str | None = None  # the node the queue completes (None: a recovery or a helping hand)
+    serving: str | None = None  # the node the queue is for, completed or recovered
+    inbox: deque[WireMessage] = field(default_factory=deque)
+    context: list[str] = field(default_factory=list)  # public messages this agent carries
+    waiting: _Request | None = None
+    cooldown_until: int = 0
+    waited_since: dict[str, int] = field(default_factory=dict)
+    skipped: set[str] = field(default_factory=set)
+    believed_extra: Counter[str] = field(default_factory=Counter)  # unverified promises (no partition only)
+
+
+@dataclass(frozen=True)
+class GateResult:
+    instance: str
+    job: str
+    agents: int
+    condition: GateCondition
+    success: bool
+    rounds: int
+    budget: int
+    issues: tuple[IssueRecord, ...]
+    messages: tuple[WireMessage, ...]
+    context_bytes: int  # the largest private context any agent carried
+    duration_s: float
+    anomalies: tuple[str, ...]
+
+    def record(self) -> dict[str, Any]:
+        escalations = [i for i in self.issues if i.escalated]
+        return {
+            "instance": self.instance,
+            "job": self.job,
+            "agents": self.agents,
+            "condition": self.condition.value,
+            "success": self.success,
+            "rounds": self.rounds,
+            "budget": self.budget,
+            "anomalies": list(self.anomalies),
+            "issues": [vars(issue) for issue in self.issues],
+            "issue_count": len(self.issues),
+            "moot_issues": sum(i.resolution == "moot" for i in self.issues),
+            "resolved_locally": sum(i.resolution in ("local", "skipped") for i in self.issues),
+            "escalations": len(escalations),
+            "unnecessary_escalations": sum(i.oracle_recoverable for i in escalations),
+            "fulfilled_escalations": sum(i.fulfilled for i in escalations),
+            "messages": len(self.messages),
+            "wire_bytes": sum(m.nbytes for m in self.messages),
+            "message_log": [
+                {"from": m.sender, "to": m.recipient, "kind": m.kind, "payload": m.payload} for m in self.messages
+            ],
+            "context_bytes": self.context_bytes,
+            "duration_s": round(self.duration_s, 3),
+        }
+
+
+class _Episode:
+    def __init__(
+        self,
+        instance: GateInstance,
+        condition: GateCondition,
+        config: GateConfig,
+        adjudicator: Adjudicator,
+        executor: Executor,
+        prior: Prior,
+    ) -> None:
+        self.instance = instance
+        self.job = instance.job
+        self.condition = condition
+        self.partitioned = condition is not GateCondition.FULL_NO_PARTITION
+        self.config = config
+        self.adjudicator = adjudicator
+        self.executor = executor
+        self.prior = prior
+        self.game = prior.game
+        self.physics = default_physics()
+        self.public = prior.episode(None, self.job.agents)
+        start = executor.reset(instance.world)
+        self.agents = {
+            spec.name: _Agent(
+                spec.name,
+                PrivateState(
+                    dict(start.inventories[spec.name]), spec.position, history=deque(maxlen=config.max_history)
+                ),
+                instance.delays.get(spec.name, 0),
+            )
+            for spec in instance.world.agents
+        }
+        self.done: set[str] = set()
+        self.mined: Counter[str] = Counter()  # blocks taken per resource area (for the oracle)
+        self.issues: dict[tuple[str, str, str], IssueRecord] = {}
+        self.messages: list[WireMessage] = []
+        self.round = 0
+        self.largest_context = 0
+
+    # ----------------------------------------------------------------- the loop
+    def run(self) -> GateResult:
+        while self.round < self.instance.budget and not self._finished():
+            self.round += 1
+            for name in self.job.agents:
+                self._step(self.agents[name])
+                self._measure(self.agents[name])
+        final = self.executor.snapshot()
+        goal = tuple(spec.requirement({}, {}) for spec in self.job.spec.goal)
+        success = not unmet(goal, final)
+        for issue in self.issues.values():
+            if issue.resolution is None and issue.node in self.done:
+                issue.resolution = "escalated" if issue.fulfilled else "local"
+            elif issue.resolution is None and success and not self.job.node(issue.node).critical:
+                issue.resolution = "moot"  # the goal was reached; nobody needed that node any more
+        return GateResult(
+            self.instance.id,
+            self.job.name,
+            len(self.job.agents),
+            self.condition,
+            success,
+            self.round,
+            self.instance.budget,
+            tuple(self.issues.values()),
+            tuple(self.messages),
+            self.largest_context,
+            final.clock_s,
+            tuple(a.kind.value for a in self.instance.anomalies),
+        )
+
+    def _finished(self) -> bool:
+        return all(node.id in self.done for node in self.job.nodes if node.critical)
+
+    def _measure(self, agent: _Agent) -> None:
+        size = agent.private.size() + sum(len(m) for m in agent.context)
+        self.largest_context = max(self.largest_context, size)
+
+    def _step(self, agent: _Agent) -> None:
+        if agent.delay > 0:
+            agent.delay -= 1  # busy elsewhere this round
+            return
+        if agent.inbox:
+            self._read(agent, agent.inbox.popleft())
+            return
+        if agent.waiting is not None and not self._settle(agent):
+            return
+        if agent.queue:
+            self._act(agent)
+            return
+        node = self._next_node(agent)
+        if node is None:
+            return
+        missing = self._missing(agent, node)
+        if node.task.skill == "resource.obtain":
+            if not missing:  # already holds what the node gathers (a recovery got it)
+                self._complete(agent, node.id)
+                return
+        elif missing:
+            self._issue(agent, node, "missing_material", missing)
+            return
+        if self._start(agent, node):
+            self._act(agent)
+        else:
+            self._issue(agent, node, "missing_material", missing)
+
+    # ----------------------------------------------------------------- nodes
+    def _ready(self, node: Node) -> bool:
+        return all(dep in self.done for dep in node.deps)
+
+    def _next_node(self, agent: _Agent) -> Node | None:
+        pending = [n for n in self.job.nodes if n.agent == agent.name and n.id not in self.done | agent.skipped]
+        for node in pending:
+            if self._ready(node):
+                agent.private.active = node.id
+                return node
+        for node in pending:  # everything left waits on a peer
+            since = agent.waited_since.setdefault(node.id, self.round)
+            if self.round - since >= self.config.patience:
+                agent.waited_since[node.id] = self.round
+                blocker = next(dep for dep in node.deps if dep not in self.done)
+                self._issue(
+                    agent, node, "dependency_block", node_needs(self.job.node(blocker).task, self.game), blocker
+                )
+            return None
+        return None
+
+    def _believed(self, agent: _Agent) -> dict[str, int]:
+        held = Counter(agent.private.inventory)
+        held.update(agent.believed_extra)
+        return dict(held)
+
+    def _requirement(self, node: Node) -> dict[str, int]:
+        """What the actor must hold: a gathering node's yield, or what any other node consumes."""
+        item, quantity = node.task.get("item"), node.task.get("q")
+        if node.task.skill == "resource.obtain" and isinstance(item, str) and isinstance(quantity, int):
+            return {item: quantity}
+        return node_needs(node.task, self.game)
+
+    def _missing(self, agent: _Agent, node: Node) -> dict[str, int]:
+        held = self._believed(agent)
+        return {item: n - held.get(item, 0) for item, n in self._requirement(node).items() if held.get(item, 0) < n}
+
+    @staticmethod
+    def _required(held: dict[str, int], deficit: dict[str, int]) -> dict[str, int]:
+        return {item: held.get(item, 0) + n for item, n in deficit.items()}
+
+    def _planned(self, node: Node) -> PlannedTask:
+        place = None
+        if node.task.skill == "craft.item":
+            station = self.public.station_for("crafting_table")
+            place = None if station is None else Place("ref", station)
+        return PlannedTask(node.id, node.agent, node.task.skill, node.task.args, place, ())
+
+    def _start(self, agent: _Agent, node: Node) -> bool:
+        """Queue the node's actions; False when the agent knows no way to carry it out."""
+        belief = self._belief(agent)
+        world = belief.world(agent.private.inventory)
+        if node.task.skill == "resource.obtain":  # gather from a source the agent still believes in
+            plan = plan_recovery(self._requirement(node), belief, agent.private.inventory, self.game, self.physics)
+            if plan is None:
+                return False
+            actions = tuple(a for task in plan.tasks for a in compile_task(task, world, self.game))
+        else:
+            actions = compile_task(self._planned(node), world, self.game)
+        agent.queue = deque(self._with_detours(agent, actions))
+        agent.queue_node = agent.serving = node.id
+        return True
+
+    def _with_detours(self, agent: _Agent, actions: tuple[Action, ...]) -> list[Action]:
+        return [
+            GoTo(a.agent, a.task, a.target, a.target_kind, True)
+            if isinstance(a, GoTo) and a.target in agent.private.blocked_refs
+            else a
+            for a in actions
+        ]
+
+    def _belief(self, agent: _Agent) -> Belief:
+        private = agent.private
+        refs = self.public.refs
+        return Belief(agent.name, private.position, refs, frozenset(private.exhausted), frozenset(private.blocked_refs))
+
+    # ----------------------------------------------------------------- acting
+    def _act(self, agent: _Agent) -> None:
+        action = agent.queue.popleft()
+        [record] = self.executor.run(Program((action,), ((),), 0), 0, 1)
+        self._observe(agent, record)
+        if record.failure is None and isinstance(action, ObtainBlock):
+            self.mined[action.source] += 1
+        if record.failure is None:
+            if isinstance(action, GoTo) and action.target_kind == "ref":
+                agent.private.position = tuple(float(c) for c in self.public.refs[action.target].position)  # type: ignore[assignment]
+            if not agent.queue and agent.queue_node is not None:
+                self._complete(agent, agent.queue_node)
+            return
+        node_id = agent.serving
+        agent.queue.clear()
+        agent.queue_node = agent.serving = None
+        code, message = record.failure.code, record.failure.message
+        if code == "SOURCE_EXHAUSTED" and hasattr(action, "source"):
+            agent.private.exhausted.add(str(action.source))  # learnt from a verified failure
+        if node_id is None:
+            return  # a helping hand failed: nothing of this agent's own to re-diagnose
+        node = self.job.node(node_id)
+        agent.private.remember(f"{node_id} failed {code}")
+        if code == "SOURCE_EXHAUSTED":
+            self._issue(agent, node, "missing_material", self._missing(agent, node))
+        elif code == "NOT_HARVESTABLE" and hasattr(action, "block"):
+            tools = sorted(self.game.blocks[str(action.block)].harvest_tools or ())
+            self._issue(agent, node, "missing_material", {tools[0]: 1} if tools else {})
+        elif code == "PATH_BLOCKED" and isinstance(action, GoTo):
+            self._issue(agent, node, "path_blocked", {}, action.target)
+        elif code == "STATION_BUSY":
+            wait = record.failure.retry_after_s or WAIT_TICKS / 20
+            self._issue(agent, node, "station_unavailable", {}, str(wait))
+        elif code == "NO_SPACE" and hasattr(action, "container"):
+            self._issue(agent, node, "container_full", {}, str(action.container))
+        else:
+            self._issue(agent, node, "missing_material", self._missing(agent, node) or {}, message)
+
+    def _observe(self, agent: _Agent, record: ActionRecord) -> None:
+        """Verified outcomes are the only writes to private state (and they correct any belief)."""
+        for name, items in record.inventories.items():
+            target = self.agents[name]
+            target.private.inventory = dict(items)
+            target.believed_extra.clear()
+
+    def _complete(self, agent: _Agent, node_id: str) -> None:
+        self.done.add(node_id)
+        agent.queue_node = None
+        agent.private.active = None
+        agent.private.blocked = None
+        agent.private.remember(f"{node_id} done")
+        for key, issue in self.issues.items():
+            if key[1] == node_id and issue.resolution is None:
+                issue.resolution = "escalated" if issue.fulfilled else "local"
+
+    # ----------------------------------------------------------------- issues
+    def _issue(self, agent: _Agent, node: Node, kind: str, needs: dict[str, int], detail: str | None = None) -> None:
+        key = (agent.name, node.id, kind)
+        issue = self.issues.get(key)
+        if issue is None:
+            issue = IssueRecord(
+                len(self.issues) + 1,
+                agent.name,
+                kind,
+                node.id,
+                dict(needs),
+                self.round,
+                self._oracle(agent, node, kind, needs),
+            )
+            self.issues[key] = issue
+        agent.private.blocked = kind
+        local = self._local_fix(agent, node, kind, needs, detail)
+        features = self._features(agent, node, kind, needs, local)
+        if self.round < agent.cooldown_until:
+            decision, tier, value = Decision.LOCAL, "cooldown", None
+        else:
+            verdict = decide(self.condition, features, self.config, self.adjudicator)
+            decision, tier, value = verdict.decision, verdict.tier.value, verdict.score
+        issue.decisions.append(
+            {"round": self.round, "decision": decision.value, "tier": tier, "score": value, **vars_of(features)}
+        )
+        if decision is Decision.ESCALATE and self._escalate(agent, issue, node, kind, needs):
+            return
+        if local is not None:
+            agent.queue = deque(local)
+            agent.queue_node = None
+            agent.serving = node.id
+            return
+        if not node.critical:
+            agent.skipped.add(node.id)
+            issue.resolution = "skipped"
+            agent.private.remember(f"{node.id} skipped")
+
+    def _oracle(self, agent: _Agent, node: Node, kind: str, needs: dict[str, int]) -> bool:
+        """Ground truth: is there a local route, in the true world, that fits the budget left?"""
+        if kind != "missing_material" or not node.critical:
+            return True  # a detour, a wait, clearing a chest, waiting, or skipping a node nobody needs
+        world = self.instance.world
+        dry = {
+            name
+            for name, ref in world.refs.items()
+            if ref.kind == "resource" and world.deposits.get(name, 64) - self.mined[name] < sum(needs.values())
+        }
+        truth = Belief(agent.name, agent.private.position, world.refs, frozenset(dry), world.blocked)
+        required = self._required(agent.private.inventory, needs)
+        plan = plan_recovery(required, truth, agent.private.inventory, self.game, self.physics)
+        return plan is not None and plan.cost <= max(1, self.instance.budget - self.round)
+
+    def _local_fix(
+        self, agent: _Agent, node: Node, kind: str, needs: dict[str, int], detail: str | None
+    ) -> list[Action] | None:
+        """The actions of LOCAL_RECOVER for this issue, or None when the agent knows no route."""
+        if kind == "path_blocked" and detail is not None:
+            agent.private.blocked_refs.add(detail)
+            return []
+        if kind == "station_unavailable":
+            ticks = math.ceil(float(detail or 0) * 20) + 1 if detail else WAIT_TICKS
+            return [Wait(agent.name, f"{node.id}:wait", ticks)]
+        if kind == "dependency_block":
+            return [Wait(agent.name, f"{node.id}:wait", WAIT_TICKS)]
+        if kind == "container_full" and detail is not None:
+            seen = self.executor.snapshot().containers.get(detail, {})  # opening the chest: a verified observation
+            if not seen:
+                return None
+            junk = max(seen, key=lambda item: seen[item])
+            stack = self.game.stack_sizes.get(junk, 64)
+            return [Withdraw(agent.name, f"{node.id}:clear", detail, junk, min(stack, seen[junk]))]
+        required = self._required(agent.private.inventory, needs)
+        plan = plan_recovery(required, self._belief(agent), agent.private.inventory, self.game, self.physics)
+        if plan is None or not plan.tasks:
+            return None
+        world = self._belief(agent).world(agent.private.inventory)
+        return self._with_detours(agent, [a for task in plan.tasks for a in compile_task(task, world, self.game)])
+
+    def _features(
+        self, agent: _Agent, node: Node, kind: str, needs: dict[str, int], local: list[Action] | None
+    ) -> Features:
+        left = max(1, self.instance.budget - self.round)
+        own_left = sum(
+            action_estimate(n.task, self.game)
+            for n in self.job.nodes
+            if n.agent == agent.name and n.id not in self.done
+        )
+        slack = max(1, left - own_left)
+        cost = None if local is None else len(local)
+        item, quantity = self._wanted(node, needs)
+        if kind == "dependency_block":
+            advantage = 1.0
+        else:
+            offers = [
+                self.instance.board.get(peer, {}).get(item, 0)
+                for peer in self.job.agents
+                if peer != agent.name and item is not None
+            ]
+            best = max(offers, default=0)
+            advantage = 1.0 if best >= quantity > 0 else 0.5 if best > 0 else 0.0
+            advantage *= 1.0 / (1.0 + agent.private.failed_requests[item or ""])
+        failed = agent.private.failed_requests[item or ""]
+        return Features(
+            C=1.0 if node.critical else 0.0,
+            R=advantage,
+            I=len(self.job.downstream(node.id)) / len(self.job.nodes),
+            L=0.0 if cost is None else max(0.0, 1.0 - cost / slack),
+            H=1.0 - 1.0 / (1.0 + failed),
+            cost=cost,
+            cost_share=1.0 if cost is None else min(1.0, cost / left),
+            budget_left=left / self.instance.budget,
+        )
+
+    def _wanted(self, node: Node, needs: dict[str, int]) -> tuple[str | None, int]:
+        if needs:
+            item = max(needs, key=lambda i: needs[i])
+            return item, needs[item]
+        item, quantity = node.task.get("item"), node.task.get("q")
+        return (str(item), int(quantity)) if isinstance(item, str) and isinstance(quantity, int) else (None, 0)
+
+    # ----------------------------------------------------------------- the public channel
+    def _helper(self, agent: _Agent, item: str, quantity: int, kind: str, node: Node) -> str | None:
+        peers = [p for p in self.job.agents if p != agent.name]
+        if kind == "dependency_block":
+            blocker = next((d for d in node.deps if d not in self.done), None)
+            return None if blocker is None else self.job.node(blocker).agent
+        offers = sorted(peers, key=lambda p: (-self.instance.board.get(p, {}).get(item, 0), p))
+        tried = {e.split()[-1] for e in agent.private.history if e.startswith(f"request {item} refused by")}
+        untried = [p for p in offers if p not in tried]
+        if untried and (
+            self.instance.board.get(untried[0], {}).get(item, 0) > 0
+            or self.condition is GateCondition.COMMUNICATION_FIRST
+        ):
+            return untried[0]
+        return None
+
+    def _escalate(self, agent: _Agent, issue: IssueRecord, node: Node, kind: str, needs: dict[str, int]) -> bool:
+        item, quantity = self._wanted(node, needs)
+        if item is None or quantity <= 0:
+            return False
+        helper = self._helper(agent, item, quantity, kind, node)
+        if helper is None:
+            return False
+        body = f"SELF -\nREQ {helper} resource.deliver(q={quantity},item={item},to={agent.name})"
+        check_proposal(self.prior.parse(body), agent.name, self.prior, self.public)  # our own message, checked like any
+        self._send(WireMessage(agent.name, helper, "REQUEST_MATERIAL", body))
+        baseline = agent.private.inventory.get(item, 0)
+        agent.waiting = _Request(issue, agent.name, helper, item, quantity, self.round + self.config.window, baseline)
+        issue.escalated = True
+        agent.private.remember(f"request {item} sent to {helper}")
+        return True
+
+    def _send(self, message: WireMessage) -> None:
+        self.messages.append(message)
+        recipient = self.agents[message.recipient]
+        recipient.inbox.append(message)
+        recipient.context.append(message.payload)
+        if not self.partitioned:  # every agent carries (and reads) all public traffic
+            for other in self.agents.values():
+                if other.name not in (message.sender, message.recipient):
+                    other.inbox.append(message)
+                    other.context.append(message.payload)
+
+    def _read(self, agent: _Agent, message: WireMessage) -> None:
+        if message.recipient != agent.name:
+            if message.kind != "ACK":  # without the partition, bystanders confirm what they read
+                self.messages.append(WireMessage(agent.name, message.sender, "ACK", f"ACK {message.kind}"))
+            return
+        if message.kind == "REQUEST_MATERIAL":
+            self._answer(agent, message)
+            return
+        request = self.agents[message.recipient].waiting
+        if request is not None and request.helper == message.sender:
+            request.answer = message.kind
+            if message.kind == "ACCEPT" and not self.partitioned:
+                agent.believed_extra[request.item] += request.quantity  # a promise taken as fact: state noise
+
+    def _answer(self, agent: _Agent, message: WireMessage) -> None:
+        proposal = self.prior.parse(message.payload)
+        request = proposal.request
+        assert request is not None and request.plan
+        task = request.plan[0]
+        item, quantity, to = str(task.get("item")), int(task.get("q") or 0), str(task.get("to"))
+        pending_delivery = any(
+            n.agent == agent.name and n.id not in self.done and n.task.get("to") == to and n.task.get("item") == item
+            for n in self.job.nodes
+        )
+        own_needs: Counter[str] = Counter()
+        incoming = 0
+        for node in self.job.nodes:
+            if node.id in self.done | agent.skipped:
+                continue
+            if node.agent == agent.name:
+                own_needs.update(node_needs(node.task, self.game))
+            elif node.task.get("to") == agent.name and node.task.get("item") == item:
+                incoming += int(node.task.get("q") or 0)  # a peer's planned delivery to this agent
+        spare = agent.private.inventory.get(item, 0) + incoming - own_needs[item]
+        if pending_delivery:
+            answer = Response("ACCEPT", "ALREADY_PLANNED")
+        elif spare >= quantity:
+            answer = Response("ACCEPT", "CAN_SUPPLY")
+            agent.queue = deque(
+                [GoTo(agent.name, "help", to, "agent"), GiveItem(agent.name, "help", to, item, quantity)]
+            )
+            agent.queue_node = None  # an interrupted node starts over later
+        else:
+            answer = Response("REJECT", "CANNOT_SUPPLY")
+        kind = "ACCEPT" if answer.decision == "ACCEPT" else "CANNOT_SUPPLY"
+        self._send(WireMessage(agent.name, message.sender, kind, answer.serialize()))
+
+    def _settle(self, agent: _Agent) -> bool:
+        """Whether the agent is free to act this round; settles its open request if it can."""
+        request = agent.waiting
+        assert request is not None
+        arrived = agent.private.inventory.get(request.item, 0) - request.baseline >= request.quantity
+        failed = request.answer == "CANNOT_SUPPLY" or (self.round > request.deadline and not arrived)
+        if arrived:
+            request.issue.fulfilled = True
+            agent.private.remember(f"request {request.item} fulfilled by {request.helper}")
+        elif failed:
+            agent.private.failed_requests[request.item] += 1
+            agent.private.remember(f"request {request.item} refused by {request.helper}")
+            agent.cooldown_until = self.round + self.config.cooldown
+        else:
+            return False  # still waiting: this round is spent
+        agent.waiting = None
+        return True
+
+
+def vars_of(features: Features) -> dict[str, Any]:
+    return {name: getattr(features, name) for name in Features.__slots__}
+
+
+def run_gate_episode(
+    instance: GateInstance,
+    condition: GateCondition,
+    *,
+    config: GateConfig | None = None,
+    adjudicator: Adjudicator | None = None,
+    executor: Executor | None = None,
+    prior: Prior | None = None,
+) -> GateResult:
+    prior = prior or default_prior()
+    config = config or default_gate_config()
+    episode = _Episode(
+        instance,
+        condition,
+        config,
+        adjudicator or LogisticAdjudicator(config),
+        executor or SimExecutor(prior.game),
+        prior,
+    )
+    return episode.run()

@@ -1,0 +1,126 @@
+"""Long-horizon jobs for the gate: per-agent task chains with cross-agent dependencies.
+
+Declared in ``data/jobs.toml`` (validated: every task parses and passes the contract for
+its actor, every dependency exists, the dependency graph is acyclic) and instantiated
+for concrete agent ids.
+"""
+
+from __future__ import annotations
+
+import graphlib
+import tomllib
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from gencoord.dsl.ast import Task
+from gencoord.errors import ConfigError, GencoordError
+from gencoord.prior.contract import check_proposal
+from gencoord.prior.episode import PublicEpisode
+from gencoord.prior.prior import Prior
+from gencoord.tasks.spec import GoalSpec
+
+AGENT_IDS = ("agent_a", "agent_b", "agent_c", "agent_d")
+
+
+class NodeSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    id: str
+    agent: int = Field(ge=0, le=3)
+    task: str
+    deps: list[str] = []
+    critical: bool = True
+
+
+class JobSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    agents: int = Field(ge=2, le=4)
+    start: list[dict[str, int]]
+    goal: list[GoalSpec] = Field(min_length=1)
+    nodes: list[NodeSpec] = Field(min_length=1)
+
+
+class JobDocument(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    jobs: dict[str, JobSpec]
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    id: str
+    agent: str
+    task: Task
+    deps: tuple[str, ...]
+    critical: bool
+
+
+@dataclass(frozen=True)
+class Job:
+    name: str
+    agents: tuple[str, ...]
+    nodes: tuple[Node, ...]
+    start: dict[str, dict[str, int]]
+    spec: JobSpec
+
+    def node(self, ident: str) -> Node:
+        return next(node for node in self.nodes if node.id == ident)
+
+    def downstream(self, ident: str) -> set[str]:
+        """Every node that (transitively) waits for ``ident``."""
+        found: set[str] = set()
+        frontier = [ident]
+        while frontier:
+            current = frontier.pop()
+            for node in self.nodes:
+                if current in node.deps and node.id not in found:
+                    found.add(node.id)
+                    frontier.append(node.id)
+        return found
+
+
+def _parse_task(text: str, agent: str, prior: Prior, episode: PublicEpisode) -> Task:
+    proposal = prior.parse(f"SELF {text}\nREQ -")
+    check_proposal(proposal, agent, prior, episode)
+    [task] = proposal.self_plan
+    return task
+
+
+def instantiate(name: str, spec: JobSpec, prior: Prior) -> Job:
+    agents = AGENT_IDS[: spec.agents]
+    names = {f"a{i}": agent for i, agent in enumerate(agents)}
+    episode = prior.episode(None, agents)
+    nodes = []
+    for node in spec.nodes:
+        if node.agent >= spec.agents:
+            raise ConfigError("BAD_JOB", f"jobs.{name}.{node.id}: agent {node.agent} but the job has {spec.agents}")
+        agent = agents[node.agent]
+        try:
+            task = _parse_task(node.task.format(**names), agent, prior, episode)
+        except (GencoordError, KeyError, IndexError) as exc:
+            raise ConfigError("BAD_JOB", f"jobs.{name}.{node.id}: {exc}") from None
+        nodes.append(Node(node.id, agent, task, tuple(node.deps), node.critical))
+    known = {node.id for node in nodes}
+    for node in nodes:
+        missing = [dep for dep in node.deps if dep not in known]
+        if missing:
+            raise ConfigError("BAD_JOB", f"jobs.{name}.{node.id}: unknown dependency {missing[0]!r}")
+    try:
+        tuple(graphlib.TopologicalSorter({node.id: node.deps for node in nodes}).static_order())
+    except graphlib.CycleError:
+        raise ConfigError("BAD_JOB", f"jobs.{name}: the dependencies form a cycle") from None
+    if len(spec.start) != spec.agents:
+        raise ConfigError("BAD_JOB", f"jobs.{name}: start lists {len(spec.start)} inventories for {spec.agents} agents")
+    start = {agent: dict(items) for agent, items in zip(agents, spec.start, strict=True)}
+    return Job(name, agents, tuple(nodes), start, spec)
+
+
+@cache
+def default_jobs(prior: Prior) -> dict[str, Job]:
+    text = (resources.files("gencoord.gate") / "data" / "jobs.toml").read_text(encoding="utf-8")
+    try:
+        document = JobDocument.model_validate(tomllib.loads(text))
+    except (tomllib.TOMLDecodeError, ValidationError) as exc:
+        raise ConfigError("INVALID_JOBS", f"jobs.toml: {exc}") from None
+    return {name: instantiate(name, spec, prior) for name, spec in document.jobs.items()}

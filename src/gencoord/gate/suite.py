@@ -1,0 +1,225 @@
+"""The dynamic suite: jobs with injected anomalies whose ground truth is known.
+
+An instance is a job, a world, a public stock board (what each agent advertises it can
+spare), and 1–3 anomalies drawn from a seed. Each anomaly kind is either locally
+recoverable by construction (a route exists within the agent's own means) or not (only
+a peer can help, or nobody can). Issues the episode then detects are also labelled by an
+oracle with the true world state, which is what unnecessary escalation is measured by.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from gencoord.gate.jobs import Job
+from gencoord.gate.needs import node_needs
+from gencoord.prior.gamedata import GameData
+from gencoord.prior.prior import Prior
+from gencoord.worlds.spec import AgentSpec, WorldSpec
+
+JUNK = "dirt"
+
+
+class AnomalyKind(StrEnum):
+    MISSING_MATERIAL = "missing_material"  # a few raw items short; the agent can mine them
+    SOURCE_EXHAUSTED = "source_exhausted"  # the plank pile runs dry; logs in the forest still work
+    RESOURCE_DEPLETED = "resource_depleted"  # no planks anywhere nearby; a peer has spare ones
+    SCARCE_ITEM = "scarce_item"  # an item no local route makes (coal, raw iron); a peer has it
+    STALE_ADVERT = "stale_advert"  # the board names a peer that cannot supply; another peer can
+    NO_SUPPLIER = "no_supplier"  # a non-critical node's item nobody can supply: skip it
+    PATH_BLOCKED = "path_blocked"  # the direct route to a place is blocked; a detour works
+    STATION_BUSY = "station_busy"  # the crafting station is occupied for a while; waiting works
+    CONTAINER_FULL = "container_full"  # the delivery chest is full of junk; clearing a stack works
+    LATE_DELIVERY = "late_delivery"  # a supplier starts late; waiting works
+
+
+RECOVERABLE = frozenset(
+    {
+        AnomalyKind.MISSING_MATERIAL,
+        AnomalyKind.SOURCE_EXHAUSTED,
+        AnomalyKind.PATH_BLOCKED,
+        AnomalyKind.STATION_BUSY,
+        AnomalyKind.CONTAINER_FULL,
+        AnomalyKind.LATE_DELIVERY,
+    }
+)
+SCARCE = ("coal", "raw_iron", "stick")
+
+
+@dataclass(frozen=True, slots=True)
+class Anomaly:
+    kind: AnomalyKind
+    agent: str | None
+    node: str | None
+    item: str | None
+    quantity: int
+
+    @property
+    def locally_recoverable(self) -> bool:
+        return self.kind in RECOVERABLE
+
+
+@dataclass
+class _Draft:
+    job: Job
+    start: dict[str, dict[str, int]]
+    deposits: dict[str, int] = field(default_factory=dict)
+    blocked: set[str] = field(default_factory=set)
+    busy_until: dict[str, float] = field(default_factory=dict)
+    contents: dict[str, dict[str, int]] = field(default_factory=dict)
+    board: dict[str, dict[str, int]] = field(default_factory=dict)
+    delays: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class GateInstance:
+    id: str
+    job: Job
+    world: WorldSpec
+    board: Mapping[str, Mapping[str, int]]  # public: what each agent advertises it can spare
+    anomalies: tuple[Anomaly, ...]
+    delays: Mapping[str, int]  # rounds an agent is busy elsewhere before it starts
+    budget: int  # rounds before the episode is cut off
+
+
+def _spare(job: Job, start: Mapping[str, Mapping[str, int]], game: GameData) -> dict[str, dict[str, int]]:
+    """Start inventory minus what the agent's own nodes consume: what it could give away."""
+    spare: dict[str, dict[str, int]] = {}
+    for agent in job.agents:
+        needed: dict[str, int] = {}
+        for node in job.nodes:
+            if node.agent == agent:
+                for item, n in node_needs(node.task, game).items():
+                    needed[item] = needed.get(item, 0) + n
+        spare[agent] = {item: n - needed.get(item, 0) for item, n in start[agent].items() if n > needed.get(item, 0)}
+    return spare
+
+
+def _consumers(draft: _Draft, game: GameData, items: tuple[str, ...]) -> list[tuple[str, str, str, int]]:
+    """(agent, node, item, quantity) for nodes consuming one of ``items`` that the agent starts with."""
+    found = []
+    for node in draft.job.nodes:
+        for item, quantity in node_needs(node.task, game).items():
+            if item in items and draft.start[node.agent].get(item, 0) >= 1:
+                found.append((node.agent, node.id, item, min(quantity, draft.start[node.agent][item])))
+    return found
+
+
+def _other(draft: _Draft, agent: str, rng: random.Random) -> str:
+    return rng.choice([a for a in draft.job.agents if a != agent])
+
+
+def _inject(kind: AnomalyKind, draft: _Draft, rng: random.Random, game: GameData) -> Anomaly | None:
+    """Change the draft world for one anomaly; None when the job offers no place for it."""
+    job = draft.job
+    if kind is AnomalyKind.MISSING_MATERIAL:
+        options = _consumers(draft, game, ("oak_planks",))
+        if not options:
+            return None
+        agent, node, item, quantity = rng.choice(options)
+        short = min(quantity, rng.randint(1, 3))
+        draft.start[agent][item] -= short
+        return Anomaly(kind, agent, node, item, short)
+    if kind in (AnomalyKind.SOURCE_EXHAUSTED, AnomalyKind.RESOURCE_DEPLETED):
+        miners = [n for n in job.nodes if n.task.skill == "resource.obtain" and n.task.get("item") == "oak_planks"]
+        if not miners:
+            return None
+        node = miners[0]
+        needed = int(node.task.get("q") or 0)
+        draft.deposits["lumber_yard"] = needed // 2
+        if kind is AnomalyKind.RESOURCE_DEPLETED:
+            draft.deposits["forest"] = 0
+            helper = _other(draft, node.agent, rng)
+            draft.start[helper]["oak_planks"] = draft.start[helper].get("oak_planks", 0) + needed
+            draft.board.setdefault(helper, {})["oak_planks"] = needed
+        return Anomaly(kind, node.agent, node.id, "oak_planks", needed - needed // 2)
+    if kind in (AnomalyKind.SCARCE_ITEM, AnomalyKind.STALE_ADVERT):
+        options = _consumers(draft, game, SCARCE)
+        options = [o for o in options if job.node(o[1]).critical]
+        if not options:
+            return None
+        agent, node, item, quantity = rng.choice(options)
+        draft.start[agent][item] -= quantity
+        peers = [a for a in job.agents if a != agent]
+        holder = rng.choice(peers)
+        draft.start[holder][item] = draft.start[holder].get(item, 0) + quantity
+        draft.board.setdefault(holder, {})[item] = quantity
+        if kind is AnomalyKind.STALE_ADVERT and len(peers) > 1:
+            stale = rng.choice([p for p in peers if p != holder])
+            draft.board.setdefault(stale, {})[item] = quantity + 2  # advertised, but long gone
+        return Anomaly(kind, agent, node, item, quantity)
+    if kind is AnomalyKind.NO_SUPPLIER:
+        optional = [n for n in job.nodes if not n.critical]
+        if not optional:
+            return None
+        node = rng.choice(optional)
+        item, quantity = next(iter(node_needs(node.task, game).items()))
+        draft.start[node.agent].pop(item, None)
+        stale = _other(draft, node.agent, rng)
+        draft.board.setdefault(stale, {})[item] = quantity  # advertised, but the peer has none to spare
+        return Anomaly(kind, node.agent, node.id, item, quantity)
+    if kind is AnomalyKind.PATH_BLOCKED:
+        places = sorted({str(v) for n in job.nodes for k, v in n.task.args if k in ("dst", "site", "loc", "station")})
+        places += ["lumber_yard"] if any(n.task.skill == "resource.obtain" for n in job.nodes) else []
+        target = rng.choice(places)
+        draft.blocked.add(target)
+        return Anomaly(kind, None, None, None, 0)
+    if kind is AnomalyKind.STATION_BUSY:
+        crafts = [n for n in job.nodes if n.task.skill == "craft.item"]
+        if not crafts:
+            return None
+        draft.busy_until["crafting_station"] = float(rng.choice((20, 40, 60)))
+        return Anomaly(kind, None, None, None, 0)
+    if kind is AnomalyKind.CONTAINER_FULL:
+        chests = sorted({str(n.task.get("dst")) for n in job.nodes if n.task.get("dst")})
+        if not chests:
+            return None
+        chest = rng.choice(chests)
+        draft.contents[chest] = {JUNK: 27 * 64}
+        return Anomaly(kind, None, None, JUNK, 64)
+    if kind is AnomalyKind.LATE_DELIVERY:
+        suppliers = sorted({n.agent for n in job.nodes if n.task.get("to")})
+        if not suppliers:
+            return None
+        agent = rng.choice(suppliers)
+        draft.delays[agent] = rng.randint(6, 14)
+        return Anomaly(kind, agent, None, None, 0)
+    raise AssertionError(kind)
+
+
+def make_instance(
+    job: Job, seed: int, prior: Prior, budget: int, kinds: tuple[AnomalyKind, ...] | None = None
+) -> GateInstance:
+    """One instance of ``job`` with anomalies drawn from ``seed`` (or exactly ``kinds``)."""
+    rng = random.Random(f"gate:{job.name}:{seed}")
+    draft = _Draft(job, {agent: dict(items) for agent, items in job.start.items()})
+    draft.board = _spare(job, draft.start, prior.game)
+    anomalies: list[Anomaly] = []
+    wanted = list(kinds) if kinds is not None else None
+    if wanted is None:
+        recoverable = sorted(RECOVERABLE)
+        hard = [k for k in AnomalyKind if k not in RECOVERABLE]
+        wanted = [rng.choice(hard if rng.random() < 0.3 else recoverable) for _ in range(rng.randint(1, 3))]
+    for kind in wanted:
+        anomaly = _inject(kind, draft, rng, prior.game)
+        if anomaly is not None:
+            anomalies.append(anomaly)
+    refs = dict(prior.default_episode.refs)
+    spawn = [(0.0, 64.0, 0.0), (2.0, 64.0, 1.0), (-2.0, 64.0, 1.0), (0.0, 64.0, 3.0)]
+    agents = tuple(
+        AgentSpec(agent, spawn[i], {k: v for k, v in draft.start[agent].items() if v > 0})
+        for i, agent in enumerate(job.agents)
+    )
+    world = WorldSpec(
+        agents,
+        refs,
+        contents=draft.contents,
+        deposits=draft.deposits,
+        blocked=frozenset(draft.blocked),
+        busy_until=draft.busy_until,
+    )
+    board = {agent: {k: v for k, v in items.items() if v > 0} for agent, items in draft.board.items()}
+    return GateInstance(f"{job.name}-{seed:04d}", job, world, board, tuple(anomalies), draft.delays, budget)
