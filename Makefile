@@ -13,12 +13,13 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 	touch $(STAMP)
 
-# The main job: the paper's worked examples, then the four shipped mechanism experiments on
-# the embedded world, each written to runs/<name>-<timestamp>/ with report.md and report.html.
+# The main job: the paper's worked examples, then the shipped experiments (four GenCoord mechanism
+# experiments and the gate ablation) on the embedded world, each written to runs/<name>-<timestamp>/
+# with report.md and report.html.
 run: $(STAMP)
 	$(BIN)/gencoord demo
 	$(BIN)/gencoord run experiments/request_intervention.toml experiments/feedback_intervention.toml \
-		experiments/controlled_faults.toml experiments/representation.toml
+		experiments/controlled_faults.toml experiments/representation.toml experiments/gate_ablation.toml
 
 test: $(STAMP)
 	$(BIN)/ruff check src tests scripts benchmarks

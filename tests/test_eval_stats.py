@@ -10,6 +10,7 @@ import pytest
 from gencoord.eval.stats import (
     block_bootstrap_mean,
     bootstrap_mean,
+    bootstrap_ratio,
     clopper_pearson,
     cluster_means,
     paired_difference,
@@ -77,6 +78,13 @@ def test_block_bootstrap_averages_each_pair_first() -> None:
     blocks = {"p1-raw": "p1", "p1-fin": "p1", "p2-raw": "p2", "p2-fin": "p2"}
     estimate = block_bootstrap_mean(per_cluster, blocks)
     assert (estimate.value, estimate.low, estimate.high) == (0.5, 0.5, 0.5)  # every block averages to 1/2
+
+
+def test_pooled_ratio_keeps_clusters_without_a_denominator() -> None:
+    # escalations per cluster: a 2 of 2 fulfilled, b 0 of 2, c none at all
+    estimate = bootstrap_ratio({"a": 2, "b": 0, "c": 0}, {"a": 2, "b": 2, "c": 0})
+    assert estimate is not None and estimate.value == 0.5 and (estimate.low, estimate.high) == (0.0, 1.0)
+    assert bootstrap_ratio({"a": 0}, {"a": 0}) is None
 
 
 def test_strict_success_needs_every_repetition() -> None:

@@ -18,7 +18,7 @@ from gencoord.demo import run_demo
 from gencoord.dsl.ast import Proposal
 from gencoord.dsl.json_surface import parse_json, serialize_json
 from gencoord.errors import ConfigError, GencoordError, PriorError
-from gencoord.eval.config import ExperimentConfig, load_experiment
+from gencoord.eval.config import Experiment, load_experiment
 from gencoord.eval.jobs import expand
 from gencoord.eval.report import write_report
 from gencoord.eval.runner import create_run, read_manifest, read_records, run_experiment
@@ -141,7 +141,7 @@ def _fail_config(exc: ConfigError) -> typer.Exit:
     return typer.Exit(2)
 
 
-def _run_one(config: ExperimentConfig, run_dir: Path, workers: int | None, console: Console) -> None:
+def _run_one(config: Experiment, run_dir: Path, workers: int | None, console: Console) -> None:
     total = len(expand(config))
     done_before = len(read_records(run_dir))
     columns = (

@@ -10,13 +10,14 @@ import re
 import tomllib
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError, field_validator
 
 from gencoord.backends.registry import BACKEND_SETS
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
+from gencoord.gate.policy import GateCondition
 from gencoord.run.episode import FEEDBACK_CONDITIONS, FORWARD_CONDITIONS, Condition
 from gencoord.run.faults import Fault
 from gencoord.tasks.cluster import PAPER_POOLS, Split
@@ -29,6 +30,7 @@ class ExperimentKind(StrEnum):
     FEEDBACK_INTERVENTION = "feedback_intervention"  # Tables S18, S19, Figure 4a
     CONTROLLED_FAULTS = "controlled_faults"  # v2 Table S46
     REPRESENTATION = "representation"  # Table S10
+    GATE = "gate"  # the escalation gate on the dynamic suite (its own config shape)
     CUSTOM = "custom"
 
 
@@ -85,8 +87,58 @@ class ExperimentConfig(BaseModel):
     def split(self) -> Split:
         return PAPER_POOLS[self.pool][0] if isinstance(self.pool, str) else self.pool.split
 
+    def summary(self) -> str:
+        pool = self.pool if isinstance(self.pool, str) else f"{self.pool.split.value} × {self.pool.size}"
+        clusters = f" (first {self.clusters} clusters)" if self.clusters else ""
+        return (
+            f"pool {pool}{clusters}; conditions {', '.join(self.conditions)}; faults {', '.join(self.faults)}; "
+            f"backends {', '.join(self.backends)}; surfaces {', '.join(self.surfaces)}; "
+            f"seeds {', '.join(map(str, self.seeds))}; roles {', '.join(map(str, self.roles))}"
+        )
 
-def _cross_check(config: ExperimentConfig, origin: str) -> None:
+
+class GateExperimentConfig(BaseModel):
+    """A gate experiment: gate conditions over instances of the dynamic suite."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_-]*$")]
+    kind: Literal[ExperimentKind.GATE] = ExperimentKind.GATE
+    description: str = ""
+    instances: PositiveInt
+    seed: int = 0
+    split: Literal["eval", "train"] = "eval"
+    conditions: list[GateCondition] = Field(min_length=1)
+    reference: GateCondition | None = GateCondition.COMMUNICATION_FIRST  # paired: condition − reference
+    clusters: PositiveInt | None = None  # keep only the first N instances: reduced runs
+    output: str = "runs"
+    workers: Annotated[int, Field(ge=0)] = 0
+    bootstrap: BootstrapSpec = BootstrapSpec()
+
+    def summary(self) -> str:
+        count = min(self.instances, self.clusters or self.instances)
+        return f"{count} {self.split} instances of the dynamic suite (seed {self.seed}); conditions " + ", ".join(
+            self.conditions
+        )
+
+
+Experiment = ExperimentConfig | GateExperimentConfig
+
+
+def experiment_from(data: dict[str, Any]) -> Experiment:
+    """The config class a parsed document's ``kind`` calls for."""
+    if data.get("kind") == ExperimentKind.GATE.value:
+        return GateExperimentConfig.model_validate(data)
+    return ExperimentConfig.model_validate(data)
+
+
+def _cross_check(config: Experiment, origin: str) -> None:
+    if isinstance(config, GateExperimentConfig):
+        if config.reference is not None and config.reference not in config.conditions:
+            raise ConfigError(
+                "REFERENCE", f"{origin}: reference {config.reference.value!r} is not among the conditions"
+            )
+        return
     feedback = config.split is Split.GOAL_CAPABILITY
     allowed = FEEDBACK_CONDITIONS if feedback else FORWARD_CONDITIONS
     wrong = [c.value for c in config.conditions if c not in allowed]
@@ -100,9 +152,9 @@ def _cross_check(config: ExperimentConfig, origin: str) -> None:
             raise ConfigError("DUPLICATE", f"{origin}: {name} lists a value twice")
 
 
-def parse_experiment(text: str, origin: str = "<config>") -> ExperimentConfig:
+def parse_experiment(text: str, origin: str = "<config>") -> Experiment:
     try:
-        config = ExperimentConfig.model_validate(tomllib.loads(text))
+        config = experiment_from(tomllib.loads(text))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError("INVALID_TOML", f"{origin}: {exc}") from None
     except ValidationError as exc:
@@ -115,7 +167,7 @@ def parse_experiment(text: str, origin: str = "<config>") -> ExperimentConfig:
     return config
 
 
-def load_experiment(path: Path) -> ExperimentConfig:
+def load_experiment(path: Path) -> Experiment:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:

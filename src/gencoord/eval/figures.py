@@ -26,7 +26,8 @@ TITLES = {
 }
 
 
-def _save(figure: Figure, path: Path) -> bytes:
+def save_png(figure: Figure, path: Path) -> bytes:
+    """Render to PNG bytes and write them to ``path``."""
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=130, bbox_inches="tight")
     data = buffer.getvalue()
@@ -77,7 +78,7 @@ def _bar_chart(rows: Sequence[Row], config: ExperimentConfig, chart: _Chart, pat
     axis.set_title(chart.title, fontsize=10)
     axis.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     axis.spines[["top", "right"]].set_visible(False)
-    return _save(figure, path)
+    return save_png(figure, path)
 
 
 def success_figure(rows: Sequence[Row], config: ExperimentConfig, path: Path) -> bytes:

@@ -14,7 +14,11 @@ from gencoord import __version__
 from gencoord.backends.registry import backend_set
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
-from gencoord.eval.config import ExperimentConfig
+from gencoord.eval.config import Experiment, ExperimentConfig, GateExperimentConfig
+from gencoord.gate.episode import run_gate_episode
+from gencoord.gate.policy import GateCondition
+from gencoord.gate.pool import gate_pool
+from gencoord.gate.suite import GateInstance
 from gencoord.prior.load import default_prior
 from gencoord.run.episode import Condition, run_episode
 from gencoord.run.faults import Fault
@@ -50,9 +54,30 @@ def clusters_of(config: ExperimentConfig) -> tuple[Cluster, ...]:
     return tuple(cluster for cluster in pool if cluster.pair in keep)
 
 
-def expand(config: ExperimentConfig) -> list[Job]:
+@dataclass(frozen=True, slots=True)
+class GateJob:
+    key: str
+    instance: int  # index into the config's gate pool
+    condition: GateCondition
+
+
+AnyJob = Job | GateJob
+
+
+def instances_of(config: GateExperimentConfig) -> tuple[GateInstance, ...]:
+    count = min(config.instances, config.clusters or config.instances)
+    return gate_pool(count, config.seed, split=config.split)
+
+
+def expand(config: Experiment) -> list[AnyJob]:
     """Every episode of the experiment, in a fixed order."""
-    jobs = []
+    if isinstance(config, GateExperimentConfig):
+        return [
+            GateJob(f"{instance.id}|{condition}", index, condition)
+            for index, instance in enumerate(instances_of(config))
+            for condition in config.conditions
+        ]
+    jobs: list[AnyJob] = []
     for index, cluster in enumerate(clusters_of(config)):
         for condition in config.conditions:
             for fault in config.faults:
@@ -71,13 +96,22 @@ def _clusters(config_json: str) -> tuple[Cluster, ...]:
     return clusters_of(ExperimentConfig.model_validate_json(config_json))
 
 
-def run_job(config: ExperimentConfig, config_json: str, job: Job) -> dict[str, object]:
+@cache
+def _instances(config_json: str) -> tuple[GateInstance, ...]:
+    return instances_of(GateExperimentConfig.model_validate_json(config_json))
+
+
+def run_job(config: Experiment, config_json: str, job: AnyJob) -> dict[str, object]:
     """One episode's record, tagged with its job key and experiment."""
+    tags: dict[str, object] = {"job": job.key, "experiment": config.name, "gencoord": __version__}
+    if isinstance(job, GateJob):
+        instance = _instances(config_json)[job.instance]
+        record = run_gate_episode(instance, job.condition).record()
+        return record | {"cluster": instance.id, "outcome": {"G": record["success"]}} | tags
+    assert isinstance(job, Job)
     prior, suites = default_prior(), default_suites()
     cluster = _clusters(config_json)[job.cluster]
     spec = build_episode(cluster, job.role, job.seed, prior, suites, job.surface)
     backends = backend_set(job.backend)(spec, job.condition is Condition.NO_REQUEST, prior, suites)
     result = run_episode(spec, job.condition, fault=job.fault, backends=backends, prior=prior, suites=suites)
-    return {"job": job.key, "experiment": config.name, "backend_set": job.backend, "gencoord": __version__} | (
-        episode_record(result)
-    )
+    return episode_record(result) | {"backend_set": job.backend} | tags

@@ -18,13 +18,22 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
 from gencoord.errors import ConfigError
-from gencoord.eval.config import ExperimentConfig
+from gencoord.eval.config import Experiment, GateExperimentConfig
 from gencoord.eval.figures import build_figures
+from gencoord.eval.gate_tables import gate_figure, gate_tables
 from gencoord.eval.runner import read_manifest, read_records
 from gencoord.eval.tables import Table, build_tables, paper_figures
 
 _VIEWER_FIELDS = (
     "episode",
+    "job",
+    "instance",
+    "success",
+    "rounds",
+    "budget",
+    "anomalies",
+    "issues",
+    "message_log",
     "cluster",
     "template",
     "binding",
@@ -69,7 +78,7 @@ def _environment() -> Environment:
 
 
 def _viewer_payload(records: Sequence[Mapping[str, Any]]) -> str:
-    slim = [{name: record.get(name) for name in _VIEWER_FIELDS} for record in records]
+    slim = [{name: record[name] for name in _VIEWER_FIELDS if name in record} for record in records]
     raw = json.dumps(slim, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     return base64.b64encode(gzip.compress(raw, compresslevel=9, mtime=0)).decode("ascii")
 
@@ -79,8 +88,12 @@ def write_report(run_dir: Path) -> Report:
     records = read_records(run_dir)
     if not records:
         raise ConfigError("EMPTY_RUN", f"{run_dir}: no episode records yet; run the experiment first")
-    rows, tables = build_tables(records, config)
-    figures = build_figures(rows, config, run_dir / "figures")
+    if isinstance(config, GateExperimentConfig):
+        tables, estimates = gate_tables(records, config)
+        figures = {"ablation": gate_figure(estimates, run_dir / "figures" / "ablation.png")}
+    else:
+        rows, tables = build_tables(records, config)
+        figures = build_figures(rows, config, run_dir / "figures")
     context = _context(config, manifest, records, tables)
     environment = _environment()
     markdown = run_dir / "report.md"
@@ -99,11 +112,12 @@ def write_report(run_dir: Path) -> Report:
 
 
 def _context(
-    config: ExperimentConfig, manifest: Mapping[str, Any], records: Sequence[Mapping[str, Any]], tables: list[Table]
+    config: Experiment, manifest: Mapping[str, Any], records: Sequence[Mapping[str, Any]], tables: list[Table]
 ) -> dict[str, Any]:
     expected = int(manifest.get("episodes", len(records)))
     return {
         "config": config,
+        "summary": config.summary(),
         "manifest": manifest,
         "tables": tables,
         "episodes": len(records),

@@ -21,8 +21,8 @@ from pathlib import Path
 
 from gencoord import __version__
 from gencoord.errors import ConfigError
-from gencoord.eval.config import ExperimentConfig
-from gencoord.eval.jobs import Job, expand, run_job
+from gencoord.eval.config import Experiment, experiment_from
+from gencoord.eval.jobs import AnyJob, expand, run_job
 
 MANIFEST = "manifest.json"
 RECORDS = "episodes.jsonl"
@@ -47,7 +47,7 @@ def _write_atomically(path: Path, text: str) -> None:
     os.replace(temporary, path)
 
 
-def create_run(config: ExperimentConfig, root: Path | None = None) -> Path:
+def create_run(config: Experiment, root: Path | None = None) -> Path:
     """A fresh run folder with the manifest (full config, package and platform versions)."""
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     base = (root or Path(config.output)) / f"{config.name}-{stamp}"
@@ -71,11 +71,11 @@ def create_run(config: ExperimentConfig, root: Path | None = None) -> Path:
     return run_dir
 
 
-def read_manifest(run_dir: Path) -> tuple[ExperimentConfig, dict[str, object]]:
+def read_manifest(run_dir: Path) -> tuple[Experiment, dict[str, object]]:
     path = run_dir / MANIFEST
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
-        return ExperimentConfig.model_validate(manifest["config"]), manifest
+        return experiment_from(manifest["config"]), manifest
     except OSError as exc:
         raise ConfigError("NOT_A_RUN", f"{run_dir}: no readable {MANIFEST} ({exc.strerror})") from None
     except (ValueError, KeyError) as exc:
@@ -109,11 +109,11 @@ def read_records(run_dir: Path, repair: bool = False) -> list[dict[str, object]]
 
 
 @cache
-def _config(config_json: str) -> ExperimentConfig:
-    return ExperimentConfig.model_validate_json(config_json)
+def _config(config_json: str) -> Experiment:
+    return experiment_from(json.loads(config_json))
 
 
-def run_chunk(config_json: str, jobs: Sequence[Job]) -> tuple[bytes, int]:
+def run_chunk(config_json: str, jobs: Sequence[AnyJob]) -> tuple[bytes, int]:
     """Run jobs in this process: their JSON lines, and how many failed the original task."""
     config = _config(config_json)
     lines, failed = [], 0
@@ -125,7 +125,7 @@ def run_chunk(config_json: str, jobs: Sequence[Job]) -> tuple[bytes, int]:
     return ("\n".join(lines) + "\n").encode("utf-8"), failed
 
 
-def _chunks(jobs: list[Job]) -> Iterator[list[Job]]:
+def _chunks(jobs: list[AnyJob]) -> Iterator[list[AnyJob]]:
     for start in range(0, len(jobs), CHUNK):
         yield jobs[start : start + CHUNK]
 
@@ -138,7 +138,7 @@ def _append(fd: int, data: bytes) -> None:
 
 
 def run_experiment(
-    config: ExperimentConfig, run_dir: Path, workers: int | None = None, progress: Progress | None = None
+    config: Experiment, run_dir: Path, workers: int | None = None, progress: Progress | None = None
 ) -> RunSummary:
     """Run every job of ``config`` not yet recorded in ``run_dir`` (so it also resumes)."""
     started = time.perf_counter()

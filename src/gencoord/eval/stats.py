@@ -74,6 +74,31 @@ def block_bootstrap_mean(
     return _percentile_ci(np.fromiter(by_block.values(), dtype=float), resamples, seed)
 
 
+def bootstrap_ratio(
+    numerators: Mapping[str, float],
+    denominators: Mapping[str, float],
+    resamples: int = 10_000,
+    seed: int = 8901,
+) -> Estimate | None:
+    """A pooled rate Σnum / Σden with clusters resampled together (None when Σden is 0).
+
+    For rates whose denominator varies by cluster (escalations, issues), a cluster may
+    contribute nothing to the denominator; pooling keeps every cluster in play.
+    """
+    clusters = sorted(set(numerators) | set(denominators))
+    num = np.array([numerators.get(c, 0.0) for c in clusters], dtype=float)
+    den = np.array([denominators.get(c, 0.0) for c in clusters], dtype=float)
+    if den.sum() == 0:
+        return None
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, len(clusters), size=(resamples, len(clusters)))
+    totals = den[draws].sum(axis=1)
+    rates = np.divide(num[draws].sum(axis=1), totals, out=np.full(resamples, np.nan), where=totals > 0)
+    tail = (1 - LEVEL) / 2 * 100
+    low, high = np.nanpercentile(rates, [tail, 100 - tail])
+    return Estimate(float(num.sum() / den.sum()), float(low), float(high))
+
+
 def clopper_pearson(successes: int, trials: int) -> Estimate:
     """The exact two-sided binomial interval for successes / trials."""
     if trials <= 0 or not 0 <= successes <= trials:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter, deque
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -142,7 +143,7 @@ class GateResult:
         escalations = [i for i in self.issues if i.escalated]
         return {
             "instance": self.instance,
-            "job": self.job,
+            "gate_job": self.job,
             "agents": self.agents,
             "condition": self.condition.value,
             "success": self.success,
@@ -333,7 +334,7 @@ class _Episode:
         agent.queue_node = agent.serving = node.id
         return True
 
-    def _with_detours(self, agent: _Agent, actions: tuple[Action, ...]) -> list[Action]:
+    def _with_detours(self, agent: _Agent, actions: Sequence[Action]) -> list[Action]:
         return [
             GoTo(a.agent, a.task, a.target, a.target_kind, True)
             if isinstance(a, GoTo) and a.target in agent.private.blocked_refs
@@ -517,10 +518,10 @@ class _Episode:
 
     def _wanted(self, node: Node, needs: dict[str, int]) -> tuple[str | None, int]:
         if needs:
-            item = max(needs, key=lambda i: needs[i])
-            return item, needs[item]
+            wanted = max(needs, key=lambda i: needs[i])
+            return wanted, needs[wanted]
         item, quantity = node.task.get("item"), node.task.get("q")
-        return (str(item), int(quantity)) if isinstance(item, str) and isinstance(quantity, int) else (None, 0)
+        return (item, quantity) if isinstance(item, str) and isinstance(quantity, int) else (None, 0)
 
     # ----------------------------------------------------------------- the public channel
     def _helper(self, agent: _Agent, item: str, quantity: int, kind: str, node: Node) -> str | None:

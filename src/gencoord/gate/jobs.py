@@ -101,11 +101,11 @@ def instantiate(name: str, spec: JobSpec, prior: Prior) -> Job:
         except (GencoordError, KeyError, IndexError) as exc:
             raise ConfigError("BAD_JOB", f"jobs.{name}.{node.id}: {exc}") from None
         nodes.append(Node(node.id, agent, task, tuple(node.deps), node.critical))
-    known = {node.id for node in nodes}
-    for node in nodes:
-        missing = [dep for dep in node.deps if dep not in known]
+    known = {made.id for made in nodes}
+    for made in nodes:
+        missing = [dep for dep in made.deps if dep not in known]
         if missing:
-            raise ConfigError("BAD_JOB", f"jobs.{name}.{node.id}: unknown dependency {missing[0]!r}")
+            raise ConfigError("BAD_JOB", f"jobs.{name}.{made.id}: unknown dependency {missing[0]!r}")
     try:
         tuple(graphlib.TopologicalSorter({node.id: node.deps for node in nodes}).static_order())
     except graphlib.CycleError:

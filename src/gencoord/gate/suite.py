@@ -119,29 +119,29 @@ def _inject(kind: AnomalyKind, draft: _Draft, rng: random.Random, game: GameData
         options = _consumers(draft, game, ("oak_planks",))
         if not options:
             return None
-        agent, node, item, quantity = rng.choice(options)
+        agent, node_id, item, quantity = rng.choice(options)
         short = min(quantity, rng.randint(1, 3))
         draft.start[agent][item] -= short
-        return Anomaly(kind, agent, node, item, short)
+        return Anomaly(kind, agent, node_id, item, short)
     if kind in (AnomalyKind.SOURCE_EXHAUSTED, AnomalyKind.RESOURCE_DEPLETED):
         miners = [n for n in job.nodes if n.task.skill == "resource.obtain" and n.task.get("item") == "oak_planks"]
         if not miners:
             return None
-        node = miners[0]
-        needed = int(node.task.get("q") or 0)
+        miner = miners[0]
+        needed = int(miner.task.get("q") or 0)
         draft.deposits["lumber_yard"] = needed // 2
         if kind is AnomalyKind.RESOURCE_DEPLETED:
             draft.deposits["forest"] = 0
-            helper = _other(draft, node.agent, rng)
+            helper = _other(draft, miner.agent, rng)
             draft.start[helper]["oak_planks"] = draft.start[helper].get("oak_planks", 0) + needed
             draft.board.setdefault(helper, {})["oak_planks"] = needed
-        return Anomaly(kind, node.agent, node.id, "oak_planks", needed - needed // 2)
+        return Anomaly(kind, miner.agent, miner.id, "oak_planks", needed - needed // 2)
     if kind in (AnomalyKind.SCARCE_ITEM, AnomalyKind.STALE_ADVERT):
         options = _consumers(draft, game, SCARCE)
         options = [o for o in options if job.node(o[1]).critical]
         if not options:
             return None
-        agent, node, item, quantity = rng.choice(options)
+        agent, node_id, item, quantity = rng.choice(options)
         draft.start[agent][item] -= quantity
         peers = [a for a in job.agents if a != agent]
         holder = rng.choice(peers)
@@ -150,17 +150,17 @@ def _inject(kind: AnomalyKind, draft: _Draft, rng: random.Random, game: GameData
         if kind is AnomalyKind.STALE_ADVERT and len(peers) > 1:
             stale = rng.choice([p for p in peers if p != holder])
             draft.board.setdefault(stale, {})[item] = quantity + 2  # advertised, but long gone
-        return Anomaly(kind, agent, node, item, quantity)
+        return Anomaly(kind, agent, node_id, item, quantity)
     if kind is AnomalyKind.NO_SUPPLIER:
         optional = [n for n in job.nodes if not n.critical]
         if not optional:
             return None
-        node = rng.choice(optional)
-        item, quantity = next(iter(node_needs(node.task, game).items()))
-        draft.start[node.agent].pop(item, None)
-        stale = _other(draft, node.agent, rng)
+        spare_node = rng.choice(optional)
+        item, quantity = next(iter(node_needs(spare_node.task, game).items()))
+        draft.start[spare_node.agent].pop(item, None)
+        stale = _other(draft, spare_node.agent, rng)
         draft.board.setdefault(stale, {})[item] = quantity  # advertised, but the peer has none to spare
-        return Anomaly(kind, node.agent, node.id, item, quantity)
+        return Anomaly(kind, spare_node.agent, spare_node.id, item, quantity)
     if kind is AnomalyKind.PATH_BLOCKED:
         places = sorted({str(v) for n in job.nodes for k, v in n.task.args if k in ("dst", "site", "loc", "station")})
         places += ["lumber_yard"] if any(n.task.skill == "resource.obtain" for n in job.nodes) else []
