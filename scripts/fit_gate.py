@@ -82,9 +82,16 @@ def main() -> None:
     weights = dict(zip(FEATURES, coefficients, strict=True))
     signed = {name: (-value if name in ("L", "H") else value) for name, value in weights.items()}
     print(f"{len(rows)} decision rows ({int(y.sum())} warranted escalations), {len(gray)} in the gray zone")
-    print("score weights (S = bias + wC C + wR R + wI I - wL L - wH H):", {k: round(v, 3) for k, v in signed.items()})
+    print(
+        "score weights (S = bias + wC C + wR R + wI I - wL L - wH H):",
+        {k: round(float(v), 3) for k, v in signed.items()},
+    )
     print(f"bias {bias:.3f}; thresholds low {low:.3f} high {high:.3f}; training accuracy {accuracy:.3f}")
-    print("adjudicator:", dict(zip(EXTENDED, np.round(adj_weights, 3), strict=True)), f"bias {adj_bias:.3f}")
+    print(
+        "adjudicator:",
+        {k: round(float(v), 3) for k, v in zip(EXTENDED, adj_weights, strict=True)},
+        f"bias {adj_bias:.3f}",
+    )
     if not args.write:
         return
     text = CONFIG.read_text(encoding="utf-8")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from gencoord.errors import ConfigError
-from gencoord.eval.config import load_experiment
+from gencoord.eval.config import load_experiment, parse_experiment
 from gencoord.eval.report import write_report
 from gencoord.eval.runner import create_run, run_experiment
 from gencoord.gate.config import default_gate_config, parse_gate_config
@@ -197,3 +197,12 @@ def test_the_fitting_script_fits_on_the_training_split() -> None:
     script = Path(__file__).parents[1] / "scripts" / "fit_gate.py"
     done = subprocess.run([sys.executable, str(script), "--size", "9"], capture_output=True, text=True, check=True)
     assert "decision rows" in done.stdout and "training accuracy" in done.stdout
+
+
+def test_an_experiment_can_bring_its_own_gate_config(tmp_path: Path) -> None:
+    bad = tmp_path / "gate.toml"
+    bad.write_text("quick_cost = 3\n")
+    text = (EXPERIMENTS / "gate_ablation.toml").read_text() + f'\ngate_config = "{bad}"\n'
+    with pytest.raises(ConfigError) as caught:
+        parse_experiment(text, "mine.toml")
+    assert caught.value.reason == "INVALID_GATE"

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError,
 from gencoord.backends.registry import BACKEND_SETS
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
+from gencoord.gate.config import load_gate_config
 from gencoord.gate.policy import GateCondition
 from gencoord.run.episode import FEEDBACK_CONDITIONS, FORWARD_CONDITIONS, Condition
 from gencoord.run.faults import Fault
@@ -111,6 +112,7 @@ class GateExperimentConfig(BaseModel):
     conditions: list[GateCondition] = Field(min_length=1)
     reference: GateCondition | None = GateCondition.COMMUNICATION_FIRST  # paired: condition − reference
     clusters: PositiveInt | None = None  # keep only the first N instances: reduced runs
+    gate_config: str | None = None  # a gate TOML (weights, thresholds, …) instead of the packaged one
     output: str = "runs"
     workers: Annotated[int, Field(ge=0)] = 0
     bootstrap: BootstrapSpec = BootstrapSpec()
@@ -134,6 +136,8 @@ def experiment_from(data: dict[str, Any]) -> Experiment:
 
 def _cross_check(config: Experiment, origin: str) -> None:
     if isinstance(config, GateExperimentConfig):
+        if config.gate_config is not None:
+            load_gate_config(Path(config.gate_config))  # fail now, not in a worker
         if config.reference is not None and config.reference not in config.conditions:
             raise ConfigError(
                 "REFERENCE", f"{origin}: reference {config.reference.value!r} is not among the conditions"

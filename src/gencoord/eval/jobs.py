@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 
 from gencoord import __version__
 from gencoord.backends.registry import backend_set
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
 from gencoord.eval.config import Experiment, ExperimentConfig, GateExperimentConfig
+from gencoord.gate.config import GateConfig, default_gate_config, load_gate_config
 from gencoord.gate.episode import run_gate_episode
 from gencoord.gate.policy import GateCondition
 from gencoord.gate.pool import gate_pool
@@ -101,12 +103,18 @@ def _instances(config_json: str) -> tuple[GateInstance, ...]:
     return instances_of(GateExperimentConfig.model_validate_json(config_json))
 
 
+@cache
+def _gate_config(path: str | None) -> GateConfig:
+    return default_gate_config() if path is None else load_gate_config(Path(path))
+
+
 def run_job(config: Experiment, config_json: str, job: AnyJob) -> dict[str, object]:
     """One episode's record, tagged with its job key and experiment."""
     tags: dict[str, object] = {"job": job.key, "experiment": config.name, "gencoord": __version__}
     if isinstance(job, GateJob):
         instance = _instances(config_json)[job.instance]
-        record = run_gate_episode(instance, job.condition).record()
+        assert isinstance(config, GateExperimentConfig)
+        record = run_gate_episode(instance, job.condition, config=_gate_config(config.gate_config)).record()
         return record | {"cluster": instance.id, "outcome": {"G": record["success"]}} | tags
     assert isinstance(job, Job)
     prior, suites = default_prior(), default_suites()
