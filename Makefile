@@ -19,7 +19,8 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/gencoord demo
 	$(BIN)/gencoord run experiments/request_intervention.toml experiments/feedback_intervention.toml \
-		experiments/controlled_faults.toml experiments/representation.toml experiments/gate_ablation.toml
+		experiments/controlled_faults.toml experiments/representation.toml \
+		experiments/gate_ablation.toml experiments/gate_tight_budget.toml
 
 test: $(STAMP)
 	$(BIN)/ruff check src tests scripts benchmarks

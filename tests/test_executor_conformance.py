@@ -134,3 +134,13 @@ def test_dependent_actions_start_after_what_they_wait_for(executor: Executor, pr
     records = executor.run(program(actions, {11: (10,)}, handoff=10), 0, len(actions))
     assert all(r.end_s >= r.start_s for r in records)
     assert records[11].start_s >= records[10].end_s
+
+
+def test_a_refused_transfer_moves_nothing(executor: Executor, prior: Prior) -> None:
+    full = {"chest_a": {"dirt": 27 * 64}}
+    executor.reset(world(prior, {A: {"cobblestone": 4}}, contents=full))
+    actions = [GoTo(A, "a#1", "chest_a", "ref"), Deposit(A, "a#1", "chest_a", "cobblestone", 4)]
+    records = executor.run(program(actions), 0, 2)
+    assert records[1].failure is not None and records[1].failure.code == "NO_SPACE"
+    after = executor.snapshot()
+    assert after.inventories[A] == {"cobblestone": 4} and after.containers["chest_a"] == {"dirt": 27 * 64}

@@ -113,14 +113,17 @@ class GateExperimentConfig(BaseModel):
     reference: GateCondition | None = GateCondition.COMMUNICATION_FIRST  # paired: condition − reference
     clusters: PositiveInt | None = None  # keep only the first N instances: reduced runs
     gate_config: str | None = None  # a gate TOML (weights, thresholds, …) instead of the packaged one
+    budget_factor: Annotated[float, Field(gt=0)] = 2.0  # round budget = factor × clean-run rounds + margin
+    budget_margin: Annotated[int, Field(ge=0)] = 10
     output: str = "runs"
     workers: Annotated[int, Field(ge=0)] = 0
     bootstrap: BootstrapSpec = BootstrapSpec()
 
     def summary(self) -> str:
         count = min(self.instances, self.clusters or self.instances)
-        return f"{count} {self.split} instances of the dynamic suite (seed {self.seed}); conditions " + ", ".join(
-            self.conditions
+        budget = f"budget {self.budget_factor:g} × clean rounds + {self.budget_margin}"
+        return f"{count} {self.split} instances of the dynamic suite (seed {self.seed}, {budget}); conditions " + (
+            ", ".join(self.conditions)
         )
 
 

@@ -68,7 +68,7 @@ AnyJob = Job | GateJob
 
 def instances_of(config: GateExperimentConfig) -> tuple[GateInstance, ...]:
     count = min(config.instances, config.clusters or config.instances)
-    return gate_pool(count, config.seed, split=config.split)
+    return gate_pool(count, config.seed, split=config.split, factor=config.budget_factor, margin=config.budget_margin)
 
 
 def expand(config: Experiment) -> list[AnyJob]:

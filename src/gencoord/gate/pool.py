@@ -1,12 +1,14 @@
 """Pools of gate instances, with round budgets calibrated on clean runs.
 
-The budget is resource-constrained by definition, not by tuning: twice the rounds the
-same job takes when nothing goes wrong (measured once per job by running it), plus ten.
+The budget is resource-constrained by definition, not by tuning: by default twice the
+rounds the same job takes when nothing goes wrong (measured once per job by running
+it), plus ten; experiments may set the factor and margin to study tighter or looser budgets.
 Training and evaluation pools draw from disjoint seed ranges.
 """
 
 from __future__ import annotations
 
+import math
 from functools import cache
 
 from gencoord.errors import ConfigError
@@ -33,23 +35,35 @@ def clean_rounds(job_name: str, prior: Prior) -> int:
     return result.rounds
 
 
-def budget_for(job_name: str, prior: Prior) -> int:
-    return BUDGET_FACTOR * clean_rounds(job_name, prior) + BUDGET_MARGIN
+def budget_for(job_name: str, prior: Prior, factor: float = BUDGET_FACTOR, margin: int = BUDGET_MARGIN) -> int:
+    return math.ceil(factor * clean_rounds(job_name, prior)) + margin
 
 
-def gate_instance(job_name: str, seed: int, prior: Prior | None = None) -> GateInstance:
+def gate_instance(
+    job_name: str, seed: int, prior: Prior | None = None, factor: float = BUDGET_FACTOR, margin: int = BUDGET_MARGIN
+) -> GateInstance:
     prior = prior or default_prior()
     jobs = default_jobs(prior)
     if job_name not in jobs:
         raise ConfigError("UNKNOWN_JOB", f"unknown gate job {job_name!r}; known: {', '.join(sorted(jobs))}")
-    return make_instance(jobs[job_name], seed, prior, budget_for(job_name, prior))
+    return make_instance(jobs[job_name], seed, prior, budget_for(job_name, prior, factor, margin))
 
 
-def gate_pool(size: int, seed: int = 0, prior: Prior | None = None, split: str = "eval") -> tuple[GateInstance, ...]:
-    """``size`` instances cycling over the jobs; ``split`` picks a disjoint seed range."""
+def gate_pool(
+    size: int,
+    seed: int = 0,
+    prior: Prior | None = None,
+    split: str = "eval",
+    factor: float = BUDGET_FACTOR,
+    margin: int = BUDGET_MARGIN,
+) -> tuple[GateInstance, ...]:
+    """``size`` instances cycling over the jobs; ``split`` picks a disjoint seed range.
+
+    ``factor`` and ``margin`` set how tight the round budget is: factor × clean rounds + margin.
+    """
     if split not in SPLIT_OFFSETS:
         raise ConfigError("UNKNOWN_SPLIT", f"gate split must be one of {sorted(SPLIT_OFFSETS)}, got {split!r}")
     prior = prior or default_prior()
     names = sorted(default_jobs(prior))
     base = SPLIT_OFFSETS[split] + seed * 10_000
-    return tuple(gate_instance(names[index % len(names)], base + index, prior) for index in range(size))
+    return tuple(gate_instance(names[index % len(names)], base + index, prior, factor, margin) for index in range(size))

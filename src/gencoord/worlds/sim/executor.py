@@ -179,10 +179,18 @@ class SimExecutor:
     def _slots(self, items: Items) -> int:
         return sum(math.ceil(n / self.game.stack_sizes.get(item, 64)) for item, n in items.items())
 
-    def _receive(self, items: Items, item: str, count: int, holder: str, slots: int) -> None:
-        _add(items, item, count)
-        if self._slots(items) > slots:
-            _take(items, item, count, holder)
+    def _make_room(
+        self, items: Items, item: str, count: int, holder: str, slots: int, freed: Items | None = None
+    ) -> None:
+        """Refuse, before anything moves, a transfer the receiving holder has no slots for.
+
+        ``freed`` is what leaves the same holder in the same action (a craft's ingredients).
+        """
+        after = dict(items)
+        for gone, n in (freed or {}).items():
+            _take(after, gone, n, holder)
+        _add(after, item, count)
+        if self._slots(after) > slots:
             raise _RefusedError("NO_SPACE", f"{holder} has no free slot for {count} {item}")
 
     def _credit(self, holder: str, agent: str, item: str, count: int) -> None:
@@ -226,34 +234,39 @@ class SimExecutor:
             tools = ", ".join(sorted(block.harvest_tools or ()))
             raise _RefusedError("NOT_HARVESTABLE", f"{action.block} drops nothing without one of: {tools}")
         ticks = self.game.break_ticks(action.block, held)
+        for drop in block.drops:
+            self._make_room(held, drop, 1, action.agent, self.physics.inventory_slots)
         self.deposits[action.source] -= 1
         for drop in block.drops:
-            self._receive(held, drop, 1, action.agent, self.physics.inventory_slots)
+            _add(held, drop, 1)
         return began + self._ticks(ticks)
 
     def _withdraw(self, action: Withdraw, began: float) -> float:
         where = self._ref(action.container, "container")
         self._within_reach(action.agent, where, action.container)
+        held = self.inventories[action.agent]
+        self._make_room(held, action.item, action.count, action.agent, self.physics.inventory_slots)
         _take(self.containers[action.container], action.item, action.count, action.container)
-        self._receive(
-            self.inventories[action.agent], action.item, action.count, action.agent, self.physics.inventory_slots
-        )
+        _add(held, action.item, action.count)
         return began + self._transfer_ticks(action.item, action.count)
 
     def _give_item(self, action: GiveItem, began: float) -> float:
         if action.to not in self.inventories:
             raise _RefusedError("UNKNOWN_AGENT", f"{action.to} is not in this world")
         self._within_reach(action.agent, self.positions[action.to], action.to)
+        target = self.inventories[action.to]
+        self._make_room(target, action.item, action.count, action.to, self.physics.inventory_slots)
         _take(self.inventories[action.agent], action.item, action.count, action.agent)
-        self._receive(self.inventories[action.to], action.item, action.count, action.to, self.physics.inventory_slots)
+        _add(target, action.item, action.count)
         return began + self._ticks(self.physics.toss_ticks + self.physics.pickup_delay_ticks)
 
     def _deposit(self, action: Deposit, began: float) -> float:
         where = self._ref(action.container, "container")
         self._within_reach(action.agent, where, action.container)
-        _take(self.inventories[action.agent], action.item, action.count, action.agent)
         chest = self.containers[action.container]
-        self._receive(chest, action.item, action.count, action.container, self.physics.container_slots)
+        self._make_room(chest, action.item, action.count, action.container, self.physics.container_slots)
+        _take(self.inventories[action.agent], action.item, action.count, action.agent)
+        _add(chest, action.item, action.count)
         self._credit(action.container, action.agent, action.item, action.count)
         return began + self._transfer_ticks(action.item, action.count)
 
@@ -285,10 +298,11 @@ class SimExecutor:
         if missing:
             short = ", ".join(f"{n} {item}" for item, n in sorted(missing.items()))
             raise _RefusedError("MISSING_INGREDIENT", f"missing ingredient: {short}")
+        made = recipe.count * action.runs
+        self._make_room(held, action.item, made, action.agent, self.physics.inventory_slots, needs)
         for item, n in needs.items():
             _take(held, item, n, action.agent)
-        made = recipe.count * action.runs
-        self._receive(held, action.item, made, action.agent, self.physics.inventory_slots)
+        _add(held, action.item, made)
         _add(self.crafted.setdefault(action.agent, {}), action.item, made)
         opened = self.physics.open_window_ticks if action.station else 0
         return began + self._ticks(opened + action.runs * self.physics.click_ticks)
@@ -367,10 +381,10 @@ class SimExecutor:
             self._advance(furnace, ready)
         if furnace.output_item != action.item:
             raise _RefusedError("WRONG_OUTPUT", f"{action.station} makes {furnace.output_item}, not {action.item}")
+        held = self.inventories[action.agent]
+        self._make_room(held, action.item, action.count, action.agent, self.physics.inventory_slots)
         furnace.output_count -= action.count
-        self._receive(
-            self.inventories[action.agent], action.item, action.count, action.agent, self.physics.inventory_slots
-        )
+        _add(held, action.item, action.count)
         return max(began, ready) + self._transfer_ticks(action.item, action.count)
 
     def _wait(self, action: Wait, began: float) -> float:
