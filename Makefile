@@ -8,9 +8,12 @@ STAMP := $(VENV)/.installed-dev
 
 .PHONY: run test bench fuzz clean
 
+# torch is installed on its own first: pinned to the CPU build, so that transformers does not pull
+# a multi-GB CUDA build of it.
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check torch==2.13.0
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,learn]'
 	touch $(STAMP)
 
 # The main job: the paper's worked examples, then the shipped experiments (four GenCoord mechanism

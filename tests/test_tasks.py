@@ -21,7 +21,7 @@ from gencoord.tasks import (
     load_suites,
     paper_pool,
 )
-from gencoord.tasks.cluster import _forward_space
+from gencoord.tasks.cluster import forward_space
 from gencoord.worlds.sim import SimExecutor
 
 FORWARD_POOLS = [name for name, (split, _) in PAPER_POOLS.items() if split is not Split.GOAL_CAPABILITY]
@@ -89,7 +89,7 @@ def test_held_out_templates_and_cross_products_never_enter_training(suites: Suit
     seen_choices = {choice for _, choice in seen}
     assert all(t in seen_templates and choice in seen_choices for t, choice in cross)
     assert {c.template for c in draw_pool(Split.HELD_OUT_TEMPLATE, 80)} == held
-    assert set(_forward_space(Split.IN_DISTRIBUTION, suites)) == seen
+    assert set(forward_space(Split.IN_DISTRIBUTION, suites)) == seen
 
 
 def test_pools_are_deterministic_in_the_seed() -> None:

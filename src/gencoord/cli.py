@@ -17,7 +17,8 @@ from rich.table import Table
 from gencoord.demo import run_demo
 from gencoord.dsl.ast import Proposal
 from gencoord.dsl.json_surface import parse_json, serialize_json
-from gencoord.errors import ConfigError, GencoordError, PriorError
+from gencoord.dsl.surface import SurfaceName
+from gencoord.errors import BackendError, ConfigError, GencoordError, PriorError
 from gencoord.eval.config import Experiment, load_experiment
 from gencoord.eval.jobs import expand
 from gencoord.eval.report import write_report
@@ -136,7 +137,7 @@ def episode(
     raise typer.Exit(0 if result.outcome.success else 1)
 
 
-def _fail_config(exc: ConfigError) -> typer.Exit:
+def _fail_config(exc: GencoordError) -> typer.Exit:
     Console(stderr=True).print(f"[red]{exc}[/red]", highlight=False)
     return typer.Exit(2)
 
@@ -206,6 +207,9 @@ def run(
                 console.print(f"report: {written.markdown}  ·  {written.html}", highlight=False)
     except ConfigError as exc:
         raise _fail_config(exc) from None
+    except BackendError as exc:  # the records so far are kept: fix the backend, then --resume
+        Console(stderr=True).print(f"[red]{exc}[/red] (resume with --resume once it is back)", highlight=False)
+        raise typer.Exit(3) from None
 
 
 @app.command(name="report")
@@ -226,6 +230,39 @@ def report_command(
             rich_table.add_row(*row)
         console.print(rich_table)
     console.print(f"report: {written.markdown}  ·  {written.html}", highlight=False)
+
+
+@app.command()
+def train(
+    out: Annotated[Path, typer.Option(help="Folder for the checkpoint (model, tokenizer, manifest).")],
+    preset: Annotated[
+        str, typer.Option(help="Model preset; 'tiny' trains a 0.2 M-parameter model on the CPU.")
+    ] = "tiny",
+    target: Annotated[str, typer.Option(help="direct (the whole record) or factor (the binding code).")] = "direct",
+    surface: Annotated[Surface, typer.Option(help="The record's surface, for direct targets.")] = Surface.dsl,
+    steps: Annotated[int, typer.Option(min=1, help="Optimizer steps (batch 8, fresh rows every step).")] = 4000,
+    seed: Annotated[int, typer.Option(help="Initialization and data seed.")] = 0,
+) -> None:
+    """Train a commitment model; then use it in a config with backends = ["model:<out>"]."""
+    from gencoord.train.data import RowSpec, Target  # noqa: PLC0415  (torch loads only for training)
+    from gencoord.train.tiny import train_tiny  # noqa: PLC0415
+
+    if preset != "tiny":
+        raise _fail_config(ConfigError("UNKNOWN_PRESET", f"unknown preset {preset!r}; available: tiny"))
+    try:
+        spec = RowSpec(Target(target), SurfaceName(surface.value))
+    except ValueError:
+        raise _fail_config(ConfigError("UNKNOWN_TARGET", f"target must be direct or factor, not {target!r}")) from None
+    console = Console()
+    report = train_tiny(
+        spec, out, steps, seed, log=lambda step, loss: console.print(f"step {step:5d}  loss {loss:.4f}")
+    )
+    match = "–" if report.exact_match is None else f"{100 * report.exact_match:.1f}%"
+    console.print(
+        f"trained {report.steps} steps in {report.seconds:.0f} s; held-out exact match {match} "
+        f"on {report.evaluated} rows → {out}",
+        highlight=False,
+    )
 
 
 @app.command()

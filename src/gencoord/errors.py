@@ -139,3 +139,10 @@ class ConfigError(GencoordError):
 
     code = "CONFIG_INVALID"
     stage = "config"
+
+
+class BackendError(GencoordError):
+    """A backend that cannot answer at all (a dead API, a broken checkpoint): the run stops, resumably."""
+
+    code = "BACKEND_UNAVAILABLE"
+    stage = "backend"

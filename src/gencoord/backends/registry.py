@@ -7,6 +7,7 @@ A set maps an episode to one backend per agent. ``rule`` is the deterministic te
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from pathlib import Path
 
 from gencoord.backends.base import Backend
 from gencoord.backends.rule import BranchGuesser, RequestRealizer, RuleRequester, RuleSender
@@ -28,10 +29,48 @@ def rule_set(spec: EpisodeSpec, withheld: bool, prior: Prior, suites: SuiteDocum
 
 
 BACKEND_SETS: dict[str, BackendSet] = {"rule": rule_set}
+MODEL_PREFIX = "model:"
+API_PREFIX = "api:"
+
+
+def _model_set(checkpoint: Path) -> BackendSet:
+    """Every agent generates with the trained model at ``checkpoint`` (two model calls per forward episode)."""
+
+    def make(spec: EpisodeSpec, withheld: bool, prior: Prior, suites: SuiteDocument) -> dict[str, Backend]:
+        from gencoord.backends.local import LocalModelBackend  # noqa: PLC0415  (torch loads only when a model is used)
+
+        backend = LocalModelBackend(checkpoint, prior)
+        return {agent: backend for agent in spec.contexts}
+
+    return make
+
+
+def _api_set(target: str) -> BackendSet:
+    """Every agent asks the OpenAI-compatible API ``<base url>#<model>`` (key: $GENCOORD_API_KEY)."""
+    base_url, _, model = target.partition("#")
+    if not base_url or not model:
+        raise ConfigError("UNKNOWN_BACKEND", f"an API backend is api:<base url>#<model>, got api:{target}")
+
+    def make(spec: EpisodeSpec, withheld: bool, prior: Prior, suites: SuiteDocument) -> dict[str, Backend]:
+        from gencoord.backends.api import ApiBackend  # noqa: PLC0415  (openai loads only when an API is used)
+
+        backend = ApiBackend(base_url, model, prior)
+        return {agent: backend for agent in spec.contexts}
+
+    return make
 
 
 def backend_set(name: str) -> BackendSet:
+    """A registered set, ``model:<checkpoint folder>`` (a trained local model) or ``api:<url>#<model>``."""
+    if name.startswith(API_PREFIX):
+        return _api_set(name.removeprefix(API_PREFIX))
+    if name.startswith(MODEL_PREFIX):
+        checkpoint = Path(name.removeprefix(MODEL_PREFIX))
+        if not (checkpoint / "gencoord-model.json").exists():
+            raise ConfigError("UNKNOWN_BACKEND", f"{checkpoint} holds no trained model (gencoord-model.json)")
+        return _model_set(checkpoint)
     found = BACKEND_SETS.get(name)
     if found is None:
-        raise ConfigError("UNKNOWN_BACKEND", f"unknown backend set {name!r}; known: {', '.join(sorted(BACKEND_SETS))}")
+        known = ", ".join([*sorted(BACKEND_SETS), f"{MODEL_PREFIX}<checkpoint>", f"{API_PREFIX}<url>#<model>"])
+        raise ConfigError("UNKNOWN_BACKEND", f"unknown backend set {name!r}; known: {known}")
     return found

@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError, field_validator
 
-from gencoord.backends.registry import BACKEND_SETS
+from gencoord.backends.registry import API_PREFIX, BACKEND_SETS, MODEL_PREFIX
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
 from gencoord.gate.config import load_gate_config
@@ -79,9 +79,12 @@ class ExperimentConfig(BaseModel):
     @field_validator("backends")
     @classmethod
     def _known_backends(cls, backends: list[str]) -> list[str]:
-        unknown = [name for name in backends if name not in BACKEND_SETS]
+        unknown = [
+            name for name in backends if name not in BACKEND_SETS and not name.startswith((MODEL_PREFIX, API_PREFIX))
+        ]
         if unknown:
-            raise ValueError(f"unknown backend set {unknown[0]!r}; known: {', '.join(sorted(BACKEND_SETS))}")
+            known = ", ".join([*sorted(BACKEND_SETS), f"{MODEL_PREFIX}<checkpoint>"])
+            raise ValueError(f"unknown backend set {unknown[0]!r}; known: {known}")
         return backends
 
     @property

@@ -91,7 +91,7 @@ def _held_out_choice(template: str, suites: SuiteDocument) -> int:
     return seen.index(template) % len(suites.forward.templates[template].params)
 
 
-def _forward_space(split: Split, suites: SuiteDocument) -> list[tuple[str, int]]:
+def forward_space(split: Split, suites: SuiteDocument) -> list[tuple[str, int]]:
     """(template, parameter choice) combinations a split may draw."""
     forward = suites.forward
     space = []
@@ -122,7 +122,7 @@ def draw_pool(split: Split | str, size: int, seed: int = 0, suites: SuiteDocumen
         raise ConfigError(
             "POOL_SIZE", f"a forward pool holds matched pairs: size must be even and positive, got {size}"
         )
-    space = _forward_space(split, suites)
+    space = forward_space(split, suites)
     clusters: list[Cluster] = []
     for index in range(size // 2):
         template, choice = space[index % len(space)]

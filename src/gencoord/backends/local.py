@@ -1,0 +1,69 @@
+"""Backends driven by a local trained model (the tiny CPU preset, or any checkpoint we trained).
+
+* Direct: the model writes the whole record (Short DSL or JSON, as it was trained).
+* Factor-Code + Rule: the model writes only the binding code; the composer expands it
+  through the shared task structure into the canonical record, so the peer-facing
+  commitment is exactly the one a rule would send.
+
+Each call is one model call with real token counts from the model's own tokenizer and
+measured latency. The text goes to the protocol unchecked: parsing and the contract
+check are the protocol's job, so a bad output fails there with its stable code.
+"""
+
+from __future__ import annotations
+
+import time
+from functools import cache
+from pathlib import Path
+
+from gencoord.backends.context import model_input
+from gencoord.backends.rule import composed
+from gencoord.dsl.ast import Proposal
+from gencoord.dsl.surface import surface
+from gencoord.prior.prior import Prior
+from gencoord.protocol.result import Reply
+from gencoord.run.lifecycle import GenerationRequest, Stage
+from gencoord.tasks.context import LocalContext
+from gencoord.train.data import Target
+from gencoord.train.tiny import LoadedModel, generate, load_tiny
+
+_RECEIVER_STAGES = (Stage.RECEIVER_AFTER_REQUEST, Stage.RECEIVER_WITHOUT_REQUEST)
+
+
+@cache
+def loaded(path: str) -> LoadedModel:
+    """One copy of a checkpoint per process, however many episodes use it."""
+    return load_tiny(Path(path))
+
+
+class LocalModelBackend:
+    def __init__(self, checkpoint: Path, prior: Prior) -> None:
+        self.model = loaded(str(checkpoint.resolve()))
+        self.prior = prior
+        kind = self.model.spec.target.value
+        self.name = f"{kind}:{checkpoint.name}"
+
+    def generate(self, context: LocalContext, request: GenerationRequest) -> Reply:
+        spec = self.model.spec
+        prompt = model_input(context, request, self.prior, spec.view, spec.compact)
+        started = time.perf_counter()
+        text, tokens_in, tokens_out = generate(self.model.model, self.model.codec, prompt)
+        latency = time.perf_counter() - started
+        if spec.target is Target.FACTOR:
+            text = self._compose(text.strip(), context, request)
+        return Reply(text, model_calls=1, input_tokens=tokens_in, output_tokens=tokens_out, latency_s=latency)
+
+    def _compose(self, code: str, context: LocalContext, request: GenerationRequest) -> str:
+        """The canonical record for the predicted code, or the raw code when it names no binding.
+
+        A raw code then reaches the parser and fails there as a PARSE_FAILURE: the model's
+        error is reported as what it is.
+        """
+        if code not in self.prior.codebook:
+            return code
+        spoken = surface(context.surface, self.prior.vocab)
+        if request.stage in _RECEIVER_STAGES:
+            proposal = composed(self.prior, code, context.peer, context.agent, context.params)
+            assert proposal.request is not None
+            return spoken.serialize(Proposal(proposal.request.plan, ()))
+        return spoken.serialize(composed(self.prior, code, context.agent, context.peer, context.params))

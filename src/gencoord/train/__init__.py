@@ -1,0 +1,1 @@
+"""Training data and training for learned commitment backends."""

@@ -1,0 +1,279 @@
+"""Causal-LM SFT for commitment backends: a from-scratch ``tiny`` preset on the CPU.
+
+The tiny preset is a Qwen3-architecture decoder (2 layers, hidden 64, 0.2 M parameters)
+with a word-level tokenizer built from the supervision rows: DSL punctuation stays with
+its keyword (``resource.deliver(``, ``,item=``, `` > ``), names stay whole, digits are
+single tokens so any quantity can be copied. Loss is on the target tokens only (the
+prompt is masked). Rows are drawn fresh from the training split every step: a tiny model
+memorizes a fixed small set instead of learning to copy. Names it never saw in training
+are unknown tokens to it; that is the real-model path's job.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import platform
+import random
+import re
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from tokenizers import Regex, Tokenizer, models, pre_tokenizers
+from transformers import Qwen3Config, Qwen3ForCausalLM
+
+from gencoord import __version__
+from gencoord.backends.context import PriorView
+from gencoord.dsl.surface import SurfaceName
+from gencoord.errors import ConfigError
+from gencoord.prior.load import default_prior
+from gencoord.tasks.cluster import Split, draw_pool, forward_space
+from gencoord.tasks.spec import default_suites
+from gencoord.train.data import Row, RowSpec, Target, build_rows
+
+SPECIAL = ("[PAD]", "[UNK]", "[EOS]")
+PIECES = r"[a-z_]+\.[a-z_]+\(|,?[a-z_]+=|[A-Za-z_]+|\d| > |\n|."
+MANIFEST = "gencoord-model.json"
+
+
+@dataclass(frozen=True)
+class TinyPreset:
+    layers: int = 2
+    hidden: int = 64
+    heads: int = 4
+    kv_heads: int = 2
+    head_dim: int = 16
+    ffn: int = 256
+    lr: float = 5e-3
+    warmup: int = 50
+    batch: int = 8
+    clip: float = 1.0
+    threads: int = 2
+
+
+def pieces(text: str) -> list[str]:
+    return re.findall(PIECES, text, flags=re.DOTALL)
+
+
+def build_tokenizer(texts: Sequence[str]) -> Tokenizer:
+    vocabulary = {token: index for index, token in enumerate(SPECIAL)}
+    for text in texts:
+        for piece in pieces(text):
+            vocabulary.setdefault(piece, len(vocabulary))
+    tokenizer = Tokenizer(models.WordLevel(vocabulary, unk_token="[UNK]"))
+    tokenizer.pre_tokenizer = pre_tokenizers.Split(Regex(PIECES), behavior="isolated")
+    return tokenizer
+
+
+class TextCodec:
+    """Text ↔ ids for the tiny model (a word-level tokenizer joined without separators)."""
+
+    def __init__(self, tokenizer: Tokenizer) -> None:
+        self.tokenizer = tokenizer
+        eos, pad = tokenizer.token_to_id("[EOS]"), tokenizer.token_to_id("[PAD]")
+        if eos is None or pad is None:
+            raise ConfigError("BAD_TOKENIZER", "the tokenizer lacks the [EOS] or [PAD] token")
+        self.eos: int = eos
+        self.pad: int = pad
+
+    def encode(self, text: str) -> list[int]:
+        return list(self.tokenizer.encode(text).ids)
+
+    def decode(self, ids: Sequence[int]) -> str:
+        return "".join(self.tokenizer.id_to_token(i) or "" for i in ids if i not in (self.eos, self.pad))
+
+
+def build_model(vocab: int, preset: TinyPreset, seed: int) -> Qwen3ForCausalLM:
+    torch.manual_seed(seed)
+    config = Qwen3Config(
+        vocab_size=vocab,
+        hidden_size=preset.hidden,
+        intermediate_size=preset.ffn,
+        num_hidden_layers=preset.layers,
+        num_attention_heads=preset.heads,
+        num_key_value_heads=preset.kv_heads,
+        head_dim=preset.head_dim,
+        max_position_embeddings=512,
+        tie_word_embeddings=True,
+    )
+    return Qwen3ForCausalLM(config)
+
+
+def fresh_rows(spec: RowSpec, seed: int) -> Iterator[Row]:
+    """Endless training rows: every round draws new world variants from a new seed.
+
+    Each round covers every (template, parameter set) of the training split once (a pool
+    twice the size of that space, in matched pairs) plus one Goal×Capability block, so no
+    template is starved by the order pools enumerate them in.
+    """
+    prior, suites = default_prior(), default_suites()
+    rng = random.Random(seed)
+    forward = 2 * len(forward_space(Split.TRAINING, suites))
+    block = len(suites.goal_capability.goals) * len(suites.goal_capability.modes)
+    while True:
+        clusters = draw_pool(Split.TRAINING, forward, seed=rng.randrange(1_000_000))
+        clusters += draw_pool(Split.GOAL_CAPABILITY, block, seed=rng.randrange(1_000_000))
+        rows = build_rows(clusters, prior, suites, spec, seed=rng.randrange(1000))
+        rng.shuffle(rows)
+        yield from rows
+
+
+def _batch(rows: Sequence[Row], codec: TextCodec) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    encoded = []
+    for row in rows:
+        prompt, target = codec.encode(row.prompt), [*codec.encode(row.target), codec.eos]
+        encoded.append((prompt + target, [-100] * len(prompt) + target))  # the loss sees the target only
+    width = max(len(ids) for ids, _ in encoded)
+    ids = torch.full((len(rows), width), codec.pad)
+    labels = torch.full((len(rows), width), -100)
+    mask = torch.zeros((len(rows), width), dtype=torch.long)
+    for index, (tokens, targets) in enumerate(encoded):
+        ids[index, : len(tokens)] = torch.tensor(tokens)
+        labels[index, : len(targets)] = torch.tensor(targets)
+        mask[index, : len(tokens)] = 1
+    return ids, labels, mask
+
+
+def generate(model: Qwen3ForCausalLM, codec: TextCodec, prompt: str, max_new: int = 96) -> tuple[str, int, int]:
+    """Greedy decoding: (text, prompt tokens, output tokens)."""
+    ids = torch.tensor([codec.encode(prompt)])
+    with torch.no_grad():
+        out = model.generate(
+            ids,
+            attention_mask=torch.ones_like(ids),
+            max_new_tokens=max_new,
+            do_sample=False,
+            eos_token_id=codec.eos,
+            pad_token_id=codec.pad,
+        )
+    new = out[0, ids.shape[1] :].tolist()
+    return codec.decode(new), ids.shape[1], len(new)
+
+
+@dataclass
+class TrainReport:
+    steps: int
+    seconds: float
+    first_loss: float
+    last_loss: float
+    exact_match: float | None
+    evaluated: int
+
+
+def train_tiny(
+    spec: RowSpec,
+    out: Path,
+    steps: int,
+    seed: int = 0,
+    evaluate: int = 64,
+    preset: TinyPreset | None = None,
+    log: Callable[[int, float], None] | None = None,
+) -> TrainReport:
+    """Train, evaluate exact match on held-out in-distribution rows, save model + tokenizer + manifest."""
+    if steps <= 0:
+        raise ConfigError("BAD_STEPS", "steps must be positive")
+    preset = preset or TinyPreset()
+    torch.set_num_threads(preset.threads)
+    prior, suites = default_prior(), default_suites()
+    vocabulary_rows = build_rows(draw_pool(Split.TRAINING, 480), prior, suites, spec)
+    vocabulary_rows += build_rows(draw_pool(Split.GOAL_CAPABILITY, 40), prior, suites, spec)
+    codec = TextCodec(build_tokenizer([text for row in vocabulary_rows for text in (row.prompt, row.target)]))
+    model = build_model(codec.tokenizer.get_vocab_size(), preset, seed)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=preset.lr, betas=(0.9, 0.95), weight_decay=0.01)
+
+    def schedule(step: int) -> float:
+        if step < preset.warmup:
+            return (step + 1) / preset.warmup
+        progress = (step - preset.warmup) / max(1, steps - preset.warmup)
+        return 0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress))
+
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
+    rows = fresh_rows(spec, seed)
+    started = time.perf_counter()
+    losses: list[float] = []
+    model.train()
+    for step in range(steps):
+        ids, labels, mask = _batch([next(rows) for _ in range(preset.batch)], codec)
+        loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
+        optimizer.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), preset.clip)
+        optimizer.step()
+        scheduler.step()
+        losses.append(float(loss.detach()))
+        if log is not None and (step % 50 == 0 or step == steps - 1):
+            log(step, losses[-1])
+    model.train(False)
+    evaluation_pool = draw_pool(Split.IN_DISTRIBUTION, 24, seed=7) + draw_pool(Split.GOAL_CAPABILITY, 4, seed=7)
+    held_out = build_rows(evaluation_pool, prior, suites, spec)
+    held_out = random.Random(seed).sample(held_out, min(evaluate, len(held_out)))
+    hits = sum(generate(model, codec, row.prompt)[0] == row.target for row in held_out)
+    report = TrainReport(
+        steps,
+        time.perf_counter() - started,
+        losses[0],
+        sum(losses[-10:]) / len(losses[-10:]),
+        hits / len(held_out) if held_out else None,
+        len(held_out),
+    )
+    save(out, model, codec, spec, preset, seed, report)
+    return report
+
+
+def save(
+    out: Path,
+    model: Qwen3ForCausalLM,
+    codec: TextCodec,
+    spec: RowSpec,
+    preset: TinyPreset,
+    seed: int,
+    report: TrainReport,
+) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(out)
+    codec.tokenizer.save(str(out / "tokenizer.json"))
+    config_text = json.dumps(
+        {"spec": {k: str(v) for k, v in asdict(spec).items()}, "preset": asdict(preset)}, sort_keys=True
+    )
+    manifest: dict[str, Any] = {
+        "kind": "tiny",
+        "target": spec.target.value,
+        "surface": spec.surface.value,
+        "view": spec.view.value,
+        "compact": spec.compact,
+        "seed": seed,
+        "config_sha256": hashlib.sha256(config_text.encode()).hexdigest(),
+        "data": "fresh rows from the training split each step (seeded)",
+        "report": asdict(report),
+        "versions": {"gencoord": __version__, "torch": torch.__version__, "python": platform.python_version()},
+    }
+    (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+
+
+@dataclass(frozen=True)
+class LoadedModel:
+    model: Qwen3ForCausalLM
+    codec: TextCodec
+    spec: RowSpec
+    manifest: dict[str, Any]
+
+
+def load_tiny(path: Path) -> LoadedModel:
+    manifest_path = path / MANIFEST
+    if not manifest_path.exists():
+        raise ConfigError("NOT_A_MODEL", f"{path}: no {MANIFEST}; train one with `gencoord train`")
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    spec = RowSpec(
+        Target(manifest["target"]),
+        SurfaceName(manifest["surface"]),
+        PriorView(manifest["view"]),
+        bool(manifest["compact"]),
+    )
+    model = Qwen3ForCausalLM.from_pretrained(path)
+    model.train(False)
+    return LoadedModel(model, TextCodec(Tokenizer.from_file(str(path / "tokenizer.json"))), spec, manifest)

@@ -1,0 +1,182 @@
+"""Learned backends on the CPU: model inputs, supervision rows, the tiny preset, the model backends."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import re
+import threading
+from pathlib import Path
+
+import pytest
+
+from gencoord.backends.api import ApiBackend
+from gencoord.backends.context import PriorView, model_input
+from gencoord.backends.local import LocalModelBackend
+from gencoord.backends.registry import backend_set
+from gencoord.backends.rule import composed
+from gencoord.errors import BackendError, ConfigError
+from gencoord.eval.config import parse_experiment
+from gencoord.eval.runner import create_run, read_records, run_experiment
+from gencoord.prior import Prior, default_prior
+from gencoord.run.episode import run_episode
+from gencoord.run.lifecycle import GenerationRequest, Stage
+from gencoord.tasks import Split, SuiteDocument, build_episode, draw_pool, paper_pool
+from gencoord.train.data import RowSpec, Target, build_rows, read_rows, write_rows
+from gencoord.train.tiny import generate, load_tiny, train_tiny
+
+FIXTURE = Path(__file__).parent / "fixtures" / "tiny-dsl"
+
+
+def test_paired_model_inputs_are_byte_identical_for_the_receiver(prior: Prior, suites: SuiteDocument) -> None:
+    pool = paper_pool("timing")
+    for first, second in zip(pool[::2], pool[1::2], strict=True):
+        assert first.pair == second.pair
+        for view in PriorView:
+            one, two = (build_episode(c, 0, 0, prior, suites) for c in (first, second))
+            ask = GenerationRequest(one.receiver, Stage.RECEIVER_WITHOUT_REQUEST, one.sender)
+            assert model_input(one.contexts[one.receiver], ask, prior, view) == model_input(
+                two.contexts[two.receiver], ask, prior, view
+            )
+            opening = GenerationRequest(one.sender, Stage.SENDER_INITIAL, one.receiver)
+            assert model_input(one.contexts[one.sender], opening, prior, view) != model_input(
+                two.contexts[two.sender], opening, prior, view
+            )
+
+
+def test_prior_views_show_more_or_less_of_the_task_structure(prior: Prior, suites: SuiteDocument) -> None:
+    spec = build_episode(paper_pool("timing")[0], 0, 0, prior, suites)
+    ask = GenerationRequest(spec.sender, Stage.SENDER_INITIAL, spec.receiver)
+    context = spec.contexts[spec.sender]
+    full, skeleton, node = (model_input(context, ask, prior, view) for view in ("full", "skeleton", "node"))
+    assert "resource.obtain(q={q}" in full and "resource.obtain(" not in skeleton
+    assert "resource.obtain >" in skeleton and "skills: build.component" in node
+    assert model_input(context, ask, prior, PriorView.NONE, compact=True).endswith(">>>\n")
+
+
+def test_supervision_rows_keep_held_out_templates_out(prior: Prior, suites: SuiteDocument, tmp_path: Path) -> None:
+    rows = build_rows(paper_pool("training"), prior, suites, RowSpec())
+    stages = {row.stage for row in rows}
+    assert len(rows) == 1920 and stages == {"sender_initial", "receiver_after_request"}
+    assert not {"DUAL_BUILD_ALLOCATION", "REMAINING_TERMINAL"} & {row.template for row in rows}
+    for row in rows[:50]:  # every direct target is a legal record
+        prior.parse(row.target)
+    path = write_rows(rows, tmp_path, "train", RowSpec())
+    manifest = json.loads((tmp_path / "train.manifest.json").read_text())
+    assert manifest["rows"] == 1920 and manifest["by_stage"]["sender_initial"] == 960
+    assert read_rows(path) == rows
+    factor = build_rows(paper_pool("goal_capability")[:4], prior, suites, RowSpec(target=Target.FACTOR))
+    assert {row.stage for row in factor} == {"requester_initial", "requester_after_response"}
+    assert all(row.target in prior.codebook for row in factor)
+
+
+def test_tiny_factor_model_trains_on_the_cpu_and_forms_commitments(
+    prior: Prior, suites: SuiteDocument, tmp_path: Path
+) -> None:
+    report = train_tiny(RowSpec(target=Target.FACTOR), tmp_path / "factor", steps=300, seed=0, evaluate=48)
+    assert report.last_loss < report.first_loss / 10
+    assert report.exact_match is not None and report.exact_match >= 0.9
+    backend = LocalModelBackend(tmp_path / "factor", prior)
+    cluster = draw_pool(Split.IN_DISTRIBUTION, 8, seed=3)[0]
+    spec = build_episode(cluster, 1, 0, prior, suites)
+    result = run_episode(spec, backends={agent: backend for agent in spec.contexts})
+    assert result.protocol.trace.calls == 2
+    reply = result.protocol.trace.generations[0].reply
+    assert reply.input_tokens and reply.output_tokens and reply.latency_s > 0
+    assert result.outcome.formed
+
+
+def test_the_direct_dsl_fixture_writes_legal_commitments(prior: Prior, suites: SuiteDocument) -> None:
+    loaded = load_tiny(FIXTURE)
+    assert loaded.spec.target is Target.DIRECT and loaded.manifest["report"]["exact_match"] >= 0.9
+    rows = build_rows(draw_pool(Split.IN_DISTRIBUTION, 12, seed=11), prior, suites, loaded.spec)
+    outputs = [generate(loaded.model, loaded.codec, row.prompt)[0] for row in rows]
+    assert sum(out == row.target for out, row in zip(outputs, rows, strict=True)) / len(rows) >= 0.8
+
+
+def test_a_model_backend_set_runs_in_the_harness(tmp_path: Path) -> None:
+    config = parse_experiment(
+        f'name = "learned"\npool = "timing"\nclusters = 4\nconditions = ["request"]\nbackends = ["model:{FIXTURE}"]\n'
+    )
+    run_dir = create_run(config, tmp_path)
+    run_experiment(config, run_dir, workers=1)
+    records = read_records(run_dir)
+    assert records and all(r["protocol"]["model_calls"] == 2 for r in records)
+    assert sum(bool(r["outcome"]["G"]) for r in records) >= len(records) // 2
+    with pytest.raises(ConfigError):
+        backend_set("model:/nowhere")
+
+
+class _StubApi(http.server.BaseHTTPRequestHandler):
+    """An OpenAI-compatible /v1/chat/completions that answers like a perfect model (via the composer)."""
+
+    failures_left = 1  # the first call fails with a 503: the backend must retry
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        if _StubApi.failures_left:
+            _StubApi.failures_left -= 1
+            self._send(503, {"error": {"message": "busy"}})
+            return
+        prompt = body["messages"][-1]["content"]
+        self._send(
+            200,
+            {
+                "id": "x",
+                "object": "chat.completion",
+                "created": 0,
+                "model": body["model"],
+                "choices": [
+                    {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": _answer(prompt)}}
+                ],
+                "usage": {
+                    "prompt_tokens": len(prompt) // 4,
+                    "completion_tokens": 30,
+                    "total_tokens": len(prompt) // 4 + 30,
+                },
+            },
+        )
+
+    def _send(self, status: int, payload: dict[str, object]) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: object) -> None:
+        return
+
+
+def _answer(prompt: str) -> str:
+    incoming = re.search(r"^incoming (REQ \S+ (.+))$", prompt, re.MULTILINE)
+    if incoming:
+        return f"```\nSELF {incoming.group(2)}\nREQ -\n```"
+    prior = default_prior()
+    binding = re.search(r"^  binding: (\S+)$", prompt, re.MULTILINE)
+    agent = re.search(r"^agent: (\S+)$", prompt, re.MULTILINE)
+    peer = re.search(r"^peer: (\S+)$", prompt, re.MULTILINE)
+    quantities = re.search(r"^quantities: (.+)$", prompt, re.MULTILINE)
+    assert binding and agent and peer and quantities
+    params = {k: int(v) for k, v in (item.split("=") for item in quantities.group(1).split(", "))}
+    return prior.serialize(composed(prior, binding.group(1), agent.group(1), peer.group(1), params))
+
+
+def test_an_openai_compatible_api_backend_retries_and_counts_usage(prior: Prior, suites: SuiteDocument) -> None:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _StubApi)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        backend = ApiBackend(
+            f"http://127.0.0.1:{server.server_port}/v1", "stub", prior, backoff_s=0.01, price_in_per_mtok=1.0
+        )
+        spec = build_episode(paper_pool("timing")[0], 1, 0, prior, suites)
+        result = run_episode(spec, backends={agent: backend for agent in spec.contexts})
+        assert result.outcome.success and result.protocol.trace.calls == 2
+        assert backend.usage.calls == 2 and backend.usage.input_tokens > 0 and backend.usage.charge > 0
+        dead = ApiBackend("http://127.0.0.1:9/v1", "stub", prior, retries=1, backoff_s=0.01, timeout_s=1.0)
+        with pytest.raises(BackendError) as caught:
+            run_episode(spec, backends={agent: dead for agent in spec.contexts})
+        assert caught.value.reason == "API_UNAVAILABLE"
+    finally:
+        server.shutdown()
