@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import http.server
 import json
+import math
 import re
 import threading
 from pathlib import Path
 
 import pytest
+from transformers import PreTrainedTokenizerFast
 
 from gencoord.backends.api import ApiBackend
 from gencoord.backends.context import PriorView, model_input
@@ -22,8 +24,11 @@ from gencoord.prior import Prior, default_prior
 from gencoord.run.episode import run_episode
 from gencoord.run.lifecycle import GenerationRequest, Stage
 from gencoord.tasks import Split, SuiteDocument, build_episode, draw_pool, paper_pool
+from gencoord.train.checkpoint import load_model
+from gencoord.train.common import generate
 from gencoord.train.data import RowSpec, Target, build_rows, read_rows, write_rows
-from gencoord.train.tiny import generate, load_tiny, train_tiny
+from gencoord.train.hf import PaperSettings, train_checkpoint
+from gencoord.train.tiny import TinyPreset, build_model, build_tokenizer, train_tiny
 
 FIXTURE = Path(__file__).parent / "fixtures" / "tiny-dsl"
 
@@ -87,7 +92,7 @@ def test_tiny_factor_model_trains_on_the_cpu_and_forms_commitments(
 
 
 def test_the_direct_dsl_fixture_writes_legal_commitments(prior: Prior, suites: SuiteDocument) -> None:
-    loaded = load_tiny(FIXTURE)
+    loaded = load_model(FIXTURE)
     assert loaded.spec.target is Target.DIRECT and loaded.manifest["report"]["exact_match"] >= 0.9
     rows = build_rows(draw_pool(Split.IN_DISTRIBUTION, 12, seed=11), prior, suites, loaded.spec)
     outputs = [generate(loaded.model, loaded.codec, row.prompt)[0] for row in rows]
@@ -180,3 +185,33 @@ def test_an_openai_compatible_api_backend_retries_and_counts_usage(prior: Prior,
         assert caught.value.reason == "API_UNAVAILABLE"
     finally:
         server.shutdown()
+
+
+def test_a_hugging_face_checkpoint_fine_tunes_with_the_paper_schedule(
+    prior: Prior, suites: SuiteDocument, tmp_path: Path
+) -> None:
+    """A tiny stand-in for Qwen3.5-0.8B: an HF checkpoint folder (model + fast tokenizer) on disk."""
+    spec = RowSpec(target=Target.FACTOR)
+    rows = build_rows(paper_pool("training")[:24], prior, suites, spec)
+    base = tmp_path / "base"
+    tokenizer = build_tokenizer([text for row in rows for text in (row.prompt, row.target)])
+    fast = PreTrainedTokenizerFast(tokenizer_object=tokenizer, eos_token="[EOS]", pad_token="[PAD]", unk_token="[UNK]")
+    build_model(tokenizer.get_vocab_size(), TinyPreset(), seed=0).save_pretrained(base)
+    fast.save_pretrained(base)
+    settings = PaperSettings(lr=5e-3, epochs=4, batch=8, micro_batch=4)
+    report = train_checkpoint(base, rows, spec, tmp_path / "tuned", settings, seed=0)
+    assert report.steps == 4 * math.ceil(len(rows) / 8) and report.last_loss < report.first_loss / 2
+    loaded = load_model(tmp_path / "tuned")
+    assert loaded.manifest["kind"] == "hf" and loaded.manifest["settings"]["batch"] == 8
+    backend = LocalModelBackend(tmp_path / "tuned", prior)
+    episode = build_episode(paper_pool("training")[0], 0, 0, prior, suites)
+    reply = backend.generate(
+        episode.contexts[episode.sender], GenerationRequest(episode.sender, Stage.SENDER_INITIAL, episode.receiver)
+    )
+    assert reply.model_calls == 1 and reply.output_tokens
+
+
+def test_paper_settings_refuse_a_ragged_batch(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as caught:
+        train_checkpoint(tmp_path, [], RowSpec(), tmp_path / "out", PaperSettings(batch=10, micro_batch=4))
+    assert caught.value.reason == "BAD_BATCH"

@@ -24,8 +24,9 @@ from gencoord.prior.prior import Prior
 from gencoord.protocol.result import Reply
 from gencoord.run.lifecycle import GenerationRequest, Stage
 from gencoord.tasks.context import LocalContext
+from gencoord.train.checkpoint import LoadedModel, load_model
+from gencoord.train.common import generate
 from gencoord.train.data import Target
-from gencoord.train.tiny import LoadedModel, generate, load_tiny
 
 _RECEIVER_STAGES = (Stage.RECEIVER_AFTER_REQUEST, Stage.RECEIVER_WITHOUT_REQUEST)
 
@@ -33,7 +34,7 @@ _RECEIVER_STAGES = (Stage.RECEIVER_AFTER_REQUEST, Stage.RECEIVER_WITHOUT_REQUEST
 @cache
 def loaded(path: str) -> LoadedModel:
     """One copy of a checkpoint per process, however many episodes use it."""
-    return load_tiny(Path(path))
+    return load_model(Path(path))
 
 
 class LocalModelBackend:

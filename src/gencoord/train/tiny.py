@@ -24,21 +24,19 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from tokenizers import Regex, Tokenizer, models, pre_tokenizers
+from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
 from transformers import Qwen3Config, Qwen3ForCausalLM
 
 from gencoord import __version__
-from gencoord.backends.context import PriorView
-from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
 from gencoord.prior.load import default_prior
 from gencoord.tasks.cluster import Split, draw_pool, forward_space
 from gencoord.tasks.spec import default_suites
-from gencoord.train.data import Row, RowSpec, Target, build_rows
+from gencoord.train.common import MANIFEST, TrainReport, generate
+from gencoord.train.data import Row, RowSpec, build_rows
 
 SPECIAL = ("[PAD]", "[UNK]", "[EOS]")
 PIECES = r"[a-z_]+\.[a-z_]+\(|,?[a-z_]+=|[A-Za-z_]+|\d| > |\n|."
-MANIFEST = "gencoord-model.json"
 
 
 @dataclass(frozen=True)
@@ -67,6 +65,7 @@ def build_tokenizer(texts: Sequence[str]) -> Tokenizer:
             vocabulary.setdefault(piece, len(vocabulary))
     tokenizer = Tokenizer(models.WordLevel(vocabulary, unk_token="[UNK]"))
     tokenizer.pre_tokenizer = pre_tokenizers.Split(Regex(PIECES), behavior="isolated")
+    tokenizer.decoder = decoders.Fuse()  # pieces join without separators, as they were cut
     return tokenizer
 
 
@@ -137,32 +136,6 @@ def _batch(rows: Sequence[Row], codec: TextCodec) -> tuple[torch.Tensor, torch.T
         labels[index, : len(targets)] = torch.tensor(targets)
         mask[index, : len(tokens)] = 1
     return ids, labels, mask
-
-
-def generate(model: Qwen3ForCausalLM, codec: TextCodec, prompt: str, max_new: int = 96) -> tuple[str, int, int]:
-    """Greedy decoding: (text, prompt tokens, output tokens)."""
-    ids = torch.tensor([codec.encode(prompt)])
-    with torch.no_grad():
-        out = model.generate(
-            ids,
-            attention_mask=torch.ones_like(ids),
-            max_new_tokens=max_new,
-            do_sample=False,
-            eos_token_id=codec.eos,
-            pad_token_id=codec.pad,
-        )
-    new = out[0, ids.shape[1] :].tolist()
-    return codec.decode(new), ids.shape[1], len(new)
-
-
-@dataclass
-class TrainReport:
-    steps: int
-    seconds: float
-    first_loss: float
-    last_loss: float
-    exact_match: float | None
-    evaluated: int
 
 
 def train_tiny(
@@ -253,27 +226,3 @@ def save(
         "versions": {"gencoord": __version__, "torch": torch.__version__, "python": platform.python_version()},
     }
     (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-
-
-@dataclass(frozen=True)
-class LoadedModel:
-    model: Qwen3ForCausalLM
-    codec: TextCodec
-    spec: RowSpec
-    manifest: dict[str, Any]
-
-
-def load_tiny(path: Path) -> LoadedModel:
-    manifest_path = path / MANIFEST
-    if not manifest_path.exists():
-        raise ConfigError("NOT_A_MODEL", f"{path}: no {MANIFEST}; train one with `gencoord train`")
-    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-    spec = RowSpec(
-        Target(manifest["target"]),
-        SurfaceName(manifest["surface"]),
-        PriorView(manifest["view"]),
-        bool(manifest["compact"]),
-    )
-    model = Qwen3ForCausalLM.from_pretrained(path)
-    model.train(False)
-    return LoadedModel(model, TextCodec(Tokenizer.from_file(str(path / "tokenizer.json"))), spec, manifest)

@@ -1,0 +1,50 @@
+"""Load any checkpoint we trained (the tiny preset or a fine-tuned Hugging Face model)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tokenizers import Tokenizer
+from transformers import PreTrainedModel, Qwen3ForCausalLM
+
+from gencoord.backends.context import PriorView
+from gencoord.dsl.surface import SurfaceName
+from gencoord.errors import ConfigError
+from gencoord.train.common import MANIFEST, Codec
+from gencoord.train.data import RowSpec, Target
+from gencoord.train.hf import load_checkpoint
+from gencoord.train.tiny import TextCodec
+
+
+@dataclass(frozen=True)
+class LoadedModel:
+    model: PreTrainedModel
+    codec: Codec
+    spec: RowSpec
+    manifest: dict[str, Any]
+
+
+def load_model(path: Path) -> LoadedModel:
+    manifest_path = path / MANIFEST
+    if not manifest_path.exists():
+        raise ConfigError("NOT_A_MODEL", f"{path}: no {MANIFEST}; train one with `gencoord train`")
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    try:
+        spec = RowSpec(
+            Target(manifest["target"]),
+            SurfaceName(manifest["surface"]),
+            PriorView(manifest["view"]),
+            bool(manifest["compact"]),
+        )
+    except (KeyError, ValueError) as exc:
+        raise ConfigError("BAD_MANIFEST", f"{manifest_path}: {exc}") from None
+    if manifest.get("kind") == "hf":
+        model, codec = load_checkpoint(path)
+        model.train(False)
+        return LoadedModel(model, codec, spec, manifest)
+    tiny = Qwen3ForCausalLM.from_pretrained(path)
+    tiny.train(False)
+    return LoadedModel(tiny, TextCodec(Tokenizer.from_file(str(path / "tokenizer.json"))), spec, manifest)

@@ -1,0 +1,49 @@
+"""What every trained commitment model shares: the manifest name, the report, decoding."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import torch
+from transformers import PreTrainedModel
+
+MANIFEST = "gencoord-model.json"
+
+
+class Codec(Protocol):
+    """Text ↔ token ids, with the end-of-sequence and padding ids."""
+
+    eos: int
+    pad: int
+
+    def encode(self, text: str) -> list[int]: ...
+
+    def decode(self, ids: Sequence[int]) -> str: ...
+
+
+@dataclass
+class TrainReport:
+    steps: int
+    seconds: float
+    first_loss: float
+    last_loss: float
+    exact_match: float | None
+    evaluated: int
+
+
+def generate(model: PreTrainedModel, codec: Codec, prompt: str, max_new: int = 160) -> tuple[str, int, int]:
+    """Greedy decoding: (text, prompt tokens, output tokens)."""
+    ids = torch.tensor([codec.encode(prompt)], device=model.device)
+    with torch.no_grad():
+        out = model.generate(  # type: ignore[operator]
+            ids,
+            attention_mask=torch.ones_like(ids),
+            max_new_tokens=max_new,
+            do_sample=False,
+            eos_token_id=codec.eos,
+            pad_token_id=codec.pad,
+        )
+    new = out[0, ids.shape[1] :].tolist()
+    return codec.decode(new), int(ids.shape[1]), len(new)
