@@ -35,6 +35,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/codec.py
 	$(BIN)/python benchmarks/episodes.py
 	$(BIN)/python benchmarks/harness.py
+	$(BIN)/python benchmarks/learned.py
 
 fuzz: $(STAMP)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,fuzz]'
