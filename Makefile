@@ -17,13 +17,13 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 # The main job: the paper's worked examples, then the shipped experiments (four GenCoord mechanism
-# experiments and the gate ablation) on the embedded world, each written to runs/<name>-<timestamp>/
+# experiments, the gate ablations, the tiny learned backends) on the embedded world, each written to runs/<name>-<timestamp>/
 # with report.md and report.html.
 run: $(STAMP)
 	$(BIN)/gencoord demo
 	$(BIN)/gencoord run experiments/request_intervention.toml experiments/feedback_intervention.toml \
 		experiments/controlled_faults.toml experiments/representation.toml \
-		experiments/gate_ablation.toml experiments/gate_tight_budget.toml
+		experiments/gate_ablation.toml experiments/gate_tight_budget.toml experiments/learned_backends.toml
 
 test: $(STAMP)
 	$(BIN)/ruff check src tests scripts benchmarks

@@ -131,6 +131,16 @@ def _wire(record: Record, kind: str) -> int:
     return sum(m["bytes"] for m in record["protocol"]["messages"] if m["kind"] == kind)
 
 
+def _tokens(records: Sequence[Record], field: str) -> float | None:
+    """Mean tokens per episode over the generations that report them (None: no model counted any)."""
+    counts = [
+        sum(g[field] for g in r["protocol"]["generations"])
+        for r in records
+        if r["protocol"]["generations"] and all(g.get(field) is not None for g in r["protocol"]["generations"])
+    ]
+    return _mean(counts)
+
+
 def outcome_table(rows: Sequence[Row], config: ExperimentConfig) -> Table:
     table = Table(
         "outcomes",
@@ -145,6 +155,8 @@ def outcome_table(rows: Sequence[Row], config: ExperimentConfig) -> Table:
             "strict",
             "model calls",
             "generations",
+            "in tok",
+            "out tok",
             "REQ B",
             "response B",
             "TTC p50 ms",
@@ -178,6 +190,8 @@ def outcome_table(rows: Sequence[Row], config: ExperimentConfig) -> Table:
                 f"{strict}/{clusters}",
                 _num(_mean(r["protocol"]["model_calls"] for r in records), 2),
                 _num(_mean(len(r["protocol"]["generations"]) for r in records), 2),
+                _num(_tokens(records, "input_tokens")),
+                _num(_tokens(records, "output_tokens")),
                 _num(_mean(_wire(r, "REQ") for r in records)),
                 _num(_mean(_wire(r, "RESPONSE") for r in records)),
                 _num(percentile(ttc, 50), 3),

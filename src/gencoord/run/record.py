@@ -71,7 +71,15 @@ def _protocol(result: EpisodeResult) -> dict[str, Any]:
         "status": type(protocol).__name__,
         "model_calls": trace.calls,
         "generations": [
-            {"agent": g.agent, "stage": g.stage, "text": g.raw, "model_calls": g.reply.model_calls}
+            {
+                "agent": g.agent,
+                "stage": g.stage,
+                "text": g.raw,
+                "model_calls": g.reply.model_calls,
+                "input_tokens": g.reply.input_tokens,
+                "output_tokens": g.reply.output_tokens,
+                "latency_s": round(g.reply.latency_s, 6),
+            }
             for g in trace.generations
         ],
         "messages": [
