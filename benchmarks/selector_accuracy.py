@@ -20,16 +20,15 @@ from rich.table import Table
 
 from gencoord import __version__
 from gencoord.backends.selectors import (
-    CONDITIONS,
     EmbeddingRetrieval,
     MarginAbstain,
     MarginUpgrade,
     Selector,
     TfidfLogistic,
     TfidfNearest,
-    descriptions,
     evaluate,
 )
+from gencoord.tasks.descriptions import CONDITIONS, descriptions
 
 OUT = Path(__file__).parent / "results" / "selector_accuracy.json"
 

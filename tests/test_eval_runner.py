@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 import signal
 import subprocess
 import sys
@@ -136,3 +137,9 @@ def test_killing_a_run_midway_then_resuming_loses_and_duplicates_nothing(tmp_pat
     for record in records[:: max(1, total // 40)]:  # a resumed record equals a fresh run of its job
         fresh = run_job(config, config_json, by_key[str(record["job"])])
         assert {k: v for k, v in fresh.items() if k != "seconds"} == {k: v for k, v in record.items() if k != "seconds"}
+
+
+def test_errors_survive_a_trip_through_a_worker_process() -> None:
+    error = ConfigError("CONTEXT_LACKS_FIELD", "needs the private field 'binding'")
+    copy = pickle.loads(pickle.dumps(error))
+    assert (type(copy), copy.reason, copy.message, str(copy)) == (ConfigError, error.reason, error.message, str(error))

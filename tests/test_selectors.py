@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from gencoord.backends.registry import backend_set
 from gencoord.backends.selectors import (
     EmbeddingRetrieval,
     MarginAbstain,
@@ -11,10 +12,13 @@ from gencoord.backends.selectors import (
     Selection,
     TfidfLogistic,
     TfidfNearest,
-    descriptions,
     evaluate,
 )
+from gencoord.errors import ConfigError
 from gencoord.prior import Prior
+from gencoord.run.episode import run_episode
+from gencoord.tasks import SuiteDocument, build_episode, paper_pool
+from gencoord.tasks.descriptions import descriptions
 
 
 def test_descriptions_keep_evaluation_phrasing_out_of_training(prior: Prior) -> None:
@@ -54,9 +58,22 @@ class _Fixed:
 
 
 def test_margin_upgrade_and_abstention_act_only_below_the_margin() -> None:
-    unsure, sure = _Fixed("unsure", Selection("SITE_A", 0.05)), _Fixed("sure", Selection("SITE_B", 0.9))
+    unsure, sure = _Fixed("unsure", Selection("SITE_A", 0.05)), _Fixed("sure", Selection("SITE_B", 0.9, model_calls=1))
     upgrade = MarginUpgrade(unsure, sure, margin=0.1)
-    assert upgrade.select("x") == Selection("SITE_B", 0.9) and upgrade.upgraded == 1
+    assert upgrade.select("x") == Selection("SITE_B", 0.9, model_calls=1) and upgrade.upgraded == 1
     assert MarginUpgrade(sure, unsure, margin=0.1).select("x").binding == "SITE_B"
     assert MarginAbstain(unsure, margin=0.1).select("x").binding is None
     assert MarginAbstain(sure, margin=0.1).select("x").binding == "SITE_B"
+
+
+def test_a_described_fact_reaches_a_commitment_through_a_selector(prior: Prior, suites: SuiteDocument) -> None:
+    cluster = paper_pool("request_intervention")[0]
+    spec = build_episode(cluster, 0, 0, prior, suites, described="C1")
+    sender = spec.contexts[spec.sender]
+    assert set(sender.private) == {"description"} and "binding:" not in sender.render()  # the code itself is gone
+    result = run_episode(spec, backends=backend_set("selector:tfidf-logistic")(spec, False, prior, suites))
+    assert result.outcome.success and result.protocol.trace.calls == 0
+    abstaining = backend_set("selector:abstain")(spec, False, prior, suites)
+    assert abstaining[spec.sender].name.startswith("selector:tfidf-logistic+abstain")
+    with pytest.raises(ConfigError):
+        backend_set("selector:nope")(spec, False, prior, suites)

@@ -73,6 +73,10 @@ class GencoordError(Exception):
         self.location = location or Location()
         super().__init__(self.__str__())
 
+    def __reduce__(self) -> tuple[type[GencoordError], tuple[str, str, Location]]:
+        """Rebuild from the three fields: errors cross process boundaries (worker pools)."""
+        return (self.__class__, (self.reason, self.message, self.location))
+
     def __str__(self) -> str:
         where = self.location.describe()
         return f"{self.code} at {where}: {self.message}" if where else f"{self.code}: {self.message}"

@@ -31,6 +31,7 @@ def rule_set(spec: EpisodeSpec, withheld: bool, prior: Prior, suites: SuiteDocum
 BACKEND_SETS: dict[str, BackendSet] = {"rule": rule_set}
 MODEL_PREFIX = "model:"
 API_PREFIX = "api:"
+SELECTOR_PREFIX = "selector:"
 
 
 def _model_set(checkpoint: Path) -> BackendSet:
@@ -60,8 +61,21 @@ def _api_set(target: str) -> BackendSet:
     return make
 
 
+def _selector_set(selector_name: str) -> BackendSet:
+    """The sender reads a description and a selector picks the code; the receiver realizes the REQ."""
+
+    def make(spec: EpisodeSpec, withheld: bool, prior: Prior, suites: SuiteDocument) -> dict[str, Backend]:
+        from gencoord.backends.selectors import SelectorSender, fitted  # noqa: PLC0415  (scikit-learn loads lazily)
+
+        return {spec.sender: SelectorSender(fitted(selector_name), prior), spec.receiver: RequestRealizer(prior)}
+
+    return make
+
+
 def backend_set(name: str) -> BackendSet:
-    """A registered set, ``model:<checkpoint folder>`` (a trained local model) or ``api:<url>#<model>``."""
+    """A registered set, ``model:<checkpoint>``, ``api:<url>#<model>`` or ``selector:<name>``."""
+    if name.startswith(SELECTOR_PREFIX):
+        return _selector_set(name.removeprefix(SELECTOR_PREFIX))
     if name.startswith(API_PREFIX):
         return _api_set(name.removeprefix(API_PREFIX))
     if name.startswith(MODEL_PREFIX):
@@ -71,6 +85,13 @@ def backend_set(name: str) -> BackendSet:
         return _model_set(checkpoint)
     found = BACKEND_SETS.get(name)
     if found is None:
-        known = ", ".join([*sorted(BACKEND_SETS), f"{MODEL_PREFIX}<checkpoint>", f"{API_PREFIX}<url>#<model>"])
+        known = ", ".join(
+            [
+                *sorted(BACKEND_SETS),
+                f"{MODEL_PREFIX}<checkpoint>",
+                f"{API_PREFIX}<url>#<model>",
+                f"{SELECTOR_PREFIX}<name>",
+            ]
+        )
         raise ConfigError("UNKNOWN_BACKEND", f"unknown backend set {name!r}; known: {known}")
     return found

@@ -6,7 +6,7 @@ low-margin cases to a stronger, slower selector; ``MarginAbstain`` declines them
 so a caller can fall back to asking. The composer then turns the code into a commitment,
 exactly as for a factor model.
 
-The descriptions (``tasks/data/descriptions.toml``) come in evaluation conditions that keep
+The descriptions (``gencoord.tasks.descriptions``) come in evaluation conditions that keep
 training phrasing out: C1 recombines seen facts with unseen openers, C2 uses unseen
 paraphrases, C3 adds an irrelevant sentence to C2.
 """
@@ -14,32 +14,33 @@ paraphrases, C3 adds an irrelevant sentence to C2.
 from __future__ import annotations
 
 import os
-import tomllib
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from typing import Any, Protocol
 
 import numpy as np
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 
-CONDITIONS = ("C1", "C2", "C3")
+from gencoord.backends.rule import composed
+from gencoord.dsl.surface import surface
+from gencoord.errors import ConfigError
+from gencoord.prior.prior import Prior
+from gencoord.protocol.result import Reply
+from gencoord.run.lifecycle import GenerationRequest
+from gencoord.tasks.context import LocalContext
+from gencoord.tasks.descriptions import CONDITIONS, descriptions
+
 TOKENS = r"(?u)\b\w+\b"  # keep one-letter words: "site A" and "site B" differ only there
-
-
-@dataclass(frozen=True, slots=True)
-class Description:
-    text: str
-    binding: str
-    condition: str  # train, C1, C2, C3
 
 
 @dataclass(frozen=True, slots=True)
 class Selection:
     binding: str | None  # None: abstained
     margin: float
+    model_calls: int = 0  # neural model calls this selection took (0 for lexical selectors)
 
 
 class Selector(Protocol):
@@ -48,25 +49,6 @@ class Selector(Protocol):
     def fit(self, texts: Sequence[str], labels: Sequence[str]) -> None: ...
 
     def select(self, text: str) -> Selection: ...
-
-
-@cache
-def descriptions() -> tuple[Description, ...]:
-    """Training descriptions and the three held-out evaluation conditions, deterministic."""
-    raw = tomllib.loads((resources.files("gencoord.tasks") / "data" / "descriptions.toml").read_text(encoding="utf-8"))
-    openers, distractors = raw["openers"], raw["distractors"]["sentences"]
-    rows: list[Description] = []
-    for index, (binding, facts) in enumerate(sorted(raw["bindings"].items())):
-        for fact in facts["seen"]:
-            rows += [Description(o.format(fact=fact), binding, "train") for o in openers["train"]]
-            rows += [Description(o.format(fact=fact), binding, "C1") for o in openers["recombined"]]
-        for fact in facts["unseen"]:
-            for number, opener in enumerate(openers["train"]):
-                text = opener.format(fact=fact)
-                rows.append(Description(text, binding, "C2"))
-                noise = distractors[(index + number) % len(distractors)]
-                rows.append(Description(f"{noise} {text}" if number % 2 else f"{text} {noise}", binding, "C3"))
-    return tuple(rows)
 
 
 def _margin(scores: np.ndarray, labels: Sequence[str]) -> Selection:
@@ -139,7 +121,8 @@ class EmbeddingRetrieval:
         for label, score in zip(self.labels, similarity, strict=True):
             best_by_label[label] = max(best_by_label.get(label, -1.0), float(score))
         names = list(best_by_label)
-        return _margin(np.array([best_by_label[n] for n in names]), names)
+        chosen = _margin(np.array([best_by_label[n] for n in names]), names)
+        return Selection(chosen.binding, chosen.margin, model_calls=1)
 
 
 class MarginUpgrade:
@@ -159,7 +142,8 @@ class MarginUpgrade:
         if first.margin >= self.margin:
             return first
         self.upgraded += 1
-        return self.fallback.select(text)
+        second = self.fallback.select(text)
+        return Selection(second.binding, second.margin, first.model_calls + second.model_calls)
 
 
 class MarginAbstain:
@@ -174,7 +158,7 @@ class MarginAbstain:
 
     def select(self, text: str) -> Selection:
         choice = self.primary.select(text)
-        return choice if choice.margin >= self.margin else Selection(None, choice.margin)
+        return choice if choice.margin >= self.margin else Selection(None, choice.margin, choice.model_calls)
 
 
 @dataclass(frozen=True)
@@ -202,3 +186,50 @@ def evaluate(selector: Selector) -> list[SelectorScore]:
         correct = sum(pick == row.binding for pick, row in zip(picks, held, strict=True))
         scores.append(SelectorScore(selector.name, condition, correct, sum(p is None for p in picks), len(held)))
     return scores
+
+
+SELECTORS: dict[str, Callable[[], Selector]] = {
+    "tfidf-nearest": TfidfNearest,
+    "tfidf-logistic": TfidfLogistic,
+    "embedding": EmbeddingRetrieval,
+    "upgrade": lambda: MarginUpgrade(TfidfNearest(), EmbeddingRetrieval(), margin=0.15),
+    "abstain": lambda: MarginAbstain(TfidfLogistic(), margin=0.2),
+}
+
+
+@cache
+def fitted(name: str) -> Selector:
+    """A named selector fitted on the training descriptions, once per process."""
+    if name not in SELECTORS:
+        raise ConfigError("UNKNOWN_SELECTOR", f"unknown selector {name!r}; known: {', '.join(sorted(SELECTORS))}")
+    selector = SELECTORS[name]()
+    train = [row for row in descriptions() if row.condition == "train"]
+    selector.fit([row.text for row in train], [row.binding for row in train])
+    return selector
+
+
+class SelectorSender:
+    """A sender whose private fact is a description: a selector picks the code, the composer writes it.
+
+    An abstaining selector sends nothing (an empty record), so no commitment forms.
+    """
+
+    def __init__(self, selector: Selector, prior: Prior) -> None:
+        self.selector = selector
+        self.prior = prior
+        self.name = f"selector:{selector.name}"
+
+    def generate(self, context: LocalContext, request: GenerationRequest) -> Reply:
+        description = context.private.get("description")
+        if description is None:
+            raise ConfigError(
+                "CONTEXT_LACKS_FIELD", f"{self.name} needs a private description in {context.agent}'s context"
+            )
+        started = time.perf_counter()
+        choice = self.selector.select(description)
+        latency = time.perf_counter() - started
+        if choice.binding is None:
+            return Reply("", model_calls=choice.model_calls, latency_s=latency)
+        proposal = composed(self.prior, choice.binding, context.agent, context.peer, context.params)
+        text = surface(context.surface, self.prior.vocab).serialize(proposal)
+        return Reply(text, model_calls=choice.model_calls, latency_s=latency)

@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError, field_validator
 
-from gencoord.backends.registry import API_PREFIX, BACKEND_SETS, MODEL_PREFIX
+from gencoord.backends.registry import API_PREFIX, BACKEND_SETS, MODEL_PREFIX, SELECTOR_PREFIX
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
 from gencoord.gate.config import load_gate_config
@@ -65,6 +65,7 @@ class ExperimentConfig(BaseModel):
     seeds: list[int] = Field(default=[0], min_length=1)
     roles: list[Annotated[int, Field(ge=0, le=1)]] = Field(default=[0, 1], min_length=1)
     reference: Condition | None = None  # paired differences are reference − condition
+    described: Literal["C1", "C2", "C3"] | None = None  # senders get a described private fact, not its code
     output: str = "runs"
     workers: Annotated[int, Field(ge=0)] = 0  # 0: one per CPU core
     bootstrap: BootstrapSpec = BootstrapSpec()
@@ -80,7 +81,9 @@ class ExperimentConfig(BaseModel):
     @classmethod
     def _known_backends(cls, backends: list[str]) -> list[str]:
         unknown = [
-            name for name in backends if name not in BACKEND_SETS and not name.startswith((MODEL_PREFIX, API_PREFIX))
+            name
+            for name in backends
+            if name not in BACKEND_SETS and not name.startswith((MODEL_PREFIX, API_PREFIX, SELECTOR_PREFIX))
         ]
         if unknown:
             known = ", ".join([*sorted(BACKEND_SETS), f"{MODEL_PREFIX}<checkpoint>"])

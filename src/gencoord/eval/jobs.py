@@ -116,10 +116,10 @@ def run_job(config: Experiment, config_json: str, job: AnyJob) -> dict[str, obje
         assert isinstance(config, GateExperimentConfig)
         record = run_gate_episode(instance, job.condition, config=_gate_config(config.gate_config)).record()
         return record | {"cluster": instance.id, "outcome": {"G": record["success"]}} | tags
-    assert isinstance(job, Job)
+    assert isinstance(job, Job) and isinstance(config, ExperimentConfig)
     prior, suites = default_prior(), default_suites()
     cluster = _clusters(config_json)[job.cluster]
-    spec = build_episode(cluster, job.role, job.seed, prior, suites, job.surface)
+    spec = build_episode(cluster, job.role, job.seed, prior, suites, job.surface, config.described)
     backends = backend_set(job.backend)(spec, job.condition is Condition.NO_REQUEST, prior, suites)
     result = run_episode(spec, job.condition, fault=job.fault, backends=backends, prior=prior, suites=suites)
     return episode_record(result) | {"backend_set": job.backend} | tags

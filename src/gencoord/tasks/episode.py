@@ -20,6 +20,7 @@ from gencoord.protocol.response import respond
 from gencoord.runtime.verify import Requirement
 from gencoord.tasks.cluster import Cluster
 from gencoord.tasks.context import LocalContext
+from gencoord.tasks.descriptions import describe
 from gencoord.tasks.spec import GoalSpec, SuiteDocument
 from gencoord.worlds.spec import AgentSpec, WorldSpec
 
@@ -94,7 +95,9 @@ def build_episode(
     prior: Prior,
     suites: SuiteDocument,
     surface: SurfaceName = SurfaceName.DSL,
+    described: str | None = None,
 ) -> EpisodeSpec:
+    """``described`` (C1/C2/C3): the sender's private fact is a natural-language description, not a code."""
     if role not in range(ROLE_PERMUTATIONS):
         raise ConfigError("BAD_ROLE", f"role permutation must be 0 or 1, got {role}")
     agents = prior.default_episode.agents[:2]
@@ -134,6 +137,14 @@ def build_episode(
         agent: replace(context, surface=surface)
         for agent, context in _contexts(cluster, sender, receiver, params, world, refs, prior).items()
     }
+    if described is not None:
+        if cluster.binding is None:
+            raise ConfigError("NOT_DESCRIBABLE", "only forward clusters carry a private binding to describe")
+        try:
+            text = describe(cluster.binding, described, f"{cluster.variant.key}:{role}")
+        except KeyError as exc:
+            raise ConfigError("NO_DESCRIPTION", str(exc.args[0])) from None
+        contexts[sender] = replace(contexts[sender], private={"description": text})
     return EpisodeSpec(
         cluster, role, seed, sender, receiver, binding, dict(params), public, world, goal, contexts, surface
     )
