@@ -37,6 +37,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/harness.py
 	$(BIN)/python benchmarks/learned.py
 	$(BIN)/python benchmarks/selector_accuracy.py
+	$(BIN)/python benchmarks/constrained.py
 
 fuzz: $(STAMP)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,fuzz]'

@@ -215,3 +215,26 @@ def test_paper_settings_refuse_a_ragged_batch(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as caught:
         train_checkpoint(tmp_path, [], RowSpec(), tmp_path / "out", PaperSettings(batch=10, micro_batch=4))
     assert caught.value.reason == "BAD_BATCH"
+
+
+def test_grammar_constrained_decoding_always_parses(prior: Prior, suites: SuiteDocument, tmp_path: Path) -> None:
+    """Even a model trained for a single step writes only parseable, grounded records under the grammar."""
+    train_tiny(RowSpec(target=Target.DIRECT), tmp_path / "barely", steps=1, seed=0, evaluate=1)
+    constrained = backend_set(f"constrained:{tmp_path / 'barely'}")
+    for cluster in paper_pool("timing")[:6]:
+        spec = build_episode(cluster, 0, 0, prior, suites)
+        backend = constrained(spec, False, prior, suites)[spec.sender]
+        assert backend.name.startswith("direct+grammar:")
+        reply = backend.generate(
+            spec.contexts[spec.sender], GenerationRequest(spec.sender, Stage.SENDER_INITIAL, spec.receiver)
+        )
+        proposal = prior.parse(reply.text)
+        values = {str(v) for task in proposal.self_plan for _, v in task.args}
+        assert values <= set(spec.contexts[spec.sender].refs) | {spec.sender, spec.receiver} | _grounded(prior, spec)
+
+
+def _grounded(prior: Prior, spec: object) -> set[str]:
+    """Items, codes and numbers: what the grammar lets a value be besides refs and agents."""
+    from gencoord.backends.constrained import _items  # noqa: PLC0415  (the grammar's own item list)
+
+    return _items(prior) | set(prior.codebook) | {str(n) for n in range(1, 1000)}

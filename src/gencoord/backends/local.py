@@ -4,6 +4,8 @@
 * Factor-Code + Rule: the model writes only the binding code; the composer expands it
   through the shared task structure into the canonical record, so the peer-facing
   commitment is exactly the one a rule would send.
+* Constrained direct: the Short DSL model decodes under a grammar grounded in the agent's
+  context (``gencoord.backends.constrained``), so every output parses.
 
 Each call is one model call with real token counts from the model's own tokenizer and
 measured latency. The text goes to the protocol unchecked: parsing and the contract
@@ -16,10 +18,11 @@ import time
 from functools import cache
 from pathlib import Path
 
+from gencoord.backends.constrained import logits_processor
 from gencoord.backends.context import model_input
 from gencoord.backends.rule import composed
 from gencoord.dsl.ast import Proposal
-from gencoord.dsl.surface import surface
+from gencoord.dsl.surface import SurfaceName, surface
 from gencoord.prior.prior import Prior
 from gencoord.protocol.result import Reply
 from gencoord.run.lifecycle import GenerationRequest, Stage
@@ -38,17 +41,21 @@ def loaded(path: str) -> LoadedModel:
 
 
 class LocalModelBackend:
-    def __init__(self, checkpoint: Path, prior: Prior) -> None:
+    def __init__(self, checkpoint: Path, prior: Prior, constrained: bool = False) -> None:
         self.model = loaded(str(checkpoint.resolve()))
         self.prior = prior
+        spec = self.model.spec
+        self.constrained = constrained and spec.target is Target.DIRECT and spec.surface is SurfaceName.DSL
         kind = self.model.spec.target.value
-        self.name = f"{kind}:{checkpoint.name}"
+        self.name = f"{kind}{'+grammar' if self.constrained else ''}:{checkpoint.name}"
 
     def generate(self, context: LocalContext, request: GenerationRequest) -> Reply:
         spec = self.model.spec
         prompt = model_input(context, request, self.prior, spec.view, spec.compact)
         started = time.perf_counter()
-        text, tokens_in, tokens_out = generate(self.model.model, self.model.codec, prompt)
+        processors = [logits_processor(self.model, self.prior, context)] if self.constrained else None
+        budget = 512 if processors else 160  # a grammar must be allowed to finish what it started (bounded)
+        text, tokens_in, tokens_out = generate(self.model.model, self.model.codec, prompt, budget, processors)
         latency = time.perf_counter() - started
         if spec.target is Target.FACTOR:
             text = self._compose(text.strip(), context, request)

@@ -30,17 +30,18 @@ def rule_set(spec: EpisodeSpec, withheld: bool, prior: Prior, suites: SuiteDocum
 
 BACKEND_SETS: dict[str, BackendSet] = {"rule": rule_set}
 MODEL_PREFIX = "model:"
+CONSTRAINED_PREFIX = "constrained:"
 API_PREFIX = "api:"
 SELECTOR_PREFIX = "selector:"
 
 
-def _model_set(checkpoint: Path) -> BackendSet:
+def _model_set(checkpoint: Path, constrained: bool = False) -> BackendSet:
     """Every agent generates with the trained model at ``checkpoint`` (two model calls per forward episode)."""
 
     def make(spec: EpisodeSpec, withheld: bool, prior: Prior, suites: SuiteDocument) -> dict[str, Backend]:
         from gencoord.backends.local import LocalModelBackend  # noqa: PLC0415  (torch loads only when a model is used)
 
-        backend = LocalModelBackend(checkpoint, prior)
+        backend = LocalModelBackend(checkpoint, prior, constrained)
         return {agent: backend for agent in spec.contexts}
 
     return make
@@ -78,11 +79,12 @@ def backend_set(name: str) -> BackendSet:
         return _selector_set(name.removeprefix(SELECTOR_PREFIX))
     if name.startswith(API_PREFIX):
         return _api_set(name.removeprefix(API_PREFIX))
-    if name.startswith(MODEL_PREFIX):
-        checkpoint = Path(name.removeprefix(MODEL_PREFIX))
+    if name.startswith((MODEL_PREFIX, CONSTRAINED_PREFIX)):
+        constrained = name.startswith(CONSTRAINED_PREFIX)
+        checkpoint = Path(name.removeprefix(CONSTRAINED_PREFIX if constrained else MODEL_PREFIX))
         if not (checkpoint / "gencoord-model.json").exists():
             raise ConfigError("UNKNOWN_BACKEND", f"{checkpoint} holds no trained model (gencoord-model.json)")
-        return _model_set(checkpoint)
+        return _model_set(checkpoint, constrained)
     found = BACKEND_SETS.get(name)
     if found is None:
         known = ", ".join(

@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError, field_validator
 
-from gencoord.backends.registry import API_PREFIX, BACKEND_SETS, MODEL_PREFIX, SELECTOR_PREFIX
+from gencoord.backends.registry import API_PREFIX, BACKEND_SETS, CONSTRAINED_PREFIX, MODEL_PREFIX, SELECTOR_PREFIX
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
 from gencoord.gate.config import load_gate_config
@@ -83,7 +83,8 @@ class ExperimentConfig(BaseModel):
         unknown = [
             name
             for name in backends
-            if name not in BACKEND_SETS and not name.startswith((MODEL_PREFIX, API_PREFIX, SELECTOR_PREFIX))
+            if name not in BACKEND_SETS
+            and not name.startswith((MODEL_PREFIX, CONSTRAINED_PREFIX, API_PREFIX, SELECTOR_PREFIX))
         ]
         if unknown:
             known = ", ".join([*sorted(BACKEND_SETS), f"{MODEL_PREFIX}<checkpoint>"])

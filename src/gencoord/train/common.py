@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import torch
 from transformers import PreTrainedModel
@@ -33,8 +33,10 @@ class TrainReport:
     evaluated: int
 
 
-def generate(model: PreTrainedModel, codec: Codec, prompt: str, max_new: int = 160) -> tuple[str, int, int]:
-    """Greedy decoding: (text, prompt tokens, output tokens)."""
+def generate(
+    model: PreTrainedModel, codec: Codec, prompt: str, max_new: int = 160, processors: list[Any] | None = None
+) -> tuple[str, int, int]:
+    """Greedy decoding, optionally under logits processors (a grammar): (text, prompt tokens, output tokens)."""
     ids = torch.tensor([codec.encode(prompt)], device=model.device)
     with torch.no_grad():
         out = model.generate(  # type: ignore[operator]
@@ -44,6 +46,7 @@ def generate(model: PreTrainedModel, codec: Codec, prompt: str, max_new: int = 1
             do_sample=False,
             eos_token_id=codec.eos,
             pad_token_id=codec.pad,
+            logits_processor=processors or None,
         )
     new = out[0, ids.shape[1] :].tolist()
     return codec.decode(new), int(ids.shape[1]), len(new)

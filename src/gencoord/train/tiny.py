@@ -17,6 +17,7 @@ import math
 import platform
 import random
 import re
+import string
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
@@ -59,7 +60,15 @@ def pieces(text: str) -> list[str]:
 
 
 def build_tokenizer(texts: Sequence[str]) -> Tokenizer:
+    """Pieces seen in ``texts``, plus every printable character as a fallback.
+
+    The single characters are never produced by encoding (pieces are cut greedily), but
+    a decoder may need them: under a grammar, a prefix like ``agent`` must still be
+    completable to ``agent_b`` one character at a time.
+    """
     vocabulary = {token: index for index, token in enumerate(SPECIAL)}
+    for character in string.ascii_letters + string.digits + string.punctuation + " \n":
+        vocabulary.setdefault(character, len(vocabulary))
     for text in texts:
         for piece in pieces(text):
             vocabulary.setdefault(piece, len(vocabulary))
