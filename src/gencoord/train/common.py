@@ -50,3 +50,23 @@ def generate(
         )
     new = out[0, ids.shape[1] :].tolist()
     return codec.decode(new), int(ids.shape[1]), len(new)
+
+
+def masked_batch(rows: Sequence[Any], codec: Codec) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Padded (ids, labels, attention mask) with the prompt masked from the loss (label −100).
+
+    ``rows`` carry ``prompt`` and ``target``; the target is followed by end-of-sequence.
+    """
+    encoded = []
+    for row in rows:
+        prompt, target = codec.encode(row.prompt), [*codec.encode(row.target), codec.eos]
+        encoded.append((prompt + target, [-100] * len(prompt) + target))
+    width = max(len(ids) for ids, _ in encoded)
+    ids = torch.full((len(rows), width), codec.pad)
+    labels = torch.full((len(rows), width), -100)
+    mask = torch.zeros((len(rows), width), dtype=torch.long)
+    for index, (tokens, targets) in enumerate(encoded):
+        ids[index, : len(tokens)] = torch.tensor(tokens)
+        labels[index, : len(targets)] = torch.tensor(targets)
+        mask[index, : len(tokens)] = 1
+    return ids, labels, mask

@@ -23,7 +23,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedTokenize
 
 from gencoord import __version__
 from gencoord.errors import ConfigError
-from gencoord.train.common import MANIFEST, TrainReport
+from gencoord.train.common import MANIFEST, TrainReport, masked_batch
 from gencoord.train.data import Row, RowSpec
 
 
@@ -67,22 +67,6 @@ def load_checkpoint(path: Path) -> tuple[Any, HfCodec]:
     return model.to(_device()), HfCodec(tokenizer)
 
 
-def _batch(rows: Sequence[Row], codec: HfCodec) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    encoded = []
-    for row in rows:
-        prompt, target = codec.encode(row.prompt), [*codec.encode(row.target), codec.eos]
-        encoded.append((prompt + target, [-100] * len(prompt) + target))
-    width = max(len(ids) for ids, _ in encoded)
-    ids = torch.full((len(rows), width), codec.pad)
-    labels = torch.full((len(rows), width), -100)
-    mask = torch.zeros((len(rows), width), dtype=torch.long)
-    for index, (tokens, targets) in enumerate(encoded):
-        ids[index, : len(tokens)] = torch.tensor(tokens)
-        labels[index, : len(targets)] = torch.tensor(targets)
-        mask[index, : len(tokens)] = 1
-    return ids, labels, mask
-
-
 def train_checkpoint(
     model_path: Path,
     rows: Sequence[Row],
@@ -118,7 +102,7 @@ def train_checkpoint(
             total_loss = 0.0
             for micro in range(0, len(batch), settings.micro_batch):
                 ids, labels, mask = (
-                    t.to(model.device) for t in _batch(batch[micro : micro + settings.micro_batch], codec)
+                    t.to(model.device) for t in masked_batch(batch[micro : micro + settings.micro_batch], codec)
                 )
                 loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss / accumulation
                 loss.backward()

@@ -33,7 +33,7 @@ from gencoord.errors import ConfigError
 from gencoord.prior.load import default_prior
 from gencoord.tasks.cluster import Split, draw_pool, forward_space
 from gencoord.tasks.spec import default_suites
-from gencoord.train.common import MANIFEST, TrainReport, generate
+from gencoord.train.common import MANIFEST, TrainReport, generate, masked_batch
 from gencoord.train.data import Row, RowSpec, build_rows
 
 SPECIAL = ("[PAD]", "[UNK]", "[EOS]")
@@ -131,22 +131,6 @@ def fresh_rows(spec: RowSpec, seed: int) -> Iterator[Row]:
         yield from rows
 
 
-def _batch(rows: Sequence[Row], codec: TextCodec) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    encoded = []
-    for row in rows:
-        prompt, target = codec.encode(row.prompt), [*codec.encode(row.target), codec.eos]
-        encoded.append((prompt + target, [-100] * len(prompt) + target))  # the loss sees the target only
-    width = max(len(ids) for ids, _ in encoded)
-    ids = torch.full((len(rows), width), codec.pad)
-    labels = torch.full((len(rows), width), -100)
-    mask = torch.zeros((len(rows), width), dtype=torch.long)
-    for index, (tokens, targets) in enumerate(encoded):
-        ids[index, : len(tokens)] = torch.tensor(tokens)
-        labels[index, : len(targets)] = torch.tensor(targets)
-        mask[index, : len(tokens)] = 1
-    return ids, labels, mask
-
-
 def train_tiny(
     spec: RowSpec,
     out: Path,
@@ -180,7 +164,7 @@ def train_tiny(
     losses: list[float] = []
     model.train()
     for step in range(steps):
-        ids, labels, mask = _batch([next(rows) for _ in range(preset.batch)], codec)
+        ids, labels, mask = masked_batch([next(rows) for _ in range(preset.batch)], codec)
         loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
         optimizer.zero_grad()
         loss.backward()
