@@ -14,9 +14,12 @@ check are the protocol's job, so a bad output fails there with its stable code.
 
 from __future__ import annotations
 
+import multiprocessing
 import time
 from functools import cache
 from pathlib import Path
+
+import torch
 
 from gencoord.backends.constrained import logits_processor
 from gencoord.backends.context import model_input
@@ -36,7 +39,13 @@ _RECEIVER_STAGES = (Stage.RECEIVER_AFTER_REQUEST, Stage.RECEIVER_WITHOUT_REQUEST
 
 @cache
 def loaded(path: str) -> LoadedModel:
-    """One copy of a checkpoint per process, however many episodes use it."""
+    """One copy of a checkpoint per process, however many episodes use it.
+
+    Inside a worker of the experiment pool, torch gets one thread: the pool already puts
+    one worker on every core, and more threads per worker only fight over them.
+    """
+    if multiprocessing.parent_process() is not None:
+        torch.set_num_threads(1)
     return load_model(Path(path))
 
 
