@@ -11,7 +11,6 @@ within its round budget.
 
 from __future__ import annotations
 
-import json
 import math
 from collections import Counter, deque
 from collections.abc import Sequence
@@ -30,6 +29,7 @@ from gencoord.gate.policy import (
     decide,
 )
 from gencoord.gate.recovery import Belief, plan_recovery
+from gencoord.gate.state import GateResult, IssueRecord, PrivateState
 from gencoord.gate.suite import GateInstance
 from gencoord.prior.contract import check_proposal
 from gencoord.prior.load import default_prior
@@ -45,54 +45,6 @@ from gencoord.worlds.sim.executor import SimExecutor
 from gencoord.worlds.sim.physics import default_physics
 
 WAIT_TICKS = 100
-
-
-@dataclass
-class PrivateState:
-    """m_priv: inventory, active task, position, blockage, verified history; bounded."""
-
-    inventory: dict[str, int]
-    position: tuple[float, float, float]
-    active: str | None = None
-    blocked: str | None = None
-    history: deque[str] = field(default_factory=deque)
-    exhausted: set[str] = field(default_factory=set)
-    blocked_refs: set[str] = field(default_factory=set)
-    failed_requests: Counter[str] = field(default_factory=Counter)
-
-    def remember(self, event: str) -> None:
-        self.history.append(event)
-
-    def size(self) -> int:
-        return len(
-            json.dumps(
-                {
-                    "inventory": self.inventory,
-                    "position": self.position,
-                    "active": self.active,
-                    "blocked": self.blocked,
-                    "history": list(self.history),
-                    "exhausted": sorted(self.exhausted),
-                    "blocked_refs": sorted(self.blocked_refs),
-                    "failed_requests": dict(self.failed_requests),
-                }
-            )
-        )
-
-
-@dataclass
-class IssueRecord:
-    id: int
-    agent: str
-    kind: str
-    node: str
-    needs: dict[str, int]
-    round: int
-    oracle_recoverable: bool
-    decisions: list[dict[str, Any]] = field(default_factory=list)
-    escalated: bool = False
-    fulfilled: bool = False
-    resolution: str | None = None  # local / escalated / skipped / moot; None: unresolved at the end
 
 
 @dataclass
@@ -122,49 +74,6 @@ class _Agent:
     waited_since: dict[str, int] = field(default_factory=dict)
     skipped: set[str] = field(default_factory=set)
     believed_extra: Counter[str] = field(default_factory=Counter)  # unverified promises (no partition only)
-
-
-@dataclass(frozen=True)
-class GateResult:
-    instance: str
-    job: str
-    agents: int
-    condition: GateCondition
-    success: bool
-    rounds: int
-    budget: int
-    issues: tuple[IssueRecord, ...]
-    messages: tuple[WireMessage, ...]
-    context_bytes: int  # the largest private context any agent carried
-    duration_s: float
-    anomalies: tuple[str, ...]
-
-    def record(self) -> dict[str, Any]:
-        escalations = [i for i in self.issues if i.escalated]
-        return {
-            "instance": self.instance,
-            "gate_job": self.job,
-            "agents": self.agents,
-            "condition": self.condition.value,
-            "success": self.success,
-            "rounds": self.rounds,
-            "budget": self.budget,
-            "anomalies": list(self.anomalies),
-            "issues": [vars(issue) for issue in self.issues],
-            "issue_count": len(self.issues),
-            "moot_issues": sum(i.resolution == "moot" for i in self.issues),
-            "resolved_locally": sum(i.resolution in ("local", "skipped") for i in self.issues),
-            "escalations": len(escalations),
-            "unnecessary_escalations": sum(i.oracle_recoverable for i in escalations),
-            "fulfilled_escalations": sum(i.fulfilled for i in escalations),
-            "messages": len(self.messages),
-            "wire_bytes": sum(m.nbytes for m in self.messages),
-            "message_log": [
-                {"from": m.sender, "to": m.recipient, "kind": m.kind, "payload": m.payload} for m in self.messages
-            ],
-            "context_bytes": self.context_bytes,
-            "duration_s": round(self.duration_s, 3),
-        }
 
 
 class _Episode:
