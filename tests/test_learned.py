@@ -13,6 +13,7 @@ import pytest
 from transformers import PreTrainedTokenizerFast
 
 from gencoord.backends.api import ApiBackend
+from gencoord.backends.constrained import _items
 from gencoord.backends.context import PriorView, model_input
 from gencoord.backends.local import LocalModelBackend
 from gencoord.backends.registry import backend_set
@@ -235,6 +236,4 @@ def test_grammar_constrained_decoding_always_parses(prior: Prior, suites: SuiteD
 
 def _grounded(prior: Prior, spec: object) -> set[str]:
     """Items, codes and numbers: what the grammar lets a value be besides refs and agents."""
-    from gencoord.backends.constrained import _items  # noqa: PLC0415  (the grammar's own item list)
-
-    return _items(prior) | set(prior.codebook) | {str(n) for n in range(1, 1000)}
+    return _items(prior) | set(prior.codebook) | {str(n) for n in range(1, 10_000)}  # numbers: up to 4 digits

@@ -22,7 +22,7 @@ from gencoord.errors import BackendError, ConfigError, GencoordError, PriorError
 from gencoord.eval.config import Experiment, load_experiment
 from gencoord.eval.jobs import expand
 from gencoord.eval.report import write_report
-from gencoord.eval.runner import create_run, read_manifest, read_records, run_experiment
+from gencoord.eval.runner import create_run, read_manifest, run_experiment
 from gencoord.prior.contract import check_proposal
 from gencoord.prior.load import default_prior, load_prior
 from gencoord.prior.prior import Prior
@@ -144,7 +144,6 @@ def _fail_config(exc: GencoordError) -> typer.Exit:
 
 def _run_one(config: Experiment, run_dir: Path, workers: int | None, console: Console) -> None:
     total = len(expand(config))
-    done_before = len(read_records(run_dir))
     columns = (
         TextColumn("[bold]{task.description}"),
         BarColumn(),
@@ -154,12 +153,15 @@ def _run_one(config: Experiment, run_dir: Path, workers: int | None, console: Co
         TextColumn("[red]{task.fields[failed]} G✗"),
     )
     with Progress(*columns, console=console, transient=False) as progress:
-        bar = progress.add_task(config.name, total=total, completed=done_before, rate="–", failed=0)
+        bar = progress.add_task(config.name, total=total, completed=0, rate="–", failed=0)
         started = time.perf_counter()
+        first: list[int] = []  # records already there when the run (re)started
 
-        def update(written: int, failed: int) -> None:
-            rate = written / max(time.perf_counter() - started, 1e-9)
-            progress.update(bar, completed=done_before + written, rate=f"{rate:,.0f}", failed=failed)
+        def update(recorded: int, failed: int) -> None:
+            if not first:
+                first.append(recorded)
+            rate = (recorded - first[0]) / max(time.perf_counter() - started, 1e-9)
+            progress.update(bar, completed=recorded, rate=f"{rate:,.0f}", failed=failed)
 
         summary = run_experiment(config, run_dir, workers, update)
     console.print(

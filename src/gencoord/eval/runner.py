@@ -29,7 +29,7 @@ RECORDS = "episodes.jsonl"
 CHUNK = 48
 
 Progress = Callable[[int, int], None]
-"""Called after each chunk with (episodes written, of which the original task failed)."""
+"""Called at the start and after each chunk with (episodes recorded in all, of those written now that failed)."""
 
 
 @dataclass(frozen=True)
@@ -149,6 +149,9 @@ def run_experiment(
     count = workers if workers is not None else (config.workers or os.cpu_count() or 1)
     fd = os.open(run_dir / RECORDS, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     written = failed = 0
+    already = len(jobs) - len(todo)
+    if progress:
+        progress(already, 0)
     try:
         if count <= 1 or len(todo) <= CHUNK:
             for chunk in _chunks(todo):
@@ -156,7 +159,7 @@ def run_experiment(
                 _append(fd, data)
                 written, failed = written + len(chunk), failed + bad
                 if progress:
-                    progress(written, failed)
+                    progress(already + written, failed)
         else:
             with ProcessPoolExecutor(max_workers=count) as pool:
                 futures = {pool.submit(run_chunk, config_json, chunk): len(chunk) for chunk in _chunks(todo)}
@@ -165,7 +168,7 @@ def run_experiment(
                     _append(fd, data)
                     written, failed = written + futures[future], failed + bad
                     if progress:
-                        progress(written, failed)
+                        progress(already + written, failed)
         os.fsync(fd)
     finally:
         os.close(fd)

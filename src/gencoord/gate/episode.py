@@ -14,8 +14,7 @@ from __future__ import annotations
 import math
 from collections import Counter, deque
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import asdict, dataclass, field
 
 from gencoord.gate.config import GateConfig, default_gate_config
 from gencoord.gate.jobs import Node
@@ -335,7 +334,7 @@ class _Episode:
             verdict = decide(self.condition, features, self.config, self.adjudicator)
             decision, tier, value = verdict.decision, verdict.tier.value, verdict.score
         issue.decisions.append(
-            {"round": self.round, "decision": decision.value, "tier": tier, "score": value, **vars_of(features)}
+            {"round": self.round, "decision": decision.value, "tier": tier, "score": value, **asdict(features)}
         )
         if decision is Decision.ESCALATE and self._escalate(agent, issue, node, kind, needs):
             return
@@ -439,7 +438,7 @@ class _Episode:
             blocker = next((d for d in node.deps if d not in self.done), None)
             return None if blocker is None else self.job.node(blocker).agent
         offers = sorted(peers, key=lambda p: (-self.instance.board.get(p, {}).get(item, 0), p))
-        tried = {e.split()[-1] for e in agent.private.history if e.startswith(f"request {item} refused by")}
+        tried = agent.private.refused_by.get(item, set())
         untried = [p for p in offers if p not in tried]
         if untried and (
             self.instance.board.get(untried[0], {}).get(item, 0) > 0
@@ -533,16 +532,13 @@ class _Episode:
             agent.private.remember(f"request {request.item} fulfilled by {request.helper}")
         elif failed:
             agent.private.failed_requests[request.item] += 1
+            agent.private.refused_by.setdefault(request.item, set()).add(request.helper)
             agent.private.remember(f"request {request.item} refused by {request.helper}")
             agent.cooldown_until = self.round + self.config.cooldown
         else:
             return False  # still waiting: this round is spent
         agent.waiting = None
         return True
-
-
-def vars_of(features: Features) -> dict[str, Any]:
-    return {name: getattr(features, name) for name in Features.__slots__}
 
 
 def run_gate_episode(

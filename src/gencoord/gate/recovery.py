@@ -12,7 +12,6 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from gencoord.dsl.ast import Task
 from gencoord.prior.episode import Ref
 from gencoord.prior.gamedata import GameData
 from gencoord.runtime.compile import compile_task
@@ -155,7 +154,3 @@ def plan_recovery(
     world = belief.world(inventory)
     cost = sum(len(compile_task(task, world, game)) for task in planner.tasks)
     return RecoveryPlan(tuple(planner.tasks), cost)
-
-
-def task_of(planned: PlannedTask) -> Task:
-    return Task(planned.skill, planned.args)

@@ -22,7 +22,8 @@ class PrivateState:
     history: deque[str] = field(default_factory=deque)
     exhausted: set[str] = field(default_factory=set)
     blocked_refs: set[str] = field(default_factory=set)
-    failed_requests: Counter[str] = field(default_factory=Counter)
+    failed_requests: Counter[str] = field(default_factory=Counter)  # item → failed requests (the H penalty)
+    refused_by: dict[str, set[str]] = field(default_factory=dict)  # item → peers that failed to supply it
 
     def remember(self, event: str) -> None:
         self.history.append(event)
@@ -39,6 +40,7 @@ class PrivateState:
                     "exhausted": sorted(self.exhausted),
                     "blocked_refs": sorted(self.blocked_refs),
                     "failed_requests": dict(self.failed_requests),
+                    "refused_by": {item: sorted(peers) for item, peers in self.refused_by.items()},
                 }
             )
         )

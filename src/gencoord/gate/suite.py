@@ -57,10 +57,6 @@ class Anomaly:
     item: str | None
     quantity: int
 
-    @property
-    def locally_recoverable(self) -> bool:
-        return self.kind in RECOVERABLE
-
 
 @dataclass
 class _Draft:
