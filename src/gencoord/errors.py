@@ -150,3 +150,13 @@ class BackendError(GencoordError):
 
     code = "BACKEND_UNAVAILABLE"
     stage = "backend"
+
+
+class WorldError(GencoordError):
+    """A world that cannot run an episode: a dead server or bridge, a set-up that never took hold.
+
+    The episode ends as an execution failure with this reason; the run goes on.
+    """
+
+    code = FailureCode.EXECUTION_FAILURE.value
+    stage = "world"

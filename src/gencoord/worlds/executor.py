@@ -51,6 +51,7 @@ class WorldSnapshot:
     sites: Mapping[str, Items]
     credits: Mapping[str, Mapping[str, Items]] = field(default_factory=dict)  # holder → agent → items added
     crafted: Mapping[str, Items] = field(default_factory=dict)  # agent → items it crafted
+    discrepancies: tuple[str, ...] = ()  # where the agents' view and the world's ground truth disagree
 
 
 class Executor(Protocol):

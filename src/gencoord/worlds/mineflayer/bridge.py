@@ -1,0 +1,150 @@
+"""The Python end of the Node bridge: JSON lines over a child process's stdin/stdout.
+
+One Node process per world holds the bots (and the embedded server). Every call has a
+timeout; the process runs in its own session so that closing the bridge, or this
+interpreter exiting, ends it and everything it started: no orphan servers.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import queue
+import shutil
+import signal
+import subprocess
+import threading
+from collections import deque
+from pathlib import Path
+from typing import Any, Protocol
+
+from gencoord.errors import WorldError
+
+JS_DIR = Path(os.environ.get("GENCOORD_MINECRAFT_JS", Path(__file__).with_name("js")))
+STDERR_LINES = 40
+
+
+class Bridge(Protocol):
+    """What the Minecraft executor needs from a bridge (the Node one, or a test fake)."""
+
+    def call(self, op: str, args: dict[str, Any], timeout_s: float) -> dict[str, Any]: ...
+
+    @property
+    def alive(self) -> bool: ...
+
+    def close(self) -> None: ...
+
+
+class BridgeCallError(WorldError):
+    """The bridge answered a call with an error (its code is the reason)."""
+
+
+def node_ready(js_dir: Path = JS_DIR) -> str | None:
+    """Why the Node side cannot start here, or None when it can."""
+    if shutil.which("node") is None:
+        return "node is not on PATH (Node.js 20 or newer is needed for the Minecraft world)"
+    if not (js_dir / "node_modules" / "mineflayer").is_dir():
+        return f"the Minecraft world's npm packages are not installed: run `npm ci --prefix {js_dir}` (or `make venv`)"
+    return None
+
+
+class NodeBridge:
+    def __init__(self, js_dir: Path = JS_DIR, hello_timeout_s: float = 20.0) -> None:
+        problem = node_ready(js_dir)
+        if problem is not None:
+            raise WorldError("NODE_UNAVAILABLE", problem)
+        self._process = subprocess.Popen(
+            ["node", str(js_dir / "bridge.js")],
+            cwd=js_dir,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            encoding="utf-8",
+            start_new_session=True,  # its own process group: close() ends the server and bots with it
+        )
+        self._lines: queue.Queue[str | None] = queue.Queue()
+        self._stderr: deque[str] = deque(maxlen=STDERR_LINES)
+        self._next_id = 0
+        threading.Thread(target=self._read_stdout, daemon=True).start()
+        threading.Thread(target=self._read_stderr, daemon=True).start()
+        atexit.register(self.close)
+        hello = self._next_message(hello_timeout_s, "starting the bridge")
+        if hello.get("event") != "hello":
+            self.close()
+            raise WorldError("BRIDGE_PROTOCOL", f"the bridge began with {hello!r}, not a hello")
+
+    @property
+    def alive(self) -> bool:
+        return self._process.poll() is None
+
+    @property
+    def pid(self) -> int:
+        return self._process.pid
+
+    def _read_stdout(self) -> None:
+        assert self._process.stdout is not None
+        for line in self._process.stdout:
+            self._lines.put(line)
+        self._lines.put(None)
+
+    def _read_stderr(self) -> None:
+        assert self._process.stderr is not None
+        for line in self._process.stderr:
+            self._stderr.append(line.rstrip())
+
+    def _died(self, doing: str) -> WorldError:
+        tail = " | ".join(list(self._stderr)[-5:])
+        return WorldError("BRIDGE_DIED", f"the Minecraft bridge exited while {doing}" + (f": {tail}" if tail else ""))
+
+    def _next_message(self, timeout_s: float, doing: str) -> dict[str, Any]:
+        try:
+            line = self._lines.get(timeout=timeout_s)
+        except queue.Empty:
+            raise WorldError("BRIDGE_TIMEOUT", f"no answer from the Minecraft bridge within {timeout_s:g} s while {doing}")
+        if line is None:
+            self._lines.put(None)  # later calls see the death too
+            raise self._died(doing)
+        try:
+            message: dict[str, Any] = json.loads(line)
+        except json.JSONDecodeError:
+            raise WorldError("BRIDGE_PROTOCOL", f"the bridge wrote a line that is not JSON: {line[:200]!r}")
+        return message
+
+    def call(self, op: str, args: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+        if not self.alive:
+            raise self._died(f"asked to {op}")
+        self._next_id += 1
+        request = {"id": self._next_id, "op": op, "args": args}
+        assert self._process.stdin is not None
+        try:
+            self._process.stdin.write(json.dumps(request) + "\n")
+            self._process.stdin.flush()
+        except (BrokenPipeError, OSError):
+            raise self._died(f"sending {op}")
+        while True:
+            answer = self._next_message(timeout_s, f"running {op}")
+            if answer.get("id") != self._next_id:
+                continue  # an event, or the late answer of a call that timed out
+            if not answer.get("ok"):
+                error = answer.get("error") or {}
+                raise BridgeCallError(str(error.get("code", "BRIDGE_ERROR")), str(error.get("message", answer)))
+            result: dict[str, Any] = answer.get("result") or {}
+            return result
+
+    def close(self) -> None:
+        """Ask the bridge to stop; kill its process group if it does not within 5 s."""
+        atexit.unregister(self.close)
+        if self.alive:
+            try:
+                assert self._process.stdin is not None
+                self._process.stdin.close()
+                self._process.wait(timeout=5)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        try:
+            os.killpg(self._process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        self._process.wait()

@@ -1,0 +1,284 @@
+"""The Minecraft executor: compiled actions run by Mineflayer bots on a real server.
+
+Actions run one at a time, in program order, at the game's own pace; start and end
+times are wall-clock seconds since ``reset``. Inventories, containers and sites come from
+the server's ground truth when the server is our embedded one, and from what the bots
+saw otherwise; where both exist, every disagreement is reported in the snapshot.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from gencoord.errors import WorldError
+from gencoord.prior.gamedata import GameData
+from gencoord.prior.load import default_prior
+from gencoord.worlds.actions import (
+    Action,
+    CraftItem,
+    Deposit,
+    FurnaceCollect,
+    FurnaceLoad,
+    GiveItem,
+    GoTo,
+    ObtainBlock,
+    PlaceBlock,
+    Program,
+    Withdraw,
+)
+from gencoord.worlds.executor import ActionFailure, ActionRecord, Items, WorldSnapshot
+from gencoord.worlds.mineflayer.bridge import Bridge, NodeBridge
+from gencoord.worlds.mineflayer.layout import Cell, Layout, lay_out, shift
+from gencoord.worlds.spec import Position, WorldSpec
+
+START_TIMEOUT_S = 60.0
+RESET_TIMEOUT_S = 40.0
+ACT_TIMEOUT_S = 90.0
+OBSERVE_TIMEOUT_S = 10.0
+
+
+@dataclass(frozen=True)
+class ServerOptions:
+    """Which server: our embedded one (``host`` None), or one a user runs."""
+
+    host: str | None = None
+    port: int = 25565
+    version: str = "1.21.4"
+    origin: Cell = (0, 0, 0)  # where the task data's (0, 0, 0) is in that world
+
+    @property
+    def embedded(self) -> bool:
+        return self.host is None
+
+
+def _ref_of(action: Action) -> tuple[str, str] | None:
+    """The ref an action acts on, and the kind that ref must be."""
+    if isinstance(action, GoTo):
+        return (action.target, "") if action.target_kind == "ref" else None
+    if isinstance(action, ObtainBlock):
+        return action.source, "resource"
+    if isinstance(action, Withdraw | Deposit):
+        return action.container, "container"
+    if isinstance(action, PlaceBlock):
+        return action.site, "site"
+    if isinstance(action, CraftItem) and action.station is not None:
+        return action.station, "station"
+    if isinstance(action, FurnaceLoad | FurnaceCollect):
+        return action.station, "station"
+    return None
+
+
+def _counts(raw: Mapping[str, Any]) -> Items:
+    return {str(item): int(n) for item, n in raw.items() if int(n) > 0}
+
+
+class MinecraftExecutor:
+    name = "minecraft"
+
+    def __init__(
+        self,
+        options: ServerOptions | None = None,
+        game: GameData | None = None,
+        bridge_factory: Callable[[], Bridge] = NodeBridge,
+    ) -> None:
+        self.options = options or ServerOptions()
+        self.game = game or default_prior().game
+        self._bridge_factory = bridge_factory
+        self._bridge: Bridge | None = None
+        self._agents: tuple[str, ...] = ()
+        self._world: WorldSpec | None = None
+        self._layout: Layout | None = None
+        self.timings: dict[str, float] = {}
+
+    # ------------------------------------------------------------------ protocol
+    def reset(self, world: WorldSpec) -> WorldSnapshot:
+        unsupported = sorted(world.blocked) + sorted(world.busy_until)
+        if unsupported:
+            raise WorldError(
+                "UNSUPPORTED_WORLD",
+                f"the Minecraft world does not model blocked routes or busy stations ({', '.join(unsupported)})",
+            )
+        agents = tuple(agent.name for agent in world.agents)
+        if self._bridge is None or not self._bridge.alive or agents != self._agents:
+            self._start(agents)
+        assert self._bridge is not None
+        self._world = world
+        self._layout = lay_out(world, self.game, self.options.origin)
+        self._credits: dict[str, dict[str, Items]] = {}
+        self._crafted: dict[str, Items] = {}
+        self._seen_containers = {name: dict(world.contents.get(name, {})) for name in self._containers()}
+        spec = {
+            "layout": self._layout.as_json(),
+            "clear": self._layout.clear,
+            "drops": self._layout.drops,
+            "contents": {name: dict(items) for name, items in world.contents.items()},
+            "agents": [
+                {
+                    "name": agent.name,
+                    "position": [c + 0.5 if axis != 1 else c for axis, c in enumerate(shift(agent.position, self.options.origin))],
+                    "inventory": dict(agent.inventory),
+                }
+                for agent in world.agents
+            ],
+        }
+        began = time.perf_counter()
+        self._bridge.call("reset", spec, RESET_TIMEOUT_S)
+        self.timings["reset_s"] = time.perf_counter() - began
+        self._zero = time.perf_counter()
+        return self.snapshot()
+
+    def run(self, program: Program, start: int, stop: int) -> list[ActionRecord]:
+        if self._world is None or self._bridge is None:
+            raise RuntimeError("MinecraftExecutor.run before reset: call reset(world) first")
+        records: list[ActionRecord] = []
+        for index in range(start, stop):
+            action = program.actions[index]
+            began = time.perf_counter() - self._zero
+            failure, inventories = self._act(action)
+            ended = time.perf_counter() - self._zero
+            records.append(ActionRecord(index, action, began, ended, failure, inventories))
+            if failure is not None:
+                break
+            self._account(action)
+        return records
+
+    def snapshot(self) -> WorldSnapshot:
+        if self._world is None or self._bridge is None or self._layout is None:
+            raise RuntimeError("MinecraftExecutor.snapshot before reset: call reset(world) first")
+        seen = self._bridge.call("observe", {}, OBSERVE_TIMEOUT_S)
+        bots = seen["bots"]
+        origin = self.options.origin
+        positions: dict[str, Position] = {
+            name: (bot["position"][0] - origin[0], bot["position"][1] - origin[1], bot["position"][2] - origin[2])
+            for name, bot in bots.items()
+        }
+        bot_inventories = {name: _counts(bot["inventory"]) for name, bot in bots.items()}
+        bot_sites = {site: _counts(items) for site, items in seen["seen"]["sites"].items()}
+        for name, items in seen["seen"]["containers"].items():
+            self._seen_containers[name] = _counts(items)
+        server = seen.get("server")
+        discrepancies: list[str] = []
+        if server is None:
+            inventories, containers, sites = bot_inventories, dict(self._seen_containers), bot_sites
+        else:
+            inventories = {name: _counts(server["players"].get(name, {}).get("inventory", {})) for name in bots}
+            by_position = {tuple(int(c) for c in key.split(",")): items for key, items in server["containers"].items()}
+            containers = {
+                name: _counts(by_position.get(tuple(self._layout.refs[name]["position"]), {}))  # type: ignore[arg-type]
+                for name in self._containers()
+            }
+            sites = {site: _counts(items) for site, items in server["sites"].items()}
+            discrepancies += _differences("inventory", bot_inventories, inventories)
+            discrepancies += _differences("site", bot_sites, sites)
+            discrepancies += _differences("container", dict(seen["seen"]["containers"]), containers)
+        return WorldSnapshot(
+            clock_s=time.perf_counter() - self._zero if hasattr(self, "_zero") else 0.0,
+            positions=positions,
+            inventories=inventories,
+            containers=containers,
+            sites=sites,
+            credits={holder: {a: dict(i) for a, i in by.items()} for holder, by in self._credits.items()},
+            crafted={agent: dict(items) for agent, items in self._crafted.items()},
+            discrepancies=tuple(discrepancies),
+        )
+
+    def close(self) -> None:
+        if self._bridge is not None:
+            if self._bridge.alive:
+                try:
+                    self._bridge.call("close", {}, 10.0)
+                except WorldError:
+                    pass
+            self._bridge.close()
+        self._bridge = None
+        self._world = None
+
+    # ------------------------------------------------------------------ helpers
+    def _start(self, agents: tuple[str, ...]) -> None:
+        if self._bridge is not None:
+            self._bridge.close()
+        began = time.perf_counter()
+        self._bridge = self._bridge_factory()
+        options = self.options
+        args: dict[str, Any] = {"embedded": options.embedded, "version": options.version, "agents": list(agents)}
+        if not options.embedded:
+            args |= {"host": options.host, "port": options.port}
+        try:
+            started = self._bridge.call("start", args, START_TIMEOUT_S)
+        except WorldError:
+            self._bridge.close()
+            self._bridge = None
+            raise
+        self._agents = agents
+        self.timings |= {
+            "bridge_s": time.perf_counter() - began,
+            "server_s": float(started.get("server_s", 0.0)),
+            "login_s": float(started.get("login_s", 0.0)),
+        }
+
+    def _containers(self) -> list[str]:
+        assert self._world is not None
+        return [name for name, ref in self._world.refs.items() if ref.kind == "container"]
+
+    def _refuse(self, action: Action) -> ActionFailure | None:
+        """The checks the simulator makes from the spec alone, with its codes and words."""
+        assert self._world is not None
+        names = {agent.name: agent for agent in self._world.agents}
+        if action.agent not in names:
+            return ActionFailure("UNKNOWN_AGENT", f"{action.agent} is not in this world")
+        if action.name in names[action.agent].forbidden_actions:
+            return ActionFailure("WORKCELL_CANNOT", f"{action.agent}'s workcell cannot {action.name}")
+        if isinstance(action, GiveItem) and action.to not in names:
+            return ActionFailure("UNKNOWN_AGENT", f"{action.to} is not in this world")
+        if isinstance(action, GoTo) and action.target_kind == "agent" and action.target not in names:
+            return ActionFailure("UNKNOWN_AGENT", f"{action.target} is not in this world")
+        needed = _ref_of(action)
+        if needed is not None:
+            name, kind = needed
+            ref = self._world.refs.get(name)
+            if ref is None:
+                return ActionFailure("UNKNOWN_REF", f"{name} does not exist in this world")
+            if kind and ref.kind != kind:
+                return ActionFailure("WRONG_REF_KIND", f"{name} is a {ref.kind}, not a {kind}")
+        return None
+
+    def _act(self, action: Action) -> tuple[ActionFailure | None, dict[str, Items]]:
+        assert self._bridge is not None
+        refused = self._refuse(action)
+        if refused is not None:
+            return refused, {}
+        try:
+            answer = self._bridge.call("act", {"action": {"name": action.name, **asdict(action)}}, ACT_TIMEOUT_S)
+        except WorldError as error:
+            return ActionFailure(error.reason, error.message), {}
+        failure = answer.get("failure")
+        inventories = {name: _counts(items) for name, items in (answer.get("inventories") or {}).items()}
+        if failure:
+            return ActionFailure(str(failure["code"]), str(failure["message"])), inventories
+        return None, inventories
+
+    def _account(self, action: Action) -> None:
+        """Credits and crafting tallies: who put what where (the world does not record it)."""
+        if isinstance(action, Deposit):
+            held = self._credits.setdefault(action.container, {}).setdefault(action.agent, {})
+            held[action.item] = held.get(action.item, 0) + action.count
+        elif isinstance(action, PlaceBlock):
+            held = self._credits.setdefault(action.site, {}).setdefault(action.agent, {})
+            held[action.item] = held.get(action.item, 0) + 1
+        elif isinstance(action, CraftItem):
+            recipe = self.game.recipe(action.item, action.material)
+            made = (recipe.count if recipe is not None else 1) * action.runs
+            tally = self._crafted.setdefault(action.agent, {})
+            tally[action.item] = tally.get(action.item, 0) + made
+
+
+def _differences(what: str, seen: Mapping[str, Mapping[str, int]], truth: Mapping[str, Items]) -> list[str]:
+    """Where the bots' view and the server's ground truth disagree (only what both know)."""
+    return [
+        f"{what} {name}: bots see {dict(seen[name])}, the server holds {dict(truth.get(name, {}))}"
+        for name in sorted(seen)
+        if _counts(seen[name]) != truth.get(name, {})
+    ]

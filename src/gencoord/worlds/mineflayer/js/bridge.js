@@ -1,0 +1,301 @@
+'use strict'
+// The Node side of the Python bridge: one JSON request per stdin line, one JSON answer
+// per stdout line ({id, ok, result} or {id, ok: false, error: {code, message}}).
+// stdout carries nothing else; logs go to stderr. It owns the bots and, in embedded
+// mode, the server, and ends them all when stdin closes.
+
+const readline = require('readline')
+const path = require('path')
+const { fork } = require('child_process')
+
+// stdout is the protocol: whatever a library prints goes to stderr instead.
+const protocolWrite = process.stdout.write.bind(process.stdout)
+process.stdout.write = (chunk, ...rest) => process.stderr.write(chunk, ...rest)
+console.log = console.info = console.warn = (...parts) => process.stderr.write(parts.join(' ') + '\n')
+
+const mineflayer = require('mineflayer')
+const { pathfinder, Movements } = require('mineflayer-pathfinder')
+const { Vec3 } = require('vec3')
+const { SKILLS, SkillFailure, inventoryOf, sleep } = require('./skills')
+
+const LOGIN_TIMEOUT_MS = 20000
+const SETUP_TIMEOUT_MS = 15000
+const SERVER_TIMEOUT_MS = 20000
+
+const state = { serv: null, bots: {}, dead: {}, layout: null, seen: {}, drops: {}, commander: null, embedded: false }
+
+class BridgeError extends Error {
+  constructor (code, message) {
+    super(message)
+    this.code = code
+  }
+}
+
+// The embedded server runs in a child process (see server.js); calls go over IPC.
+function startServer ({ port, version }) {
+  const child = fork(path.join(__dirname, 'server.js'), [JSON.stringify({ port, version })], { stdio: ['ignore', 2, 2, 'ipc'] })
+  const pending = new Map()
+  let nextId = 0
+  const server = {
+    child,
+    call: (op, args = {}) => new Promise((resolve, reject) => {
+      const id = ++nextId
+      const timer = setTimeout(() => { pending.delete(id); reject(new BridgeError('SERVER_TIMEOUT', `the server did not answer ${op}`)) }, SERVER_TIMEOUT_MS)
+      pending.set(id, { resolve, reject, timer })
+      child.send({ id, op, args })
+    })
+  }
+  child.on('message', (message) => {
+    const waiting = pending.get(message.id)
+    if (!waiting) return
+    pending.delete(message.id)
+    clearTimeout(waiting.timer)
+    if (message.ok) waiting.resolve(message.result)
+    else waiting.reject(new BridgeError('SERVER_ERROR', message.error))
+  })
+  child.on('exit', (code, signal) => {
+    state.serverExit = `the embedded server exited (${signal ?? code})`
+    for (const { reject, timer } of pending.values()) { clearTimeout(timer); reject(new BridgeError('SERVER_DIED', state.serverExit)) }
+    pending.clear()
+  })
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new BridgeError('SERVER_TIMEOUT', `the embedded server did not start within ${SERVER_TIMEOUT_MS / 1000} s`)), SERVER_TIMEOUT_MS)
+    child.once('message', (message) => { clearTimeout(timer); server.port = message.port; resolve(server) })
+    child.once('exit', () => reject(new BridgeError('SERVER_DIED', state.serverExit)))
+  })
+}
+
+function log (text) {
+  process.stderr.write(`[bridge] ${text}\n`)
+}
+
+function joinBot ({ host, port, version, username }) {
+  return new Promise((resolve, reject) => {
+    const bot = mineflayer.createBot({ host, port, version, username, auth: 'offline', hideErrors: true, checkTimeoutInterval: 60000 })
+    const timer = setTimeout(() => reject(new BridgeError('LOGIN_TIMEOUT', `${username} did not spawn within ${LOGIN_TIMEOUT_MS / 1000} s`)), LOGIN_TIMEOUT_MS)
+    bot.loadPlugin(pathfinder)
+    bot.once('spawn', async () => {
+      const movements = new Movements(bot)
+      movements.canDig = false // only skills break blocks: every drop is one a plan asked for
+      movements.allow1by1towers = false
+      movements.scafoldingBlocks = []
+      bot.pathfinder.setMovements(movements)
+      if (state.embedded) {
+        // the embedded server says when login is complete (it may re-send the spawn position until then)
+        await new Promise((resolve) => {
+          const done = (text) => { if (text.includes('gencoord:ready')) { bot.off('messagestr', done); resolve() } }
+          bot.on('messagestr', done)
+          setTimeout(resolve, 5000)
+        })
+      } else {
+        await bot.waitForTicks(20)
+      }
+      clearTimeout(timer)
+      resolve(bot)
+    })
+    bot.once('kicked', (reason) => reject(new BridgeError('KICKED', `${username} was kicked: ${JSON.stringify(reason)}`)))
+    bot.once('error', (err) => reject(new BridgeError('CONNECT_FAILED', `${username} could not connect: ${err.message}`)))
+    bot.on('end', (reason) => { state.dead[username] = `disconnected (${reason})` })
+  })
+}
+
+async function start ({ embedded, host = '127.0.0.1', port = 0, version = '1.21.4', agents }) {
+  state.embedded = embedded
+  const began = Date.now()
+  if (embedded) {
+    state.serv = await startServer({ port, version })
+    port = state.serv.port
+  }
+  const serverS = (Date.now() - began) / 1000
+  const joined = Date.now()
+  for (const username of agents) state.bots[username] = await joinBot({ host, port, version, username })
+  state.commander = state.bots[agents[0]]
+  return { host, port, version, server_s: serverS, login_s: (Date.now() - joined) / 1000 }
+}
+
+// ------------------------------------------------------------------ episode set-up
+const cmd = (parts) => parts.join(' ')
+const mc = (name) => `minecraft:${name}`
+
+async function runCommands (commands) {
+  for (const command of commands) {
+    state.commander.chat(`/${command}`)
+    await sleep(5)
+  }
+}
+
+function setupCommands ({ layout, agents, contents, clear }) {
+  const commands = []
+  for (const box of clear) commands.push(cmd(['fill', ...box[0], ...box[1], mc('air')]))
+  if (!state.embedded) commands.push('kill @e[type=item]')
+  for (const [name, ref] of Object.entries(layout.refs)) {
+    if (ref.kind === 'container' || ref.kind === 'station') {
+      commands.push(cmd(['setblock', ...ref.position, mc('air')]))
+      commands.push(cmd(['setblock', ...ref.position, mc(ref.block)]))
+    }
+    let slot = 0
+    for (const [item, count] of Object.entries(contents[name] ?? {})) {
+      const stack = state.commander.registry.itemsByName[item]?.stackSize ?? 64
+      for (let left = count; left > 0; left -= stack) {
+        commands.push(cmd(['item', 'replace', 'block', ...ref.position, `container.${slot++}`, 'with', mc(item), Math.min(left, stack)]))
+      }
+    }
+  }
+  for (const [source, cells] of Object.entries(layout.resources)) {
+    const block = layout.refs[source].block
+    for (const cell of cells) commands.push(cmd(['setblock', ...cell, mc(block)]))
+  }
+  for (const agent of agents) {
+    commands.push(cmd(['clear', agent.name]))
+    for (const [item, count] of Object.entries(agent.inventory)) commands.push(cmd(['give', agent.name, mc(item), count]))
+    commands.push(cmd(['tp', agent.name, ...agent.position]))
+  }
+  return commands
+}
+
+function setupDifferences ({ layout, agents }) {
+  const problems = []
+  for (const agent of agents) {
+    const bot = state.bots[agent.name]
+    const have = inventoryOf(bot)
+    for (const [item, count] of Object.entries(agent.inventory)) if ((have[item] ?? 0) !== count) problems.push(`${agent.name} holds ${have[item] ?? 0} ${item}, not ${count}`)
+    for (const item of Object.keys(have)) if (!(item in agent.inventory)) problems.push(`${agent.name} still holds ${item}`)
+    const gap = bot.entity.position.distanceTo(new Vec3(...agent.position))
+    if (gap > 1) problems.push(`${agent.name} is ${gap.toFixed(1)} blocks from its start`)
+  }
+  const viewer = state.commander
+  for (const [name, ref] of Object.entries(layout.refs)) {
+    if (ref.kind !== 'container' && ref.kind !== 'station') continue
+    const block = viewer.blockAt(new Vec3(...ref.position))
+    if (block?.name !== ref.block) problems.push(`${name} shows ${block?.name ?? 'nothing'}, not ${ref.block}`)
+  }
+  for (const [source, cells] of Object.entries(layout.resources)) {
+    const missing = cells.filter((c) => viewer.blockAt(new Vec3(...c))?.name !== layout.refs[source].block).length
+    if (missing) problems.push(`${source} lacks ${missing} of ${cells.length} blocks`)
+  }
+  for (const [site, cells] of Object.entries(layout.sites)) {
+    const filled = cells.filter((c) => viewer.blockAt(new Vec3(...c))?.name !== 'air').length
+    if (filled) problems.push(`${site} still has ${filled} blocks`)
+  }
+  return problems
+}
+
+async function reset (spec) {
+  state.layout = spec.layout
+  state.drops = spec.drops
+  state.seen = {}
+  for (const bot of Object.values(state.bots)) {
+    bot.pathfinder.setGoal(null)
+    if (bot.currentWindow) bot.closeWindow(bot.currentWindow)
+  }
+  await state.serv?.call('clearItems')
+  await runCommands(setupCommands(spec))
+  // the ready handshake: act only once every bot sees the world the spec describes
+  const until = Date.now() + SETUP_TIMEOUT_MS
+  let problems = setupDifferences(spec)
+  while (problems.length) {
+    if (Date.now() > until) throw new BridgeError('SETUP_FAILED', `the world did not reach its start state: ${problems.slice(0, 5).join('; ')}`)
+    await sleep(100)
+    problems = setupDifferences(spec)
+  }
+  await state.serv?.call('clearItems')
+  return observe()
+}
+
+// ------------------------------------------------------------------ acting and observing
+async function act ({ action }) {
+  const bot = state.bots[action.agent]
+  if (!bot) throw new BridgeError('UNKNOWN_AGENT', `${action.agent} is not in this world`)
+  const inventories = () => {
+    const after = { [action.agent]: inventoryOf(bot) }
+    if (action.to && state.bots[action.to]) after[action.to] = inventoryOf(state.bots[action.to])
+    return after
+  }
+  for (const name of [action.agent, action.to, action.target_kind === 'agent' ? action.target : null]) {
+    if (name && state.dead[name]) return { failure: { code: 'BOT_DISCONNECTED', message: `${name} ${state.dead[name]}` }, inventories: {} }
+  }
+  const skill = SKILLS[action.name]
+  if (!skill) return { failure: { code: 'UNSUPPORTED_ACTION', message: `the Minecraft world has no ${action.name} skill` }, inventories: inventories() }
+  try {
+    await skill({ bots: state.bots, layout: state.layout, seen: state.seen, drops: state.drops }, bot, action)
+    return { failure: null, inventories: inventories() }
+  } catch (err) {
+    bot.pathfinder.setGoal(null)
+    if (bot.currentWindow) bot.closeWindow(bot.currentWindow)
+    const failure = err instanceof SkillFailure
+      ? { code: err.code, message: err.message }
+      : { code: state.dead[action.agent] ? 'BOT_DISCONNECTED' : 'SKILL_ERROR', message: `${action.name}: ${err.message}` }
+    return { failure, inventories: inventories() }
+  }
+}
+
+function botSites () {
+  const sites = {}
+  for (const [site, cells] of Object.entries(state.layout.sites)) {
+    sites[site] = {}
+    for (const cell of cells) {
+      const name = state.commander.blockAt(new Vec3(...cell))?.name ?? 'air'
+      if (name !== 'air') sites[site][name] = (sites[site][name] ?? 0) + 1
+    }
+  }
+  return sites
+}
+
+async function observe () {
+  const bots = {}
+  for (const [name, bot] of Object.entries(state.bots)) {
+    const p = bot.entity.position
+    bots[name] = { inventory: inventoryOf(bot), position: [p.x, p.y, p.z], connected: !state.dead[name] }
+  }
+  const seen = { sites: state.layout ? botSites() : {}, containers: state.seen }
+  const server = state.serv && state.layout
+    ? { ...(await state.serv.call('dump')), sites: await state.serv.call('sites', { sites: state.layout.sites }) }
+    : null
+  return { bots, seen, server }
+}
+
+async function close () {
+  for (const bot of Object.values(state.bots)) bot.quit()
+  state.bots = {}
+  if (state.serv) state.serv.child.kill()
+  state.serv = null
+  return {}
+}
+
+const OPS = { start, reset, act, observe, close }
+
+function answer (message) {
+  protocolWrite(JSON.stringify(message) + '\n')
+}
+
+async function handle (line) {
+  let request
+  try {
+    request = JSON.parse(line)
+  } catch (err) {
+    answer({ id: null, ok: false, error: { code: 'BAD_REQUEST', message: `not JSON: ${err.message}` } })
+    return
+  }
+  const op = OPS[request.op]
+  if (!op) {
+    answer({ id: request.id, ok: false, error: { code: 'BAD_REQUEST', message: `unknown op ${request.op}` } })
+    return
+  }
+  try {
+    answer({ id: request.id, ok: true, result: await op(request.args ?? {}) })
+  } catch (err) {
+    answer({ id: request.id, ok: false, error: { code: err.code ?? 'BRIDGE_ERROR', message: err.message } })
+  }
+  if (request.op === 'close') process.exit(0)
+}
+
+// Requests run one at a time, in order: a world is one timeline.
+let queue = Promise.resolve()
+readline.createInterface({ input: process.stdin }).on('line', (line) => {
+  if (line.trim()) queue = queue.then(() => handle(line))
+}).on('close', () => {
+  queue.then(close).finally(() => process.exit(0))
+})
+process.on('uncaughtException', (err) => log(`uncaught: ${err.stack ?? err}`))
+process.on('unhandledRejection', (err) => log(`unhandled: ${err?.stack ?? err}`))
+answer({ event: 'hello', pid: process.pid })

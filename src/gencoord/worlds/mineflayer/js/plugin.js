@@ -1,0 +1,463 @@
+'use strict'
+// A flying-squid plugin that gives the server the survival mechanics our episodes use.
+//
+// Stock flying-squid 1.12 walks, digs and places on 1.21.4, but items handed over vanish,
+// chests hold nothing, nothing crafts, and window clicks are never checked. Everything
+// here is done the way vanilla does it, from minecraft-data, so a plan that works on this
+// server works on a real one: the client (Mineflayer) code never depends on this file.
+// The one extra is `serv.gencoord.dump()`, the server's own view of inventories and
+// containers, which the verifier compares with what the bots saw.
+
+const { Vec3 } = require('vec3')
+const { matchRecipe } = require('./recipes')
+
+const TOSS_PICKUP_MS = 2000 // vanilla: a player-thrown stack waits 40 ticks
+const DROP_PICKUP_MS = 500 // vanilla: a mined block's drop waits 10 ticks
+const PICKUP_REACH = 1.5 // player box grown by one block, as vanilla's pickup check
+const CHEST_SLOTS = 27
+const MAX_FILL = 32768 // vanilla /fill limit
+
+const key = (p) => `${Math.floor(p.x)},${Math.floor(p.y)},${Math.floor(p.z)}`
+
+module.exports.server = function (serv) {
+  const registry = serv.registry
+  const Item = require('prismarine-item')(registry)
+  const windows = require('prismarine-windows')(registry)
+  const modernMetadata = registry.version['>=']('1.20.2')
+  const newTeleport = registry.version['>=']('1.21.2')
+  const itemEntityType = registry.entitiesByName.item.id
+  const containers = new Map() // "x,y,z" → Array(27) of Item|null
+  const itemEntities = new Map() // entity id → our item entities
+  let nextWindowId = 1
+  let stateId = 1
+
+  const clone = (item, slot) => {
+    if (!item || item.count <= 0) return null
+    const copy = new Item(item.type, item.count, item.metadata, item.nbt)
+    copy.slot = slot
+    return copy
+  }
+
+  const countItems = (slots) => {
+    const counts = {}
+    for (const item of slots) {
+      if (item && item.count > 0) counts[item.name] = (counts[item.name] ?? 0) + item.count
+    }
+    return counts
+  }
+
+  // ---------------------------------------------------------------- packets
+  // flying-squid writes some packets in pre-1.21.2 shapes; on newer clients those kill
+  // the connection of everyone who receives them. Complete them on the way out.
+  const byteToDegrees = (b) => (b ?? 0) * 360 / 256
+  function patchWrites (client) {
+    const write = client.write.bind(client)
+    client.write = (name, params) => {
+      if (newTeleport && name === 'entity_teleport' && params.dx === undefined) {
+        params = { ...params, dx: 0, dy: 0, dz: 0, yaw: byteToDegrees(params.yaw), pitch: byteToDegrees(params.pitch), flags: 0 }
+      } else if (newTeleport && name === 'position' && params.dx === undefined) {
+        params = { ...params, dx: 0, dy: 0, dz: 0, flags: 0 }
+      }
+      return write(name, params)
+    }
+  }
+
+  // ---------------------------------------------------------------- inventory
+  // Put count items into the main inventory (hotbar first, like vanilla's pickup).
+  // Returns how many fitted.
+  function giveItems (player, type, count) {
+    const inv = player.inventory
+    const stackSize = registry.items[type].stackSize
+    const order = [...Array(9).keys()].map((i) => 36 + i).concat([...Array(27).keys()].map((i) => 9 + i))
+    let left = count
+    for (const slot of order) {
+      const item = inv.slots[slot]
+      if (left > 0 && item && item.type === type && item.count < stackSize) {
+        const add = Math.min(left, stackSize - item.count)
+        inv.updateSlot(slot, clone({ ...item, count: item.count + add, type: item.type }, slot))
+        left -= add
+      }
+    }
+    for (const slot of order) {
+      if (left > 0 && !inv.slots[slot]) {
+        const add = Math.min(left, stackSize)
+        inv.updateSlot(slot, new Item(type, add))
+        left -= add
+      }
+    }
+    return count - left
+  }
+
+  // ---------------------------------------------------------------- item entities
+  function sendItemMetadata (entity) {
+    const value = Item.toNotch(new Item(entity.gcItem.type, entity.gcItem.count))
+    const metadata = modernMetadata
+      ? [{ key: 8, type: 'item_stack', value }]
+      : [{ key: 8, type: 7, value }]
+    entity._writeOthersNearby('entity_metadata', { entityId: entity.id, metadata })
+  }
+
+  function spawnItem (world, position, type, count, pickupDelayMs) {
+    const entity = serv.spawnObject(itemEntityType, world, position, {
+      velocity: new Vec3(0, 0, 0), itemId: type, itemCount: count
+    })
+    entity.gcItem = { type, count, pickupAt: Date.now() + pickupDelayMs }
+    entity.sendMetadata = () => sendItemMetadata(entity)
+    itemEntities.set(entity.id, entity)
+    sendItemMetadata(entity)
+    return entity
+  }
+
+  function pickUp () {
+    const now = Date.now()
+    for (const [id, entity] of itemEntities) {
+      if (!serv.entities[id]) { itemEntities.delete(id); continue }
+      if (now < entity.gcItem.pickupAt) continue
+      let nearest = null
+      let best = Infinity
+      for (const player of serv.players) {
+        if (player.world !== entity.world) continue
+        const dx = player.position.x - entity.position.x
+        const dz = player.position.z - entity.position.z
+        const flat = Math.hypot(dx, dz)
+        if (flat <= PICKUP_REACH && Math.abs(player.position.y - entity.position.y) <= 1.5 && flat < best) {
+          nearest = player
+          best = flat
+        }
+      }
+      if (!nearest) continue
+      const taken = giveItems(nearest, entity.gcItem.type, entity.gcItem.count)
+      if (taken === 0) continue
+      entity._writeNearby('collect', { collectedEntityId: id, collectorEntityId: nearest.id, pickupItemCount: taken })
+      entity.gcItem.count -= taken
+      if (entity.gcItem.count === 0) {
+        itemEntities.delete(id)
+        entity.destroy()
+      } else {
+        sendItemMetadata(entity)
+      }
+    }
+  }
+  serv.on('tick', pickUp)
+
+  // A thrown stack lands 1.8 blocks ahead of the thrower, where vanilla's throw carries it.
+  function toss (player, type, count) {
+    const yaw = (player.yaw ?? 0) * 2 * Math.PI / 256 // flying-squid keeps angles as bytes
+    const ahead = new Vec3(-Math.sin(yaw), 0, Math.cos(yaw)).scaled(1.8)
+    spawnItem(player.world, player.position.plus(ahead), type, count, TOSS_PICKUP_MS)
+  }
+
+  // ---------------------------------------------------------------- windows
+  const inventoryView = (player) => ({ id: 0, window: player.inventory, grid: [1, 2, 3, 4], width: 2 })
+
+  function openWindow (player, type, title, fill) {
+    nextWindowId = nextWindowId % 100 + 1
+    const window = windows.createWindow(nextWindowId, type, title)
+    fill(window)
+    for (let k = 0; k < 36; k++) window.slots[window.inventoryStart + k] = clone(player.inventory.slots[9 + k], window.inventoryStart + k)
+    player._client.write('open_window', {
+      windowId: window.id,
+      inventoryType: windows.windows[type].type,
+      windowTitle: serv._createChatComponent({ text: title }).toNetworkFormat()
+    })
+    return window
+  }
+
+  function sendWindow (player, view) {
+    stateId++
+    player._client.write('window_items', {
+      windowId: view.id,
+      stateId,
+      items: view.window.slots.map((item) => Item.toNotch(item)),
+      carriedItem: Item.toNotch(view.window.selectedItem)
+    })
+  }
+
+  // Copy what a container window changed back to where it lives.
+  function writeBack (player, view) {
+    if (view.id === 0) return
+    const { window } = view
+    for (let k = 0; k < 36; k++) player.inventory.slots[9 + k] = clone(window.slots[window.inventoryStart + k], 9 + k)
+    if (view.chest) {
+      const store = containers.get(view.chest)
+      for (let i = 0; i < CHEST_SLOTS; i++) store[i] = clone(window.slots[i], i)
+    }
+  }
+
+  function gridRows (view) {
+    const ids = view.grid.map((slot) => view.window.slots[slot]?.type ?? null)
+    const rows = []
+    for (let i = 0; i < ids.length; i += view.width) rows.push(ids.slice(i, i + view.width))
+    return rows
+  }
+
+  // Vanilla answers every grid click with the result slot's new content; clients wait for it.
+  function updateResult (player, view) {
+    const match = matchRecipe(registry, gridRows(view))
+    const result = match ? new Item(match.id, match.count) : null
+    const current = view.window.slots[0]
+    if ((current?.type ?? null) !== (result?.type ?? null) || (current?.count ?? 0) !== (result?.count ?? 0)) {
+      view.window.slots[0] = result
+      if (result) result.slot = 0
+    }
+    stateId++
+    player._client.write('set_slot', { windowId: view.id, stateId, slot: 0, item: Item.toNotch(result) })
+  }
+
+  function consumeGrid (view) {
+    for (const slot of view.grid) {
+      const item = view.window.slots[slot]
+      if (item) view.window.updateSlot(slot, item.count > 1 ? clone({ ...item, type: item.type, count: item.count - 1 }, slot) : null)
+    }
+  }
+
+  const sameItem = (notch, item) => {
+    const parsed = notch ? Item.fromNotch(notch) : null
+    return (parsed?.type ?? null) === (item?.type ?? null) && (parsed?.count ?? 0) === (item?.count ?? 0)
+  }
+
+  function handleClick (player, packet) {
+    const view = packet.windowId === 0 ? inventoryView(player) : player.gcWindow
+    if (!view || view.id !== packet.windowId) return
+    const { window } = view
+    const slot = packet.slot
+    const click = { mode: packet.mode, mouseButton: packet.mouseButton, slot, item: slot === -999 ? null : (window.slots[slot] ?? null) }
+    const held = window.selectedItem ? { type: window.selectedItem.type, count: window.selectedItem.count } : null
+    const inSlot = click.item ? { type: click.item.type, count: click.item.count } : null
+    try {
+      window.acceptClick(click, player.gameMode)
+    } catch (err) {
+      sendWindow(player, view) // an unsupported click: put the client back in step
+      return
+    }
+    if (slot === -999 && held) { // thrown out of the window
+      const dropped = held.count - (window.selectedItem?.count ?? 0)
+      if (dropped > 0) toss(player, held.type, dropped)
+    } else if (packet.mode === 4 && inSlot) { // Q over a slot
+      const dropped = inSlot.count - (window.slots[slot]?.count ?? 0)
+      if (dropped > 0) toss(player, inSlot.type, dropped)
+    }
+    if (view.grid) {
+      const taken = slot === 0 && inSlot && (window.slots[0]?.count ?? 0) < inSlot.count
+      if (taken) consumeGrid(view)
+      updateResult(player, view)
+    }
+    writeBack(player, view)
+    const agrees = sameItem(packet.cursorItem, window.selectedItem) &&
+      (packet.changedSlots ?? []).every(({ location, item }) => location < 0 || location === 0 || sameItem(item, window.slots[location]))
+    if (!agrees) sendWindow(player, view)
+  }
+
+  // Grid leftovers and the cursor go back to the inventory when a window closes.
+  function closeWindow (player, windowId) {
+    const view = windowId === 0 ? inventoryView(player) : player.gcWindow
+    if (!view || view.id !== windowId) return
+    const { window } = view
+    const leftovers = []
+    if (view.grid) {
+      for (const slot of view.grid) {
+        if (window.slots[slot]) leftovers.push(window.slots[slot])
+        window.updateSlot(slot, null)
+      }
+      window.updateSlot(0, null)
+    }
+    if (window.selectedItem) leftovers.push(window.selectedItem)
+    window.selectedItem = null
+    writeBack(player, view)
+    if (view.id !== 0) player.gcWindow = null
+    for (const item of leftovers) {
+      const fitted = giveItems(player, item.type, item.count)
+      if (fitted < item.count) toss(player, item.type, item.count - fitted)
+    }
+    sendWindow(player, inventoryView(player))
+  }
+
+  function openChest ({ block, player }) {
+    const at = key(block.position)
+    if (!containers.has(at)) containers.set(at, new Array(CHEST_SLOTS).fill(null))
+    const store = containers.get(at)
+    const window = openWindow(player, 'minecraft:generic_9x3', 'Chest', (w) => {
+      for (let i = 0; i < CHEST_SLOTS; i++) w.slots[i] = clone(store[i], i)
+    })
+    player.gcWindow = { id: window.id, window, chest: at }
+    sendWindow(player, player.gcWindow)
+    return true
+  }
+
+  function openCraftingTable ({ player }) {
+    const window = openWindow(player, 'minecraft:crafting', 'Crafting', () => {})
+    player.gcWindow = { id: window.id, window, grid: [1, 2, 3, 4, 5, 6, 7, 8, 9], width: 3 }
+    sendWindow(player, player.gcWindow)
+    return true
+  }
+
+  // ---------------------------------------------------------------- digging
+  function dropsOf (block, held) {
+    if (!block.canHarvest(held ? held.type : null)) return []
+    const loot = registry.blockLoot?.[block.name]
+    if (!loot) return block.drops.map((id) => (typeof id === 'number' ? id : id.drop?.id ?? id.id)).filter((id) => id !== undefined)
+    return loot.drops.filter((drop) => !drop.silkTouch).map((drop) => registry.itemsByName[drop.item].id)
+  }
+
+  // ---------------------------------------------------------------- players
+  function sendTabList (player) {
+    if (!serv.supportFeature('playerInfoActionIsBitfield')) return
+    player._client.write('player_info', {
+      action: { add_player: true, update_listed: true },
+      data: serv.players.filter((p) => p !== player).map((p) => ({
+        uuid: p.uuid, player: { name: p.username, properties: p.profileProperties ?? [] }, listed: true
+      }))
+    })
+  }
+
+  serv.on('newPlayer', (player) => {
+    patchWrites(player._client)
+    player.entityType = registry.entitiesByName.player.id
+    player.gcWindow = null
+    for (const event of ['window_click', 'close_window']) player._client.removeAllListeners(event)
+    player._client.on('window_click', (packet) => handleClick(player, packet))
+    player._client.on('close_window', ({ windowId }) => closeWindow(player, windowId))
+    // Login completes on any movement packet, not only on the look/flying an idle bot may never send.
+    player.waitPlayerLogin = () => new Promise((resolve) => {
+      const events = ['flying', 'look', 'position', 'position_look']
+      const done = () => { events.forEach((e) => player._client.removeListener(e, done)); resolve() }
+      events.forEach((e) => player._client.on(e, done))
+    })
+    const login = player.login
+    player.login = async () => {
+      await login()
+      sendTabList(player)
+      player.chat('gencoord:ready')
+    }
+    player.on('dug', (data, cancelled) => {
+      if (cancelled) return
+      data.dropBlock = false
+      const held = player.inventory.slots[36 + player.heldItemSlot]
+      for (const type of dropsOf(data.block, held)) {
+        spawnItem(player.world, data.position.offset(0.5, 0.1, 0.5), type, 1, DROP_PICKUP_MS)
+      }
+    })
+  })
+
+  // ---------------------------------------------------------------- commands
+  const UserError = require('flying-squid').UserError
+  const itemByName = (name) => {
+    const data = registry.itemsByName[name.replace(/^minecraft:/, '')]
+    if (!data) throw new UserError(`Unknown item '${name}'`)
+    return data
+  }
+
+  serv.once('asap', () => {
+    serv.onBlockInteraction('chest', openChest)
+    serv.onBlockInteraction('crafting_table', openCraftingTable)
+
+    // A block replaced at a container's position takes the container with it.
+    const setBlock = serv.setBlock
+    serv.setBlock = async (world, position, stateId) => {
+      containers.delete(key(position))
+      return setBlock(world, position, stateId)
+    }
+
+    serv.commands.add({
+      base: 'give',
+      info: 'Give items to a player, in stacks',
+      usage: '/give <player> <item> [count]',
+      op: true,
+      parse (args, ctx) {
+        const [who, item, count = '1'] = args.split(' ')
+        if (!who || !item || !/^\d+$/.test(count)) return false
+        const players = serv.getPlayers(who, ctx.player)
+        if (players.length < 1) throw new UserError('Player not found')
+        return { players, item: itemByName(item), count: parseInt(count, 10) }
+      },
+      action ({ players, item, count }) {
+        for (const player of players) giveItems(player, item.id, count)
+      }
+    })
+
+    serv.commands.add({
+      base: 'clear',
+      info: 'Empty a player\'s inventory',
+      usage: '/clear <player>',
+      op: true,
+      parse (args, ctx) {
+        const players = serv.getPlayers(args.trim(), ctx.player)
+        if (players.length < 1) throw new UserError('Player not found')
+        return { players }
+      },
+      action ({ players }) {
+        for (const player of players) {
+          for (let slot = 0; slot < player.inventory.slots.length; slot++) {
+            if (player.inventory.slots[slot]) player.inventory.updateSlot(slot, null)
+          }
+          player.inventory.selectedItem = null
+        }
+      }
+    })
+
+    serv.commands.add({
+      base: 'fill',
+      info: 'Fill a box with one block',
+      usage: '/fill <x1> <y1> <z1> <x2> <y2> <z2> <block>',
+      op: true,
+      parse (args) {
+        const parts = args.split(' ')
+        if (parts.length !== 7 || parts.slice(0, 6).some((p) => !/^-?\d+$/.test(p))) return false
+        const [x1, y1, z1, x2, y2, z2] = parts.slice(0, 6).map(Number)
+        const block = registry.blocksByName[parts[6].replace(/^minecraft:/, '')]
+        if (!block) throw new UserError(`Unknown block '${parts[6]}'`)
+        const volume = (Math.abs(x2 - x1) + 1) * (Math.abs(y2 - y1) + 1) * (Math.abs(z2 - z1) + 1)
+        if (volume > MAX_FILL) throw new UserError(`Too many blocks in the area (${volume} > ${MAX_FILL})`)
+        return { from: new Vec3(Math.min(x1, x2), Math.min(y1, y2), Math.min(z1, z2)), to: new Vec3(Math.max(x1, x2), Math.max(y1, y2), Math.max(z1, z2)), block }
+      },
+      async action ({ from, to, block }) {
+        const writes = []
+        for (let x = from.x; x <= to.x; x++) {
+          for (let y = from.y; y <= to.y; y++) {
+            for (let z = from.z; z <= to.z; z++) writes.push(serv.setBlock(serv.overworld, new Vec3(x, y, z), block.defaultState))
+          }
+        }
+        await Promise.all(writes)
+      }
+    })
+
+    serv.commands.add({
+      base: 'item',
+      info: 'Put items in a container slot',
+      usage: '/item replace block <x> <y> <z> container.<slot> with <item> [count]',
+      op: true,
+      parse (args) {
+        const m = args.match(/^replace block (-?\d+) (-?\d+) (-?\d+) container\.(\d+) with (\S+)(?: (\d+))?$/)
+        if (!m) return false
+        const slot = parseInt(m[4], 10)
+        if (slot >= CHEST_SLOTS) throw new UserError(`No container slot ${slot}`)
+        return { at: `${m[1]},${m[2]},${m[3]}`, slot, item: itemByName(m[5]), count: parseInt(m[6] ?? '1', 10) }
+      },
+      action ({ at, slot, item, count }) {
+        if (!containers.has(at)) containers.set(at, new Array(CHEST_SLOTS).fill(null))
+        containers.get(at)[slot] = count > 0 ? new Item(item.id, Math.min(count, item.stackSize)) : null
+      }
+    })
+  })
+
+  // ---------------------------------------------------------------- ground truth
+  serv.gencoord = {
+    dump () {
+      const players = {}
+      for (const player of serv.players) {
+        players[player.username] = {
+          inventory: countItems(player.inventory.slots.slice(9, 45).concat([player.inventory.slots[45], player.inventory.selectedItem])),
+          position: [player.position.x, player.position.y, player.position.z]
+        }
+      }
+      const chests = {}
+      for (const [at, store] of containers) chests[at] = countItems(store)
+      return { players, containers: chests, items: [...itemEntities.values()].map((e) => ({ item: registry.items[e.gcItem.type].name, count: e.gcItem.count })) }
+    },
+    // Remove loose item entities left by a previous episode.
+    clearItems () {
+      for (const entity of itemEntities.values()) entity.destroy()
+      itemEntities.clear()
+    }
+  }
+}

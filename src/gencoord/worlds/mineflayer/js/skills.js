@@ -1,0 +1,271 @@
+'use strict'
+// Mineflayer skills: one function per compiled executor action.
+//
+// A skill checks what the simulator checks (same codes, same messages) before it acts,
+// then acts through the ordinary client protocol only, so it works on any server. A skill
+// that cannot finish throws SkillFailure with a stable code; nothing is left half-done
+// that the bridge does not report.
+
+const { Vec3 } = require('vec3')
+const { goals } = require('mineflayer-pathfinder')
+
+const REACH = 4.5 // survival reach, measured as the simulator does: feet to the ref
+const GOTO_TIMEOUT_MS = 30000
+const PICKUP_TIMEOUT_MS = 4000
+const HANDOFF_TIMEOUT_MS = 6000
+
+class SkillFailure extends Error {
+  constructor (code, message) {
+    super(message)
+    this.code = code
+  }
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+
+function countOf (bot, name) {
+  const item = bot.registry.itemsByName[name]
+  if (!item) return 0
+  return bot.inventory.items().filter((i) => i.type === item.id).reduce((n, i) => n + i.count, 0) +
+    (bot.inventory.selectedItem?.type === item.id ? bot.inventory.selectedItem.count : 0)
+}
+
+function inventoryOf (bot) {
+  const counts = {}
+  for (const item of bot.inventory.items()) counts[item.name] = (counts[item.name] ?? 0) + item.count
+  return counts
+}
+
+function itemId (bot, name) {
+  const item = bot.registry.itemsByName[name]
+  if (!item) throw new SkillFailure('UNKNOWN_ITEM', `${name} is not an item`)
+  return item.id
+}
+
+function need (bot, name, count) {
+  const have = countOf(bot, name)
+  if (have < count) throw new SkillFailure('MISSING_ITEMS', `${bot.username} has ${have} ${name}, needs ${count}`)
+}
+
+async function waitFor (predicate, timeoutMs, onTimeout) {
+  const until = Date.now() + timeoutMs
+  while (!predicate()) {
+    if (Date.now() > until) throw onTimeout()
+    await sleep(50)
+  }
+}
+
+function refCenter (pos) {
+  return new Vec3(pos[0] + 0.5, pos[1] + 0.5, pos[2] + 0.5)
+}
+
+function withinReach (bot, pos, what) {
+  const feet = bot.entity.position
+  const gap = feet.distanceTo(new Vec3(pos[0] + 0.5, pos[1], pos[2] + 0.5))
+  if (gap > REACH) throw new SkillFailure('OUT_OF_REACH', `${bot.username} is ${gap.toFixed(1)} blocks from ${what} (reach ${REACH})`)
+}
+
+async function goto (bot, goal) {
+  let timer
+  const timeout = new Promise((resolve, reject) => {
+    timer = setTimeout(() => {
+      bot.pathfinder.stop()
+      reject(new SkillFailure('PATH_TIMEOUT', `${bot.username} did not arrive within ${GOTO_TIMEOUT_MS / 1000} s`))
+    }, GOTO_TIMEOUT_MS)
+  })
+  try {
+    await Promise.race([bot.pathfinder.goto(goal), timeout])
+  } catch (err) {
+    if (err instanceof SkillFailure) throw err
+    const code = err.name === 'NoPath' || /no path/i.test(err.message) ? 'NO_PATH' : 'PATH_FAILED'
+    throw new SkillFailure(code, `${bot.username} cannot get there: ${err.message}`)
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+function blockAt (bot, pos) {
+  const block = bot.blockAt(new Vec3(pos[0], pos[1], pos[2]))
+  if (!block) throw new SkillFailure('CHUNK_NOT_LOADED', `${bot.username} does not see ${pos.join(',')}`)
+  return block
+}
+
+// ------------------------------------------------------------------ skills
+async function goTo (ctx, bot, action) {
+  if (action.target_kind === 'agent') {
+    const peer = ctx.bots[action.target]
+    if (!peer) throw new SkillFailure('UNKNOWN_AGENT', `${action.target} is not in this world`)
+    const p = peer.entity.position
+    await goto(bot, new goals.GoalNear(p.x, p.y, p.z, 2.5))
+    return
+  }
+  const ref = ctx.layout.refs[action.target]
+  if (!ref) throw new SkillFailure('UNKNOWN_REF', `${action.target} does not exist in this world`)
+  const [x, y, z] = ref.position
+  await goto(bot, new goals.GoalNear(x, y, z, 2))
+}
+
+async function obtainBlock (ctx, bot, action) {
+  const ref = ctx.layout.refs[action.source]
+  withinReach(bot, ref.position, action.source)
+  const blockType = bot.registry.blocksByName[action.block]
+  if (!blockType) throw new SkillFailure('NOT_BREAKABLE', `${action.block} cannot be broken`)
+  const cells = (ctx.layout.resources[action.source] ?? [])
+    .map((pos) => blockAt(bot, pos))
+    .filter((block) => block.type === blockType.id)
+  if (cells.length === 0) throw new SkillFailure('SOURCE_EXHAUSTED', `${action.source} has no ${action.block} left`)
+  const here = bot.entity.position
+  cells.sort((a, b) => a.position.distanceTo(here) - b.position.distanceTo(here))
+  const target = cells[0]
+  const tool = bot.pathfinder.bestHarvestTool(target)
+  if (blockType.harvestTools && !(tool && blockType.harvestTools[tool.type])) {
+    const names = Object.keys(blockType.harvestTools).map((id) => bot.registry.items[id].name).sort()
+    throw new SkillFailure('NOT_HARVESTABLE', `${action.block} drops nothing without one of: ${names.join(', ')}`)
+  }
+  const drop = ctx.drops[action.block] ?? action.block
+  const before = countOf(bot, drop)
+  if (tool) await bot.equip(tool, 'hand')
+  if (target.position.distanceTo(bot.entity.position.offset(0, 1.6, 0)) > REACH) {
+    await goto(bot, new goals.GoalNear(target.position.x, target.position.y, target.position.z, 2))
+  }
+  await bot.dig(target, true)
+  const collected = () => countOf(bot, drop) > before
+  // the drop lies where the block was: within pickup reach of a bot that stands next to it
+  await waitFor(collected, PICKUP_TIMEOUT_MS / 2, () => null).catch(() => null)
+  if (!collected()) await goto(bot, new goals.GoalNear(target.position.x, target.position.y, target.position.z, 1))
+  await waitFor(() => countOf(bot, drop) > before, PICKUP_TIMEOUT_MS,
+    () => new SkillFailure('DROP_NOT_COLLECTED', `${bot.username} dug ${action.block} but picked up no ${drop}`))
+}
+
+async function giveItem (ctx, bot, action) {
+  const peer = ctx.bots[action.to]
+  if (!peer) throw new SkillFailure('UNKNOWN_AGENT', `${action.to} is not in this world`)
+  const gap = bot.entity.position.distanceTo(peer.entity.position)
+  if (gap > REACH) throw new SkillFailure('OUT_OF_REACH', `${bot.username} is ${gap.toFixed(1)} blocks from ${action.to} (reach ${REACH})`)
+  need(bot, action.item, action.count)
+  const before = countOf(peer, action.item)
+  await bot.lookAt(peer.entity.position.offset(0, 0.2, 0), true)
+  await bot.waitForTicks(2) // the rotation reaches the server on the next tick
+  await bot.toss(itemId(bot, action.item), null, action.count)
+  // A handoff is confirmed by the receiver's inventory, never assumed from the toss.
+  await waitFor(() => countOf(peer, action.item) >= before + action.count, HANDOFF_TIMEOUT_MS,
+    () => new SkillFailure('HANDOFF_NOT_RECEIVED',
+      `${action.to} received ${countOf(peer, action.item) - before} of ${action.count} ${action.item}`))
+}
+
+async function openChest (ctx, bot, name) {
+  const ref = ctx.layout.refs[name]
+  withinReach(bot, ref.position, name)
+  const block = blockAt(bot, ref.position)
+  if (!block.name.includes('chest')) throw new SkillFailure('NO_CONTAINER', `${name} is ${block.name}, not a chest`)
+  return bot.openContainer(block)
+}
+
+function windowCounts (window) {
+  const counts = {}
+  for (const item of window.containerItems()) counts[item.name] = (counts[item.name] ?? 0) + item.count
+  return counts
+}
+
+async function deposit (ctx, bot, action) {
+  need(bot, action.item, action.count)
+  const window = await openChest(ctx, bot, action.container)
+  try {
+    const stackSize = bot.registry.itemsByName[action.item].stackSize
+    const free = (window.inventoryStart - window.containerItems().length) * stackSize +
+      window.containerItems().filter((i) => i.name === action.item).reduce((n, i) => n + stackSize - i.count, 0)
+    if (free < action.count) throw new SkillFailure('NO_SPACE', `${action.container} has no free slot for ${action.count} ${action.item}`)
+    await window.deposit(itemId(bot, action.item), null, action.count)
+    ctx.seen[action.container] = windowCounts(window)
+  } finally {
+    bot.closeWindow(window)
+  }
+}
+
+async function withdraw (ctx, bot, action) {
+  const window = await openChest(ctx, bot, action.container)
+  try {
+    const have = windowCounts(window)[action.item] ?? 0
+    if (have < action.count) throw new SkillFailure('MISSING_ITEMS', `${action.container} has ${have} ${action.item}, needs ${action.count}`)
+    await window.withdraw(itemId(bot, action.item), null, action.count)
+    ctx.seen[action.container] = windowCounts(window)
+  } finally {
+    bot.closeWindow(window)
+  }
+}
+
+function ingredientsOf (recipe) {
+  const needs = {}
+  for (const { id, count } of recipe.delta) if (count < 0) needs[id] = (needs[id] ?? 0) - count
+  return needs
+}
+
+async function craftItem (ctx, bot, action) {
+  const Recipe = require('prismarine-recipe')(bot.registry).Recipe
+  const item = bot.registry.itemsByName[action.item]
+  const material = action.material ? bot.registry.itemsByName[action.material] : null
+  const recipes = item ? Recipe.find(item.id, null).filter((r) => !material || ingredientsOf(r)[material.id]) : []
+  if (recipes.length === 0) {
+    const source = action.material ? ` from ${action.material}` : ''
+    throw new SkillFailure('NO_RECIPE', `no recipe makes ${action.item}${source}`)
+  }
+  let table = null
+  if (action.station === null) {
+    if (recipes.every((r) => r.requiresTable)) throw new SkillFailure('NEEDS_STATION', `${action.item} needs a 3x3 grid: craft it at a crafting_table`)
+  } else {
+    const ref = ctx.layout.refs[action.station]
+    if (ref.block !== 'crafting_table') throw new SkillFailure('WRONG_STATION', `${action.station} is not a crafting_table`)
+    withinReach(bot, ref.position, action.station)
+    table = blockAt(bot, ref.position)
+  }
+  const usable = recipes.filter((r) => table || !r.requiresTable)
+  const shortfall = (recipe) => Object.entries(ingredientsOf(recipe))
+    .map(([id, n]) => [bot.registry.items[id].name, n * action.runs - countOf(bot, bot.registry.items[id].name)])
+    .filter(([, short]) => short > 0)
+  const recipe = usable.find((r) => shortfall(r).length === 0)
+  if (!recipe) {
+    const missing = shortfall(usable[0]).sort(([a], [b]) => a.localeCompare(b)).map(([name, n]) => `${n} ${name}`)
+    throw new SkillFailure('MISSING_INGREDIENT', `missing ingredient: ${missing.join(', ')}`)
+  }
+  const before = countOf(bot, action.item)
+  const made = recipe.result.count * action.runs
+  await bot.craft(recipe, action.runs, table ?? undefined)
+  await waitFor(() => countOf(bot, action.item) >= before + made, 2000,
+    () => new SkillFailure('CRAFT_FAILED', `${bot.username} crafted ${countOf(bot, action.item) - before} of ${made} ${action.item}`))
+}
+
+async function placeBlock (ctx, bot, action) {
+  const ref = ctx.layout.refs[action.site]
+  withinReach(bot, ref.position, action.site)
+  need(bot, action.item, 1)
+  const cells = ctx.layout.sites[action.site]
+  const feet = bot.entity.position.floored()
+  const free = cells
+    .filter((pos) => blockAt(bot, pos).name === 'air' && !(pos[0] === feet.x && pos[2] === feet.z))
+    .sort((a, b) => refCenter(a).distanceTo(bot.entity.position) - refCenter(b).distanceTo(bot.entity.position))
+  if (free.length === 0) throw new SkillFailure('SITE_FULL', `${action.site} has no free cell`)
+  const cell = free[0]
+  if (refCenter(cell).distanceTo(bot.entity.position.offset(0, 1.6, 0)) > REACH) {
+    await goto(bot, new goals.GoalNear(cell[0], cell[1], cell[2], 2))
+  }
+  const ground = blockAt(bot, [cell[0], cell[1] - 1, cell[2]])
+  await bot.equip(itemId(bot, action.item), 'hand')
+  await bot.placeBlock(ground, new Vec3(0, 1, 0))
+}
+
+async function wait (ctx, bot, action) {
+  await bot.waitForTicks(action.ticks)
+}
+
+const SKILLS = {
+  go_to: goTo,
+  obtain_block: obtainBlock,
+  give_item: giveItem,
+  deposit,
+  withdraw,
+  craft_item: craftItem,
+  place_block: placeBlock,
+  wait
+}
+
+module.exports = { SKILLS, SkillFailure, inventoryOf, sleep }

@@ -1,0 +1,84 @@
+"""Where an episode's world spec puts blocks in a Minecraft world.
+
+Refs keep their task-data coordinates, shifted by ``origin``. A resource area becomes
+real blocks to dig (up to 32: two layers of 4×4, growing away from the middle of the
+map); a site becomes 16 ground cells a bot places blocks on. The sim reads the same
+spec without any of this, which is why it lives beside the Minecraft executor.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gencoord.prior.gamedata import GameData
+from gencoord.worlds.spec import WorldSpec
+
+Cell = tuple[int, int, int]
+RESOURCE_SIDE = 4
+RESOURCE_LAYERS = 2
+MAX_RESOURCE_BLOCKS = RESOURCE_SIDE * RESOURCE_SIDE * RESOURCE_LAYERS
+SITE_SIDE = 4
+CLEAR_MARGIN = 3
+CLEAR_HEIGHT = 4
+
+
+def _outward(value: int) -> int:
+    return -1 if value < 0 else 1
+
+
+def _square(corner: Cell, side: int, layers: int = 1) -> list[Cell]:
+    x, y, z = corner
+    dx, dz = _outward(x), _outward(z)
+    return [
+        (x + dx * i, y + layer, z + dz * j) for layer in range(layers) for j in range(side) for i in range(side)
+    ]
+
+
+@dataclass(frozen=True)
+class Layout:
+    refs: dict[str, dict[str, object]]  # name → {kind, block, position} in world coordinates
+    resources: dict[str, list[Cell]]  # resource ref → the cells holding its blocks
+    sites: dict[str, list[Cell]]  # site ref → the cells blocks may be placed on
+    clear: list[tuple[Cell, Cell]]  # boxes emptied (set to air) before each episode
+    drops: dict[str, str]  # block → the item that breaking it yields
+
+    def site_of(self, cell: Cell) -> str | None:
+        return next((site for site, cells in self.sites.items() if cell in cells), None)
+
+    def as_json(self) -> dict[str, object]:
+        return {"refs": self.refs, "resources": self.resources, "sites": self.sites}
+
+
+def shift(position: tuple[float, float, float], origin: Cell) -> tuple[float, float, float]:
+    return (position[0] + origin[0], position[1] + origin[1], position[2] + origin[2])
+
+
+def lay_out(world: WorldSpec, game: GameData, origin: Cell = (0, 0, 0)) -> Layout:
+    refs: dict[str, dict[str, object]] = {}
+    resources: dict[str, list[Cell]] = {}
+    sites: dict[str, list[Cell]] = {}
+    drops: dict[str, str] = {}
+    for name, ref in world.refs.items():
+        at: Cell = (ref.position[0] + origin[0], ref.position[1] + origin[1], ref.position[2] + origin[2])
+        refs[name] = {"kind": ref.kind, "block": ref.block, "position": list(at)}
+        if ref.kind == "resource" and ref.block is not None:
+            count = min(world.deposits.get(name, 64), MAX_RESOURCE_BLOCKS)
+            resources[name] = _square(at, RESOURCE_SIDE, RESOURCE_LAYERS)[:count]
+            block = game.blocks.get(ref.block)
+            drops[ref.block] = block.drops[0] if block is not None and block.drops else ref.block
+        elif ref.kind == "site":
+            sites[name] = _square(at, SITE_SIDE)
+    cells = [tuple(r["position"]) for r in refs.values()] + [c for cs in (*resources.values(), *sites.values()) for c in cs]
+    low = (min(c[0] for c in cells) - CLEAR_MARGIN, min(c[1] for c in cells), min(c[2] for c in cells) - CLEAR_MARGIN)
+    high = (max(c[0] for c in cells) + CLEAR_MARGIN, low[1] + CLEAR_HEIGHT - 1, max(c[2] for c in cells) + CLEAR_MARGIN)
+    return Layout(refs, resources, sites, _boxes(low, high), drops)  # type: ignore[arg-type]
+
+
+def _boxes(low: Cell, high: Cell, limit: int = 32768) -> list[tuple[Cell, Cell]]:
+    """Split a box into slabs along x that /fill accepts (vanilla's 32,768-block limit)."""
+    depth = (high[1] - low[1] + 1) * (high[2] - low[2] + 1)
+    step = max(1, limit // depth)
+    boxes = []
+    for x in range(low[0], high[0] + 1, step):
+        boxes.append(((x, low[1], low[2]), (min(x + step - 1, high[0]), high[1], high[2])))
+    return boxes
