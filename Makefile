@@ -5,6 +5,8 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
+MC_JS := src/gencoord/worlds/mineflayer/js
+NPM_STAMP := $(MC_JS)/node_modules/.installed
 
 .PHONY: run test bench fuzz clean
 
@@ -16,16 +18,22 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,learn]'
 	touch $(STAMP)
 
+# The Minecraft world's Node side (Mineflayer, flying-squid and our plugin), from its lockfile.
+$(NPM_STAMP): $(MC_JS)/package-lock.json
+	npm ci --prefix $(MC_JS) --no-audit --no-fund --loglevel=error
+	touch $(NPM_STAMP)
+
 # The main job: the paper's worked examples, then the shipped experiments (four GenCoord mechanism
 # experiments, the gate ablations, the tiny learned backends) on the embedded world, each written to runs/<name>-<timestamp>/
 # with report.md and report.html.
-run: $(STAMP)
+run: $(STAMP) $(NPM_STAMP)
 	$(BIN)/gencoord demo
 	$(BIN)/gencoord run experiments/request_intervention.toml experiments/feedback_intervention.toml \
 		experiments/controlled_faults.toml experiments/representation.toml \
 		experiments/gate_ablation.toml experiments/gate_tight_budget.toml experiments/learned_backends.toml
 
-test: $(STAMP)
+test: $(STAMP) $(NPM_STAMP)
+	npm test --prefix $(MC_JS) --silent
 	$(BIN)/ruff check src tests scripts benchmarks
 	$(BIN)/ruff format --check src tests scripts benchmarks
 	$(BIN)/mypy
@@ -38,10 +46,11 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/learned.py
 	$(BIN)/python benchmarks/selector_accuracy.py
 	$(BIN)/python benchmarks/constrained.py
+	$(BIN)/python benchmarks/minecraft.py
 
 fuzz: $(STAMP)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,fuzz]'
 	$(BIN)/python benchmarks/fuzz_codec.py
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis $(MC_JS)/node_modules

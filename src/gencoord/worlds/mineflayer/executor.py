@@ -91,6 +91,7 @@ class MinecraftExecutor:
         self._agents: tuple[str, ...] = ()
         self._world: WorldSpec | None = None
         self._layout: Layout | None = None
+        self._fresh = True  # a server no episode has used yet: clear the whole area
         self.timings: dict[str, float] = {}
 
     # ------------------------------------------------------------------ protocol
@@ -112,7 +113,9 @@ class MinecraftExecutor:
         self._seen_containers = {name: dict(world.contents.get(name, {})) for name in self._containers()}
         spec = {
             "layout": self._layout.as_json(),
-            "clear": self._layout.clear,
+            # the whole area once per server; afterwards only what bots can change (sites; refs and
+            # resources are set anew every reset)
+            "clear": self._layout.clear if self._fresh else self._layout.site_boxes(),
             "drops": self._layout.drops,
             "contents": {name: dict(items) for name, items in world.contents.items()},
             "agents": [
@@ -126,6 +129,7 @@ class MinecraftExecutor:
         }
         began = time.perf_counter()
         self._bridge.call("reset", spec, RESET_TIMEOUT_S)
+        self._fresh = False
         self.timings["reset_s"] = time.perf_counter() - began
         self._zero = time.perf_counter()
         return self.snapshot()
@@ -213,6 +217,7 @@ class MinecraftExecutor:
             self._bridge = None
             raise
         self._agents = agents
+        self._fresh = True
         self.timings |= {
             "bridge_s": time.perf_counter() - began,
             "server_s": float(started.get("server_s", 0.0)),

@@ -42,8 +42,9 @@ class Layout:
     clear: list[tuple[Cell, Cell]]  # boxes emptied (set to air) before each episode
     drops: dict[str, str]  # block → the item that breaking it yields
 
-    def site_of(self, cell: Cell) -> str | None:
-        return next((site for site, cells in self.sites.items() if cell in cells), None)
+    def site_boxes(self) -> list[tuple[Cell, Cell]]:
+        """One box per site covering its cells: what a reset must empty again."""
+        return [_bounds(cells) for cells in self.sites.values()]
 
     def as_json(self) -> dict[str, object]:
         return {"refs": self.refs, "resources": self.resources, "sites": self.sites}
@@ -72,6 +73,12 @@ def lay_out(world: WorldSpec, game: GameData, origin: Cell = (0, 0, 0)) -> Layou
     low = (min(c[0] for c in cells) - CLEAR_MARGIN, min(c[1] for c in cells), min(c[2] for c in cells) - CLEAR_MARGIN)
     high = (max(c[0] for c in cells) + CLEAR_MARGIN, low[1] + CLEAR_HEIGHT - 1, max(c[2] for c in cells) + CLEAR_MARGIN)
     return Layout(refs, resources, sites, _boxes(low, high), drops)  # type: ignore[arg-type]
+
+
+def _bounds(cells: list[Cell]) -> tuple[Cell, Cell]:
+    low = (min(c[0] for c in cells), min(c[1] for c in cells), min(c[2] for c in cells))
+    high = (max(c[0] for c in cells), max(c[1] for c in cells), max(c[2] for c in cells))
+    return low, high
 
 
 def _boxes(low: Cell, high: Cell, limit: int = 32768) -> list[tuple[Cell, Cell]]:
