@@ -24,9 +24,7 @@ EXECUTORS: dict[str, Callable[[], Executor]] = {"sim": SimExecutor, "minecraft":
 A, B = "agent_a", "agent_b"
 
 
-@pytest.fixture(
-    scope="module", params=[pytest.param("sim"), pytest.param("minecraft", marks=pytest.mark.minecraft)]
-)
+@pytest.fixture(scope="module", params=[pytest.param("sim"), pytest.param("minecraft", marks=pytest.mark.minecraft)])
 def executor(request: pytest.FixtureRequest) -> Iterator[Executor]:
     made = EXECUTORS[request.param]()
     yield made

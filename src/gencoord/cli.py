@@ -18,8 +18,8 @@ from gencoord.demo import run_demo
 from gencoord.dsl.ast import Proposal
 from gencoord.dsl.json_surface import parse_json, serialize_json
 from gencoord.dsl.surface import SurfaceName
-from gencoord.errors import BackendError, ConfigError, GencoordError, PriorError
-from gencoord.eval.config import Experiment, load_experiment
+from gencoord.errors import BackendError, ConfigError, GencoordError, PriorError, WorldError
+from gencoord.eval.config import Experiment, ExperimentConfig, load_experiment
 from gencoord.eval.jobs import expand
 from gencoord.eval.report import write_report
 from gencoord.eval.runner import create_run, read_manifest, run_experiment
@@ -33,8 +33,42 @@ from gencoord.run.show import show_episode
 from gencoord.tasks.cluster import make_cluster
 from gencoord.tasks.episode import build_episode
 from gencoord.tasks.spec import default_suites
+from gencoord.worlds.choice import WorldChoice, executor_for
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Executable skill-path commitments (GenCoord).")
+
+
+class WorldKind(StrEnum):
+    SIM = "sim"
+    MINECRAFT = "minecraft"
+
+
+WorldOption = Annotated[
+    WorldKind | None, typer.Option(help="Where actions run: the embedded simulator, or real Minecraft.")
+]
+HostOption = Annotated[
+    str | None, typer.Option(help="Minecraft: a server you run (default: start our embedded server).")
+]
+PortOption = Annotated[int, typer.Option(min=1, max=65535, help="Minecraft: the port of --host.")]
+VersionOption = Annotated[str, typer.Option("--mc-version", help="Minecraft: the game version of --host.")]
+OriginOption = Annotated[
+    str, typer.Option(help="Minecraft: x,y,z of the task data's origin in that world (a flat, empty area).")
+]
+
+
+def _world_choice(
+    world: WorldKind | None, host: str | None, port: int, version: str, origin: str
+) -> WorldChoice | None:
+    """The world the options ask for; None when they leave it to the config."""
+    if world is None:
+        if host is not None:
+            raise ConfigError("HOST_WITHOUT_WORLD", "--host names a Minecraft server: add --world minecraft")
+        return None
+    try:
+        x, y, z = (int(part) for part in origin.split(","))
+    except ValueError:
+        raise ConfigError("BAD_ORIGIN", f"--origin must be three integers x,y,z, not {origin!r}") from None
+    return WorldChoice(kind=world.value, host=host, port=port, version=version, origin=(x, y, z))
 
 
 class Surface(StrEnum):
@@ -114,8 +148,13 @@ def episode(
     condition: Annotated[Condition | None, typer.Option(help="What crosses the boundary (default per suite).")] = None,
     fault: Annotated[Fault, typer.Option(help="A controlled fault to inject (v2 Table S46).")] = Fault.CLEAN,
     as_json: Annotated[bool, typer.Option("--json", help="Print the episode record as one JSON object.")] = False,
+    world: WorldOption = None,
+    host: HostOption = None,
+    port: PortOption = 25565,
+    mc_version: VersionOption = "1.21.4",
+    origin: OriginOption = "0,0,0",
 ) -> None:
-    """Run one episode end to end on the embedded world and show its trace."""
+    """Run one episode end to end (embedded simulator by default, or real Minecraft) and show its trace."""
     prior = default_prior()
     suites = default_suites()
     forward = suites.forward.templates.get(template)
@@ -125,16 +164,28 @@ def episode(
     try:
         cluster = make_cluster(template, choice, seed, param_choice=params, suites=suites)
         spec = build_episode(cluster, role, seed, prior, suites)
-        result = run_episode(spec, condition, fault=fault, prior=prior, suites=suites)
+        executor = executor_for(_world_choice(world, host, port, mc_version, origin) or WorldChoice())
+        result = run_episode(spec, condition, fault=fault, executor=executor, prior=prior, suites=suites)
     except ConfigError as exc:
         Console(stderr=True).print(f"[red]{exc}[/red]", highlight=False)
         raise typer.Exit(2) from None
+    except WorldError as exc:  # the world could not start at all (no Node, no server to reach)
+        Console(stderr=True).print(f"[red]{exc}[/red]", highlight=False)
+        raise typer.Exit(3) from None
     record = episode_record(result)
     if as_json:
         typer.echo(json.dumps(record, ensure_ascii=False))
     else:
         show_episode(Console(), record)
     raise typer.Exit(0 if result.outcome.success else 1)
+
+
+def _on_world(config: Experiment, world: WorldChoice) -> Experiment:
+    if not isinstance(config, ExperimentConfig):
+        if world.kind == "sim":
+            return config
+        raise ConfigError("WORLD_NOT_SUPPORTED", f"{config.name}: gate experiments run on the simulator only")
+    return config.model_copy(update={"world": world})
 
 
 def _fail_config(exc: GencoordError) -> typer.Exit:
@@ -184,10 +235,16 @@ def run(
     clusters: Annotated[int | None, typer.Option(min=2, help="Keep only the first N clusters (a reduced run).")] = None,
     out: Annotated[Path | None, typer.Option(help="Parent folder for new runs (default: the config's output).")] = None,
     report: Annotated[bool, typer.Option(help="Write report.md and report.html when a run completes.")] = True,
+    world: WorldOption = None,
+    host: HostOption = None,
+    port: PortOption = 25565,
+    mc_version: VersionOption = "1.21.4",
+    origin: OriginOption = "0,0,0",
 ) -> None:
     """Run experiments into runs/<name>-<timestamp>/ (append-only records, resumable), then report."""
     console = Console()
     try:
+        chosen = _world_choice(world, host, port, mc_version, origin)
         if resume is not None:
             if configs:
                 raise ConfigError(
@@ -199,6 +256,8 @@ def run(
             raise ConfigError("NO_CONFIG", "give one or more experiment files, or --resume RUN_DIR")
         else:
             loaded = [load_experiment(path) for path in configs]
+            if chosen is not None:
+                loaded = [_on_world(config, chosen) for config in loaded]
             if clusters is not None:
                 loaded = [config.model_copy(update={"clusters": clusters}) for config in loaded]
             planned = [(config, create_run(config, out)) for config in loaded]

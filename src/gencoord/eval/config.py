@@ -22,6 +22,7 @@ from gencoord.gate.policy import GateCondition
 from gencoord.run.episode import FEEDBACK_CONDITIONS, FORWARD_CONDITIONS, Condition
 from gencoord.run.faults import Fault
 from gencoord.tasks.cluster import PAPER_POOLS, Split
+from gencoord.worlds.choice import WorldChoice
 
 
 class ExperimentKind(StrEnum):
@@ -69,6 +70,7 @@ class ExperimentConfig(BaseModel):
     output: str = "runs"
     workers: Annotated[int, Field(ge=0)] = 0  # 0: one per CPU core
     bootstrap: BootstrapSpec = BootstrapSpec()
+    world: WorldChoice = WorldChoice()  # where the actions run: the simulator, or real Minecraft
 
     @field_validator("pool")
     @classmethod

@@ -28,6 +28,7 @@ from gencoord.run.record import episode_record
 from gencoord.tasks.cluster import Cluster, draw_pool, paper_pool
 from gencoord.tasks.episode import build_episode
 from gencoord.tasks.spec import default_suites
+from gencoord.worlds.choice import executor_for
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,5 +122,8 @@ def run_job(config: Experiment, config_json: str, job: AnyJob) -> dict[str, obje
     cluster = _clusters(config_json)[job.cluster]
     spec = build_episode(cluster, job.role, job.seed, prior, suites, job.surface, config.described)
     backends = backend_set(job.backend)(spec, job.condition is Condition.NO_REQUEST, prior, suites)
-    result = run_episode(spec, job.condition, fault=job.fault, backends=backends, prior=prior, suites=suites)
-    return episode_record(result) | {"backend_set": job.backend} | tags
+    executor = executor_for(config.world)
+    result = run_episode(
+        spec, job.condition, fault=job.fault, backends=backends, executor=executor, prior=prior, suites=suites
+    )
+    return episode_record(result) | {"backend_set": job.backend, "world": config.world.kind} | tags

@@ -125,9 +125,9 @@ def run_chunk(config_json: str, jobs: Sequence[AnyJob]) -> tuple[bytes, int]:
     return ("\n".join(lines) + "\n").encode("utf-8"), failed
 
 
-def _chunks(jobs: list[AnyJob]) -> Iterator[list[AnyJob]]:
-    for start in range(0, len(jobs), CHUNK):
-        yield jobs[start : start + CHUNK]
+def _chunks(jobs: list[AnyJob], size: int = CHUNK) -> Iterator[list[AnyJob]]:
+    for start in range(0, len(jobs), size):
+        yield jobs[start : start + size]
 
 
 def _append(fd: int, data: bytes) -> None:
@@ -147,14 +147,20 @@ def run_experiment(
     todo = [job for job in jobs if job.key not in done]
     config_json = config.model_dump_json()
     count = workers if workers is not None else (config.workers or os.cpu_count() or 1)
+    world = getattr(config, "world", None)
+    # a real world takes seconds an episode: record each one as it ends; bots of one
+    # name fit on a shared server only once
+    size = CHUNK if world is None or world.kind == "sim" else 1
+    if world is not None and world.shared_server:
+        count = 1
     fd = os.open(run_dir / RECORDS, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     written = failed = 0
     already = len(jobs) - len(todo)
     if progress:
         progress(already, 0)
     try:
-        if count <= 1 or len(todo) <= CHUNK:
-            for chunk in _chunks(todo):
+        if count <= 1 or len(todo) <= size:
+            for chunk in _chunks(todo, size):
                 data, bad = run_chunk(config_json, chunk)
                 _append(fd, data)
                 written, failed = written + len(chunk), failed + bad
@@ -162,7 +168,7 @@ def run_experiment(
                     progress(already + written, failed)
         else:
             with ProcessPoolExecutor(max_workers=count) as pool:
-                futures = {pool.submit(run_chunk, config_json, chunk): len(chunk) for chunk in _chunks(todo)}
+                futures = {pool.submit(run_chunk, config_json, chunk): len(chunk) for chunk in _chunks(todo, size)}
                 for future in as_completed(futures):
                     data, bad = future.result()
                     _append(fd, data)

@@ -18,7 +18,7 @@ from gencoord.backends.base import Backend, bind
 from gencoord.backends.registry import rule_set
 from gencoord.backends.rule import composed
 from gencoord.dsl.surface import Surface, surface
-from gencoord.errors import CompileError, ConfigError, FailureCode
+from gencoord.errors import CompileError, ConfigError, FailureCode, WorldError
 from gencoord.prior.load import default_prior
 from gencoord.prior.prior import Prior
 from gencoord.protocol.result import Fail, NoCommitment, ProtocolResult, Success
@@ -172,7 +172,7 @@ def run_episode(
     clock = time.perf_counter()
     try:
         execution = execute(protocol.plan, spec, executor or SimExecutor(prior.game), prior, fault)
-    except CompileError as error:
+    except (CompileError, WorldError) as error:  # no plan for this world, or a world that broke down
         seconds["world"] = time.perf_counter() - clock
         outcome = Outcome(True, None, None, False, False, FailureCode.EXECUTION_FAILURE, error.reason, error.message)
         return EpisodeResult(spec, condition, fault, names, protocol, None, outcome, seconds)

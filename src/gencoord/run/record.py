@@ -151,6 +151,7 @@ def episode_record(result: EpisodeResult) -> dict[str, Any]:
             "inventories": {a: dict(i) for a, i in execution.final.inventories.items()},
             "containers": {c: dict(i) for c, i in execution.final.containers.items() if i},
             "sites": {s: dict(i) for s, i in execution.final.sites.items() if i},
+            "discrepancies": list(execution.final.discrepancies),
         },
         "goal": [requirement.describe() for requirement in spec.goal],
         "outcome": {

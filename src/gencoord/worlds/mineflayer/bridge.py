@@ -8,6 +8,7 @@ interpreter exiting, ends it and everything it started: no orphan servers.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
 import queue
@@ -102,14 +103,16 @@ class NodeBridge:
         try:
             line = self._lines.get(timeout=timeout_s)
         except queue.Empty:
-            raise WorldError("BRIDGE_TIMEOUT", f"no answer from the Minecraft bridge within {timeout_s:g} s while {doing}")
+            raise WorldError(
+                "BRIDGE_TIMEOUT", f"no answer from the Minecraft bridge within {timeout_s:g} s while {doing}"
+            ) from None
         if line is None:
             self._lines.put(None)  # later calls see the death too
             raise self._died(doing)
         try:
             message: dict[str, Any] = json.loads(line)
         except json.JSONDecodeError:
-            raise WorldError("BRIDGE_PROTOCOL", f"the bridge wrote a line that is not JSON: {line[:200]!r}")
+            raise WorldError("BRIDGE_PROTOCOL", f"the bridge wrote a line that is not JSON: {line[:200]!r}") from None
         return message
 
     def call(self, op: str, args: dict[str, Any], timeout_s: float) -> dict[str, Any]:
@@ -122,7 +125,7 @@ class NodeBridge:
             self._process.stdin.write(json.dumps(request) + "\n")
             self._process.stdin.flush()
         except (BrokenPipeError, OSError):
-            raise self._died(f"sending {op}")
+            raise self._died(f"sending {op}") from None
         while True:
             answer = self._next_message(timeout_s, f"running {op}")
             if answer.get("id") != self._next_id:
@@ -143,8 +146,6 @@ class NodeBridge:
                 self._process.wait(timeout=5)
             except (OSError, subprocess.TimeoutExpired):
                 pass
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self._process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
         self._process.wait()

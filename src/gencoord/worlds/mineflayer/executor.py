@@ -8,6 +8,7 @@ saw otherwise; where both exist, every disagreement is reported in the snapshot.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
@@ -121,7 +122,9 @@ class MinecraftExecutor:
             "agents": [
                 {
                     "name": agent.name,
-                    "position": [c + 0.5 if axis != 1 else c for axis, c in enumerate(shift(agent.position, self.options.origin))],
+                    "position": [
+                        c + 0.5 if axis != 1 else c for axis, c in enumerate(shift(agent.position, self.options.origin))
+                    ],
                     "inventory": dict(agent.inventory),
                 }
                 for agent in world.agents
@@ -192,10 +195,8 @@ class MinecraftExecutor:
     def close(self) -> None:
         if self._bridge is not None:
             if self._bridge.alive:
-                try:
+                with contextlib.suppress(WorldError):
                     self._bridge.call("close", {}, 10.0)
-                except WorldError:
-                    pass
             self._bridge.close()
         self._bridge = None
         self._world = None
@@ -278,6 +279,11 @@ class MinecraftExecutor:
             made = (recipe.count if recipe is not None else 1) * action.runs
             tally = self._crafted.setdefault(action.agent, {})
             tally[action.item] = tally.get(action.item, 0) + made
+
+
+def _block_centre(position: Position) -> list[float]:
+    """Stand in the middle of the block, not on its corner (where a bot would touch four)."""
+    return [position[0] + 0.5, position[1], position[2] + 0.5]
 
 
 def _differences(what: str, seen: Mapping[str, Mapping[str, int]], truth: Mapping[str, Items]) -> list[str]:

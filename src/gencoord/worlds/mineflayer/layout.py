@@ -29,9 +29,7 @@ def _outward(value: int) -> int:
 def _square(corner: Cell, side: int, layers: int = 1) -> list[Cell]:
     x, y, z = corner
     dx, dz = _outward(x), _outward(z)
-    return [
-        (x + dx * i, y + layer, z + dz * j) for layer in range(layers) for j in range(side) for i in range(side)
-    ]
+    return [(x + dx * i, y + layer, z + dz * j) for layer in range(layers) for j in range(side) for i in range(side)]
 
 
 @dataclass(frozen=True)
@@ -59,8 +57,10 @@ def lay_out(world: WorldSpec, game: GameData, origin: Cell = (0, 0, 0)) -> Layou
     resources: dict[str, list[Cell]] = {}
     sites: dict[str, list[Cell]] = {}
     drops: dict[str, str] = {}
+    cells: list[Cell] = []
     for name, ref in world.refs.items():
         at: Cell = (ref.position[0] + origin[0], ref.position[1] + origin[1], ref.position[2] + origin[2])
+        cells.append(at)
         refs[name] = {"kind": ref.kind, "block": ref.block, "position": list(at)}
         if ref.kind == "resource" and ref.block is not None:
             count = min(world.deposits.get(name, 64), MAX_RESOURCE_BLOCKS)
@@ -69,10 +69,11 @@ def lay_out(world: WorldSpec, game: GameData, origin: Cell = (0, 0, 0)) -> Layou
             drops[ref.block] = block.drops[0] if block is not None and block.drops else ref.block
         elif ref.kind == "site":
             sites[name] = _square(at, SITE_SIDE)
-    cells = [tuple(r["position"]) for r in refs.values()] + [c for cs in (*resources.values(), *sites.values()) for c in cs]
-    low = (min(c[0] for c in cells) - CLEAR_MARGIN, min(c[1] for c in cells), min(c[2] for c in cells) - CLEAR_MARGIN)
-    high = (max(c[0] for c in cells) + CLEAR_MARGIN, low[1] + CLEAR_HEIGHT - 1, max(c[2] for c in cells) + CLEAR_MARGIN)
-    return Layout(refs, resources, sites, _boxes(low, high), drops)  # type: ignore[arg-type]
+    cells += [cell for placed in (*resources.values(), *sites.values()) for cell in placed]
+    (x0, y0, z0), (x1, _, z1) = _bounds(cells)
+    low = (x0 - CLEAR_MARGIN, y0, z0 - CLEAR_MARGIN)
+    high = (x1 + CLEAR_MARGIN, y0 + CLEAR_HEIGHT - 1, z1 + CLEAR_MARGIN)
+    return Layout(refs, resources, sites, _boxes(low, high), drops)
 
 
 def _bounds(cells: list[Cell]) -> tuple[Cell, Cell]:

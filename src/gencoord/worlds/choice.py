@@ -1,0 +1,44 @@
+"""Which world runs an episode's actions, as a config value that can cross process boundaries.
+
+Experiment configs, the CLI and worker processes all name a world with a WorldChoice;
+``executor_for`` turns it into an executor once per process and keeps it, so a Minecraft
+server and its bots stay warm from one episode to the next.
+"""
+
+from __future__ import annotations
+
+import atexit
+from functools import cache
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from gencoord.worlds.executor import Executor
+from gencoord.worlds.sim import SimExecutor
+
+
+class WorldChoice(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: Literal["sim", "minecraft"] = "sim"
+    host: str | None = None  # minecraft: a server you run; None starts our embedded one
+    port: int = Field(default=25565, ge=1, le=65535)
+    version: str = "1.21.4"
+    origin: tuple[int, int, int] = (0, 0, 0)  # where the task data's (0, 0, 0) lies in that world
+
+    @property
+    def shared_server(self) -> bool:
+        """Bots of one name can be on it only once: episodes must not run in parallel."""
+        return self.kind == "minecraft" and self.host is not None
+
+
+@cache
+def executor_for(choice: WorldChoice) -> Executor:
+    """This process's executor for ``choice``, started on first use and closed at exit."""
+    if choice.kind == "sim":
+        return SimExecutor()
+    from gencoord.worlds.mineflayer import MinecraftExecutor, ServerOptions  # noqa: PLC0415 - only when asked for
+
+    executor = MinecraftExecutor(ServerOptions(choice.host, choice.port, choice.version, choice.origin))
+    atexit.register(executor.close)
+    return executor
