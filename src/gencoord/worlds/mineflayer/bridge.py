@@ -96,6 +96,8 @@ class NodeBridge:
             self._stderr.append(line.rstrip())
 
     def _died(self, doing: str) -> WorldError:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self._process.wait(timeout=2)  # reap it: a dead bridge must not linger as a zombie
         tail = " | ".join(list(self._stderr)[-5:])
         return WorldError("BRIDGE_DIED", f"the Minecraft bridge exited while {doing}" + (f": {tail}" if tail else ""))
 

@@ -1,8 +1,10 @@
 """Where an episode's world spec puts blocks in a Minecraft world.
 
 Refs keep their task-data coordinates, shifted by ``origin``. A resource area becomes
-real blocks to dig (up to 32: two layers of 4×4, growing away from the middle of the
-map); a site becomes 16 ground cells a bot places blocks on. The sim reads the same
+real blocks to dig (up to 32: two layers on the 16 free ground cells nearest the ref);
+a site becomes the 16 free ground cells nearest it, where bots place blocks. No cell
+is shared between refs, nor with a ref's own block or an agent's start; two refs the
+task data puts on one block (jitter can) are set one free block apart. The sim reads the same
 spec without any of this, which is why it lives beside the Minecraft executor.
 """
 
@@ -14,22 +16,22 @@ from gencoord.prior.gamedata import GameData
 from gencoord.worlds.spec import WorldSpec
 
 Cell = tuple[int, int, int]
-RESOURCE_SIDE = 4
-RESOURCE_LAYERS = 2
-MAX_RESOURCE_BLOCKS = RESOURCE_SIDE * RESOURCE_SIDE * RESOURCE_LAYERS
-SITE_SIDE = 4
+RESOURCE_FOOTPRINT = 16  # ground cells of one resource area; a second layer sits on them
+MAX_RESOURCE_BLOCKS = 2 * RESOURCE_FOOTPRINT
+SITE_CELLS = 16
 CLEAR_MARGIN = 3
 CLEAR_HEIGHT = 4
 
 
-def _outward(value: int) -> int:
-    return -1 if value < 0 else 1
-
-
-def _square(corner: Cell, side: int, layers: int = 1) -> list[Cell]:
-    x, y, z = corner
-    dx, dz = _outward(x), _outward(z)
-    return [(x + dx * i, y + layer, z + dz * j) for layer in range(layers) for j in range(side) for i in range(side)]
+def _nearest_free(centre: Cell, count: int, taken: set[Cell]) -> list[Cell]:
+    """The ``count`` ground cells nearest ``centre`` (itself first) that nothing else holds."""
+    x, y, z = centre
+    reach = 1
+    while (2 * reach + 1) ** 2 - len(taken) < count * 2:
+        reach += 1
+    ring = [(x + dx, y, z + dz) for dx in range(-reach, reach + 1) for dz in range(-reach, reach + 1)]
+    ring.sort(key=lambda c: ((c[0] - x) ** 2 + (c[2] - z) ** 2, c))
+    return [cell for cell in ring if cell not in taken][:count]
 
 
 @dataclass(frozen=True)
@@ -60,15 +62,26 @@ def lay_out(world: WorldSpec, game: GameData, origin: Cell = (0, 0, 0)) -> Layou
     cells: list[Cell] = []
     for name, ref in world.refs.items():
         at: Cell = (ref.position[0] + origin[0], ref.position[1] + origin[1], ref.position[2] + origin[2])
+        if at in cells:  # two refs on one block in the task data: a world has room for one
+            at = _nearest_free(at, 1, set(cells))[0]
         cells.append(at)
         refs[name] = {"kind": ref.kind, "block": ref.block, "position": list(at)}
+    # every ref's own block, and where agents start, stays clear of other refs' cells
+    taken = set(cells) | {
+        (int(a.position[0]) + origin[0], int(a.position[1]) + origin[1], int(a.position[2]) + origin[2])
+        for a in world.agents
+    }
+    for name, ref in sorted(world.refs.items()):
+        at = cells[list(world.refs).index(name)]
         if ref.kind == "resource" and ref.block is not None:
             count = min(world.deposits.get(name, 64), MAX_RESOURCE_BLOCKS)
-            resources[name] = _square(at, RESOURCE_SIDE, RESOURCE_LAYERS)[:count]
+            ground = [at, *_nearest_free(at, min(count, RESOURCE_FOOTPRINT) - 1, taken)]
+            resources[name] = (ground + [(cx, cy + 1, cz) for cx, cy, cz in ground])[:count]
             block = game.blocks.get(ref.block)
             drops[ref.block] = block.drops[0] if block is not None and block.drops else ref.block
         elif ref.kind == "site":
-            sites[name] = _square(at, SITE_SIDE)
+            sites[name] = [at, *_nearest_free(at, SITE_CELLS - 1, taken)]
+        taken |= {(cx, at[1], cz) for cx, _, cz in resources.get(name, sites.get(name, []))}
     cells += [cell for placed in (*resources.values(), *sites.values()) for cell in placed]
     (x0, y0, z0), (x1, _, z1) = _bounds(cells)
     low = (x0 - CLEAR_MARGIN, y0, z0 - CLEAR_MARGIN)

@@ -10,6 +10,7 @@ const { Vec3 } = require('vec3')
 const { goals } = require('mineflayer-pathfinder')
 
 const REACH = 4.5 // survival reach, measured as the simulator does: feet to the ref
+const REF_RANGE = 3
 const GOTO_TIMEOUT_MS = 30000
 const PICKUP_TIMEOUT_MS = 4000
 const HANDOFF_TIMEOUT_MS = 6000
@@ -102,7 +103,9 @@ async function goTo (ctx, bot, action) {
   const ref = ctx.layout.refs[action.target]
   if (!ref) throw new SkillFailure('UNKNOWN_REF', `${action.target} does not exist in this world`)
   const [x, y, z] = ref.position
-  await goto(bot, new goals.GoalNear(x, y, z, 2))
+  // near enough to act on the ref from where the bot stops (resource areas and sites
+  // are blocks around it, not one block)
+  await goto(bot, new goals.GoalNear(x, y, z, REF_RANGE))
 }
 
 async function obtainBlock (ctx, bot, action) {

@@ -1,0 +1,59 @@
+"""Faults in real Minecraft: a dead bridge, an unreachable server, and no orphan processes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import pytest
+
+from gencoord.errors import WorldError
+from gencoord.prior import Prior
+from gencoord.worlds.actions import GoTo
+from gencoord.worlds.mineflayer import MinecraftExecutor, NodeBridge, ServerOptions
+from tests.worlds import program, world
+
+pytestmark = pytest.mark.minecraft
+
+
+def _group_gone(pgid: int, within_s: float = 10.0) -> bool:
+    until = time.monotonic() + within_s
+    while time.monotonic() < until:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_a_killed_bridge_fails_the_action_then_the_world_restarts(prior: Prior) -> None:
+    bridges: list[NodeBridge] = []
+
+    def factory() -> NodeBridge:
+        bridges.append(NodeBridge())
+        return bridges[-1]
+
+    executor = MinecraftExecutor(bridge_factory=factory, game=prior.game)
+    try:
+        executor.reset(world(prior))
+        first = bridges[0].pid
+        os.kill(first, signal.SIGKILL)  # the bridge dies; its server child must follow
+        [record] = executor.run(program([GoTo("agent_a", "a#1", "order_chest", "ref")]), 0, 1)
+        assert record.failure is not None and record.failure.code == "BRIDGE_DIED"
+        assert _group_gone(first), "the embedded server outlived its bridge"
+        executor.reset(world(prior))  # a fresh bridge and server
+        [record] = executor.run(program([GoTo("agent_a", "a#1", "order_chest", "ref")]), 0, 1)
+        assert record.ok and len(bridges) == 2
+    finally:
+        executor.close()
+    assert _group_gone(bridges[-1].pid), "close() left processes behind"
+
+
+def test_an_unreachable_server_is_a_clear_error(prior: Prior) -> None:
+    executor = MinecraftExecutor(ServerOptions(host="127.0.0.1", port=1), game=prior.game)
+    with pytest.raises(WorldError) as caught:
+        executor.reset(world(prior))
+    assert caught.value.reason == "CONNECT_FAILED" and "agent_a could not connect" in caught.value.message
+    executor.close()

@@ -1,0 +1,139 @@
+"""The Minecraft world's Python side without Node: layout, and the executor over a fake bridge.
+
+The fake answers the bridge's ops the way the Node side does, so what is checked here is
+the executor's own work: spec translation, failure mapping, ground-truth merging, and
+reporting where bots and server disagree.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from gencoord.errors import WorldError
+from gencoord.prior import Prior
+from gencoord.tasks import SuiteDocument
+from gencoord.tasks.cluster import draw_pool
+from gencoord.tasks.episode import build_episode
+from gencoord.worlds.actions import CraftItem, GiveItem, GoTo
+from gencoord.worlds.mineflayer import MinecraftExecutor
+from gencoord.worlds.mineflayer.layout import lay_out
+from tests.worlds import program, world
+
+A, B = "agent_a", "agent_b"
+
+
+@pytest.mark.parametrize("split", ["in_distribution", "held_out_template", "goal_capability"])
+def test_no_two_refs_share_a_block_in_any_world(split: str, prior: Prior, suites: SuiteDocument) -> None:
+    for cluster in draw_pool(split, 40, seed=11, suites=suites):
+        spec = build_episode(cluster, 0, 11, prior, suites)
+        layout = lay_out(spec.world, prior.game)
+        blocks = [tuple(ref["position"]) for ref in layout.refs.values()]
+        ground = [(x, z) for cells in (*layout.resources.values(), *layout.sites.values()) for x, _, z in cells]
+        ground = list(dict.fromkeys(ground))  # a resource's second layer stands on its first
+        starts = {(int(a.position[0]), int(a.position[2])) for a in spec.world.agents}
+        assert len(blocks) == len(set(blocks))
+        assert len(ground) == len(set(ground))
+        own = {name: (ref["position"][0], ref["position"][2]) for name, ref in layout.refs.items()}  # type: ignore[index]
+        held = {
+            (x, z)
+            for name, cells in (*layout.resources.items(), *layout.sites.items())
+            for x, _, z in cells
+            if (x, z) != own[name]
+        }
+        assert not held & {(x, z) for x, _, z in blocks} and not held & starts
+
+
+def test_resources_get_their_deposit_and_sites_sixteen_cells(prior: Prior) -> None:
+    spec = world(prior)
+    layout = lay_out(spec, prior.game, origin=(100, 0, -50))
+    assert all(len(cells) == 32 for cells in layout.resources.values())  # 64 in the sim: capped
+    assert all(len(cells) == 16 for cells in layout.sites.values())
+    assert layout.refs["order_chest"]["position"] == [104, 64, -50]
+    assert layout.drops["stone"] == "cobblestone"
+    assert all(high[0] - low[0] + 1 <= 32768 for low, high in layout.clear)
+
+
+class FakeBridge:
+    """Answers like bridge.js: a world with a server that can disagree with the bots."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.alive = True
+        self.server_inventory: dict[str, dict[str, int]] = {A: {}, B: {}}
+        self.bot_inventory: dict[str, dict[str, int]] = {A: {}, B: {}}
+        self.act_answers: list[dict[str, Any] | WorldError] = []
+
+    def call(self, op: str, args: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+        self.calls.append((op, args))
+        if op == "act":
+            answer = self.act_answers.pop(0)
+            if isinstance(answer, WorldError):
+                self.alive = False
+                raise answer
+            return answer
+        if op in ("reset", "observe"):
+            bots = {n: {"inventory": self.bot_inventory[n], "position": [0.5, 64, 0.5]} for n in (A, B)}
+            players = {n: {"inventory": self.server_inventory[n]} for n in (A, B)}
+            server = {"players": players, "containers": {"4,64,0": {"stick": 2}}, "sites": {}}
+            return {"bots": bots, "seen": {"sites": {}, "containers": {}}, "server": server}
+        return {"server_s": 0.5, "login_s": 1.0}
+
+    def close(self) -> None:
+        self.alive = False
+
+
+def test_the_executor_reads_ground_truth_and_reports_disagreement(prior: Prior) -> None:
+    bridge = FakeBridge()
+    executor = MinecraftExecutor(bridge_factory=lambda: bridge, game=prior.game)
+    executor.reset(world(prior))
+    op, spec = bridge.calls[-2]
+    assert op == "reset" and spec["agents"][0]["position"] == [0.5, 64.0, 0.5]  # block centres
+    bridge.bot_inventory[A] = {"oak_planks": 8}
+    bridge.server_inventory[A] = {"oak_planks": 7}
+    snapshot = executor.snapshot()
+    assert snapshot.inventories[A] == {"oak_planks": 7}  # the server is ground truth
+    assert snapshot.containers["order_chest"] == {"stick": 2}
+    assert snapshot.discrepancies == ("inventory agent_a: bots see {'oak_planks': 8}, the server holds {'oak_planks': 7}",)
+
+
+def test_refusals_happen_before_the_bridge_and_failures_keep_their_codes(prior: Prior) -> None:
+    bridge = FakeBridge()
+    executor = MinecraftExecutor(bridge_factory=lambda: bridge, game=prior.game)
+    executor.reset(world(prior, forbidden={B: frozenset({"craft_item"})}))
+    [refused] = executor.run(program([CraftItem(B, "b#1", "stick", 1, "oak_planks", None)]), 0, 1)
+    assert refused.failure is not None and refused.failure.code == "WORKCELL_CANNOT"
+    assert [op for op, _ in bridge.calls].count("act") == 0
+    bridge.act_answers = [
+        {"failure": None, "inventories": {B: {}}},
+        {"failure": {"code": "NO_PATH", "message": "agent_b cannot get there"}, "inventories": {B: {}}},
+    ]
+    actions = [GoTo(B, "b#1", A, "agent"), GoTo(B, "b#1", "order_chest", "ref"), GiveItem(B, "b#1", A, "stick", 1)]
+    records = executor.run(program(actions), 0, 3)
+    assert [r.ok for r in records] == [True, False]
+    assert records[1].failure is not None and records[1].failure.code == "NO_PATH"
+
+
+def test_a_bridge_that_dies_fails_the_action_and_restarts_on_reset(prior: Prior) -> None:
+    bridges: list[FakeBridge] = []
+
+    def factory() -> FakeBridge:
+        bridges.append(FakeBridge())
+        return bridges[-1]
+
+    executor = MinecraftExecutor(bridge_factory=factory, game=prior.game)
+    executor.reset(world(prior))
+    bridges[0].act_answers = [WorldError("BRIDGE_DIED", "the Minecraft bridge exited while running act")]
+    [record] = executor.run(program([GoTo(A, "a#1", "order_chest", "ref")]), 0, 1)
+    assert record.failure is not None and record.failure.code == "BRIDGE_DIED"
+    executor.reset(world(prior))
+    assert len(bridges) == 2 and bridges[1].calls[0][0] == "start"
+
+
+def test_worlds_the_server_cannot_model_are_refused(prior: Prior) -> None:
+    executor = MinecraftExecutor(bridge_factory=FakeBridge, game=prior.game)
+    blocked = world(prior)
+    blocked = type(blocked)(blocked.agents, blocked.refs, blocked={"quarry"})  # type: ignore[arg-type]
+    with pytest.raises(WorldError, match="blocked routes"):
+        executor.reset(blocked)
