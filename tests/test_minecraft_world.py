@@ -95,7 +95,8 @@ def test_the_executor_reads_ground_truth_and_reports_disagreement(prior: Prior) 
     snapshot = executor.snapshot()
     assert snapshot.inventories[A] == {"oak_planks": 7}  # the server is ground truth
     assert snapshot.containers["order_chest"] == {"stick": 2}
-    assert snapshot.discrepancies == ("inventory agent_a: bots see {'oak_planks': 8}, the server holds {'oak_planks': 7}",)
+    [discrepancy] = snapshot.discrepancies
+    assert discrepancy == "inventory agent_a: bots see {'oak_planks': 8}, the server holds {'oak_planks': 7}"
 
 
 def test_refusals_happen_before_the_bridge_and_failures_keep_their_codes(prior: Prior) -> None:
