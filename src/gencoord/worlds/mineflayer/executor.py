@@ -93,6 +93,7 @@ class MinecraftExecutor:
         self._world: WorldSpec | None = None
         self._layout: Layout | None = None
         self._fresh = True  # a server no episode has used yet: clear the whole area
+        self._zero = time.perf_counter()  # the episode clock's zero, set again at each reset
         self.timings: dict[str, float] = {}
 
     # ------------------------------------------------------------------ protocol
@@ -182,7 +183,7 @@ class MinecraftExecutor:
             discrepancies += _differences("site", bot_sites, sites)
             discrepancies += _differences("container", dict(seen["seen"]["containers"]), containers)
         return WorldSnapshot(
-            clock_s=time.perf_counter() - self._zero if hasattr(self, "_zero") else 0.0,
+            clock_s=time.perf_counter() - self._zero,
             positions=positions,
             inventories=inventories,
             containers=containers,
