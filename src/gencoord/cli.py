@@ -5,15 +5,18 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
+from gencoord.backends.context import PriorView
 from gencoord.demo import run_demo
 from gencoord.dsl.ast import Proposal
 from gencoord.dsl.json_surface import parse_json, serialize_json
@@ -30,10 +33,14 @@ from gencoord.run.episode import Condition, run_episode
 from gencoord.run.faults import Fault
 from gencoord.run.record import episode_record
 from gencoord.run.show import show_episode
-from gencoord.tasks.cluster import make_cluster
+from gencoord.tasks.cluster import make_cluster, paper_pool
 from gencoord.tasks.episode import build_episode
 from gencoord.tasks.spec import default_suites
+from gencoord.train.data import Horizon, RowSpec, Target, build_rows, write_rows
 from gencoord.worlds.choice import WorldChoice, executor_for
+
+if TYPE_CHECKING:
+    from gencoord.train.common import TrainReport
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Executable skill-path commitments (GenCoord).")
 
@@ -74,6 +81,7 @@ def _world_choice(
 class Surface(StrEnum):
     dsl = "dsl"
     json = "json"
+    freeform = "freeform"
 
 
 def _load(prior_file: Path | None) -> Prior:
@@ -188,6 +196,15 @@ def _on_world(config: Experiment, world: WorldChoice) -> Experiment:
     return config.model_copy(update={"world": world})
 
 
+def _with_backends(config: Experiment, backends: list[str]) -> Experiment:
+    if not isinstance(config, ExperimentConfig):
+        raise ConfigError("BACKEND_NOT_SUPPORTED", f"{config.name}: gate experiments have no backend sets")
+    try:
+        return ExperimentConfig.model_validate({**config.model_dump(), "backends": backends})
+    except ValidationError as exc:
+        raise ConfigError("BAD_BACKEND", f"{config.name}: {exc.errors()[0]['msg']}") from None
+
+
 def _fail_config(exc: GencoordError) -> typer.Exit:
     Console(stderr=True).print(f"[red]{exc}[/red]", highlight=False)
     return typer.Exit(2)
@@ -235,6 +252,13 @@ def run(
     clusters: Annotated[int | None, typer.Option(min=2, help="Keep only the first N clusters (a reduced run).")] = None,
     out: Annotated[Path | None, typer.Option(help="Parent folder for new runs (default: the config's output).")] = None,
     report: Annotated[bool, typer.Option(help="Write report.md and report.html when a run completes.")] = True,
+    backend: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Backend set(s) instead of the config's: rule, model:<checkpoint>, constrained:<checkpoint>, "
+            "api:<url>#<model>, selector:<name>. Repeat for several."
+        ),
+    ] = None,
     world: WorldOption = None,
     host: HostOption = None,
     port: PortOption = 25565,
@@ -260,6 +284,8 @@ def run(
                 loaded = [_on_world(config, chosen) for config in loaded]
             if clusters is not None:
                 loaded = [config.model_copy(update={"clusters": clusters}) for config in loaded]
+            if backend:
+                loaded = [_with_backends(config, backend) for config in loaded]
             planned = [(config, create_run(config, out)) for config in loaded]
         for config, run_dir in planned:
             _run_one(config, run_dir, workers, console)
@@ -296,34 +322,84 @@ def report_command(
 @app.command()
 def train(
     out: Annotated[Path, typer.Option(help="Folder for the checkpoint (model, tokenizer, manifest).")],
-    preset: Annotated[
-        str, typer.Option(help="Model preset; 'tiny' trains a 0.2 M-parameter model on the CPU.")
-    ] = "tiny",
-    target: Annotated[str, typer.Option(help="direct (the whole record) or factor (the binding code).")] = "direct",
-    surface: Annotated[Surface, typer.Option(help="The record's surface, for direct targets.")] = Surface.dsl,
-    steps: Annotated[int, typer.Option(min=1, help="Optimizer steps (batch 8, fresh rows every step).")] = 4000,
+    model: Annotated[
+        Path | None,
+        typer.Option(
+            help="A local Hugging Face causal-LM folder (e.g. Qwen3.5-0.8B) to fine-tune with the paper's "
+            "settings; without it the 'tiny' preset is trained from scratch."
+        ),
+    ] = None,
+    preset: Annotated[str, typer.Option(help="Preset without --model; 'tiny' is a 0.2 M-parameter CPU model.")] = (
+        "tiny"
+    ),
+    target: Annotated[Target, typer.Option(help="direct (the whole record) or factor (the binding code).")] = (
+        Target.DIRECT
+    ),
+    surface: Annotated[Surface, typer.Option(help="The wire form a direct model writes.")] = Surface.dsl,
+    horizon: Annotated[
+        Horizon,
+        typer.Option(help="multi: SELF+REQ at once; single: one step, then the rest at the intermediate state."),
+    ] = Horizon.MULTI,
+    view: Annotated[
+        PriorView | None,
+        typer.Option(help="Task-prior view in the model input (default: none for tiny, full for --model)."),
+    ] = None,
+    steps: Annotated[int, typer.Option(min=1, help="tiny: optimizer steps (batch 8, fresh rows every step).")] = 4000,
+    epochs: Annotated[int, typer.Option(min=1, help="--model: epochs over the training rows (paper: 2).")] = 2,
+    micro_batch: Annotated[
+        int, typer.Option(min=1, help="--model: rows per forward pass; the effective batch stays 16.")
+    ] = 4,
     seed: Annotated[int, typer.Option(help="Initialization and data seed.")] = 0,
 ) -> None:
     """Train a commitment model; then use it in a config with backends = ["model:<out>"]."""
-    from gencoord.train.data import RowSpec, Target  # noqa: PLC0415  (torch loads only for training)
-    from gencoord.train.tiny import train_tiny  # noqa: PLC0415
-
-    if preset != "tiny":
-        raise _fail_config(ConfigError("UNKNOWN_PRESET", f"unknown preset {preset!r}; available: tiny"))
-    try:
-        spec = RowSpec(Target(target), SurfaceName(surface.value))
-    except ValueError:
-        raise _fail_config(ConfigError("UNKNOWN_TARGET", f"target must be direct or factor, not {target!r}")) from None
     console = Console()
-    report = train_tiny(
-        spec, out, steps, seed, log=lambda step, loss: console.print(f"step {step:5d}  loss {loss:.4f}")
-    )
+    try:
+        chosen = view or (PriorView.FULL if model else PriorView.NONE)
+        spec = RowSpec(target, SurfaceName(surface.value), chosen, model is None, horizon)
+        if model is None and preset != "tiny":
+            raise ConfigError("UNKNOWN_PRESET", f"unknown preset {preset!r}; available: tiny (or give --model)")
+
+        def log(step: int, loss: float) -> None:
+            console.print(f"step {step:5d}  loss {loss:.4f}")
+
+        if model is None:
+            from gencoord.train.tiny import train_tiny  # noqa: PLC0415
+
+            report = train_tiny(spec, out, steps, seed, log=log)
+        else:
+            report = _train_checkpoint(model, spec, out, epochs, micro_batch, seed, log, console)
+    except ConfigError as exc:
+        raise _fail_config(exc) from None
     match = "–" if report.exact_match is None else f"{100 * report.exact_match:.1f}%"
     console.print(
         f"trained {report.steps} steps in {report.seconds:.0f} s; held-out exact match {match} "
         f"on {report.evaluated} rows → {out}",
         highlight=False,
     )
+
+
+def _train_checkpoint(
+    model: Path,
+    spec: RowSpec,
+    out: Path,
+    epochs: int,
+    micro_batch: int,
+    seed: int,
+    log: Callable[[int, float], None],
+    console: Console,
+) -> TrainReport:
+    """The paper's SFT on the training pool's rows, written beside the checkpoint as data/.
+
+    The rows are the same for every seed (as in the paper, whose seeds share one data
+    hash); the seed changes initialization of the new head state and the shuffling.
+    """
+    from gencoord.train.hf import PaperSettings, train_checkpoint  # noqa: PLC0415  (torch loads only for training)
+
+    rows = build_rows(paper_pool("training"), default_prior(), default_suites(), spec)  # one data set for all seeds
+    data = write_rows(rows, out / "data", "training", spec)
+    console.print(f"{len(rows)} training rows → {data}", highlight=False)
+    settings = PaperSettings(epochs=epochs, micro_batch=micro_batch)
+    return train_checkpoint(model, rows, spec, out, settings, seed, log)
 
 
 @app.command()

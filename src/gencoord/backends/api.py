@@ -13,7 +13,9 @@ from __future__ import annotations
 import os
 import re
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import islice
 
 import openai
 from openai.types.chat import ChatCompletionMessageParam
@@ -21,10 +23,11 @@ from openai.types.chat import ChatCompletionMessageParam
 from gencoord.backends.context import PriorView, model_input
 from gencoord.backends.rule import composed
 from gencoord.dsl.ast import Proposal
+from gencoord.dsl.dialogue import ASK, DONE, FINAL, MORE, PREPOSITIONS, VERBS, scripted
 from gencoord.errors import BackendError
 from gencoord.prior.prior import Prior
 from gencoord.protocol.result import Reply
-from gencoord.run.lifecycle import GenerationRequest
+from gencoord.run.lifecycle import GenerationRequest, Stage
 from gencoord.tasks.context import LocalContext
 
 _TRANSIENT = (openai.APIConnectionError, openai.APITimeoutError, openai.RateLimitError, openai.InternalServerError)
@@ -34,7 +37,24 @@ GRAMMAR = (
     "Line 1: SELF - or SELF followed by your own tasks joined by ' > '.\n"
     "Line 2: REQ - or REQ <peer agent> followed by the tasks you ask the peer to do.\n"
     "A task is skill(key=value,...), e.g. resource.obtain(q=8,item=oak_planks).\n"
-    "When you received a request, adopt it as your SELF line and answer REQ -."
+    "When you received a request, adopt it as your SELF line and answer REQ -.\n"
+    "At stage sender_step commit only your next task (SELF <task>, REQ -); at stage sender_after_obtain, "
+    "with that task done, write the rest of your path and the REQ."
+)
+
+DIALOGUE_RULES = (
+    "You talk with your peer in a controlled dialogue. Answer with your next turn only, one line.\n"
+    "As the sender: open with 'Hi <peer>, <you> here. I will <your steps>.' then ask for one peer step per "
+    "turn as '<peer>, please <step>.'; later turns start 'Next, <peer>, please <step>.'. End your last turn with "
+    f"'{DONE}' and every other turn with '{MORE}'\n"
+    f"As the receiver: answer 'Okay <sender>, I will <the steps just asked>.' then '{FINAL}' once the sender "
+    f"said '{DONE}', otherwise '{ASK}'\n"
+    "A step is '<verb> <quantity> <item>' followed by '<preposition> <value>' pairs; steps of one path are "
+    "joined by ', then '. Verbs: "
+    + "; ".join(f"{verb} = {skill}" for skill, verb in VERBS.items())
+    + ". Prepositions: "
+    + "; ".join(f"{words} = {key}" for key, words in PREPOSITIONS.items())
+    + "."
 )
 
 
@@ -70,27 +90,39 @@ class ApiBackend:
         self.usage = Usage()
         self.name = f"api:{model}"
 
-    def _examples(self, context: LocalContext) -> str:
-        """Two worked examples from templates other than the agent's own."""
+    def _example_proposals(self, context: LocalContext) -> Iterator[tuple[str, str, Proposal]]:
+        """(template, binding, proposal) from templates other than the agent's own, longest request first."""
         shown = []
         for template, spec in sorted(self.prior.templates.items()):
             if template == context.template or spec.family == "GOAL_CAPABILITY":
                 continue
             binding = sorted(spec.bindings)[0]
-            proposal = composed(self.prior, binding, "agent_x", "agent_y", {})
+            shown.append((template, binding, composed(self.prior, binding, "agent_x", "agent_y", {})))
+        shown.sort(key=lambda item: -len(item[2].request.plan) if item[2].request else 0)
+        yield from shown
+
+    def _instructions(self, context: LocalContext, request: GenerationRequest) -> str:
+        """The rules of the surface the agent speaks, and two worked examples in it."""
+        examples = list(islice(self._example_proposals(context), 2))
+        if request.stage in (Stage.DIALOGUE_SENDER, Stage.DIALOGUE_RECEIVER):
+            shown = [
+                f"Example ({template}, binding {binding}):\n" + "\n".join(scripted(proposal, "agent_x"))
+                for template, binding, proposal in examples
+            ]
+            return f"{DIALOGUE_RULES}\n\n" + "\n\n".join(shown)
+        shown = []
+        for template, binding, proposal in examples:
             assert proposal.request is not None
             answer = self.prior.serialize(Proposal(proposal.request.plan, ()))
             shown.append(
                 f"Example ({template}, binding {binding}):\nsender writes:\n{self.prior.serialize(proposal)}\n"
                 f"receiver, given that REQ, writes:\n{answer}"
             )
-            if len(shown) == 2:
-                break
-        return "\n\n".join(shown)
+        return f"{GRAMMAR}\n\n" + "\n\n".join(shown)
 
     def generate(self, context: LocalContext, request: GenerationRequest) -> Reply:
         messages: list[ChatCompletionMessageParam] = [
-            {"role": "system", "content": f"{GRAMMAR}\n\n{self._examples(context)}"},
+            {"role": "system", "content": self._instructions(context, request)},
             {"role": "user", "content": model_input(context, request, self.prior, PriorView.FULL)},
         ]
         started = time.perf_counter()

@@ -68,4 +68,7 @@ def model_input(
         lines.append("initial " + request.initial_proposal.replace("\n", " / "))
     if request.response is not None:
         lines.append(f"response {request.response}")
+    if request.executed is not None:
+        lines.append("done " + request.executed.replace("\n", " / "))
+    lines += [f"said {turn}" for turn in request.dialogue]
     return "\n".join(lines) + "\n>>>\n"

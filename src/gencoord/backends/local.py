@@ -23,7 +23,7 @@ import torch
 
 from gencoord.backends.constrained import logits_processor
 from gencoord.backends.context import model_input
-from gencoord.backends.rule import composed
+from gencoord.backends.rule import at_stage, composed
 from gencoord.dsl.ast import Proposal
 from gencoord.dsl.surface import SurfaceName, surface
 from gencoord.prior.prior import Prior
@@ -83,4 +83,5 @@ class LocalModelBackend:
             proposal = composed(self.prior, code, context.peer, context.agent, context.params)
             assert proposal.request is not None
             return spoken.serialize(Proposal(proposal.request.plan, ()))
-        return spoken.serialize(composed(self.prior, code, context.agent, context.peer, context.params))
+        proposal = composed(self.prior, code, context.agent, context.peer, context.params)
+        return spoken.serialize(at_stage(proposal, request, self.prior, context.surface))

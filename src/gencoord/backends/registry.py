@@ -6,15 +6,18 @@ A set maps an episode to one backend per agent. ``rule`` is the deterministic te
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from gencoord.backends.base import Backend
 from gencoord.backends.rule import BranchGuesser, RequestRealizer, RuleRequester, RuleSender
+from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
 from gencoord.prior.prior import Prior
 from gencoord.tasks.episode import EpisodeSpec
 from gencoord.tasks.spec import SuiteDocument
+from gencoord.train import MANIFEST
 
 BackendSet = Callable[[EpisodeSpec, bool, Prior, SuiteDocument], Mapping[str, Backend]]
 """(episode, request withheld?, prior, suites) → backend per agent."""
@@ -73,18 +76,42 @@ def _selector_set(selector_name: str) -> BackendSet:
     return make
 
 
+def _checkpoint(name: str) -> Path | None:
+    if name.startswith((MODEL_PREFIX, CONSTRAINED_PREFIX)):
+        return Path(name.removeprefix(CONSTRAINED_PREFIX if name.startswith(CONSTRAINED_PREFIX) else MODEL_PREFIX))
+    return None
+
+
+def backend_fits(name: str, single_step: bool, surface: SurfaceName) -> bool:
+    """Whether a backend set can write the records an episode needs.
+
+    Rules, APIs and selectors write any surface under any horizon. A trained model writes
+    what it learned: a direct model its own surface and horizon; a factor model a binding
+    code, which the composer renders in any record surface and at any horizon. An
+    experiment crossing models with surfaces and conditions runs only the combinations
+    that fit, so every row is a model doing its own job.
+    """
+    checkpoint = _checkpoint(name)
+    if checkpoint is None or not (checkpoint / MANIFEST).exists():
+        return True
+    manifest = json.loads((checkpoint / MANIFEST).read_text(encoding="utf-8"))
+    if manifest.get("target") == "factor":
+        return surface != SurfaceName.FREEFORM
+    single = manifest.get("horizon", "multi") == "single"
+    return SurfaceName(manifest.get("surface", "dsl")) == surface and single == single_step
+
+
 def backend_set(name: str) -> BackendSet:
     """A registered set, ``model:<checkpoint>``, ``api:<url>#<model>`` or ``selector:<name>``."""
     if name.startswith(SELECTOR_PREFIX):
         return _selector_set(name.removeprefix(SELECTOR_PREFIX))
     if name.startswith(API_PREFIX):
         return _api_set(name.removeprefix(API_PREFIX))
-    if name.startswith((MODEL_PREFIX, CONSTRAINED_PREFIX)):
-        constrained = name.startswith(CONSTRAINED_PREFIX)
-        checkpoint = Path(name.removeprefix(CONSTRAINED_PREFIX if constrained else MODEL_PREFIX))
-        if not (checkpoint / "gencoord-model.json").exists():
-            raise ConfigError("UNKNOWN_BACKEND", f"{checkpoint} holds no trained model (gencoord-model.json)")
-        return _model_set(checkpoint, constrained)
+    checkpoint = _checkpoint(name)
+    if checkpoint is not None:
+        if not (checkpoint / MANIFEST).exists():
+            raise ConfigError("UNKNOWN_BACKEND", f"{checkpoint} holds no trained model ({MANIFEST})")
+        return _model_set(checkpoint, name.startswith(CONSTRAINED_PREFIX))
     found = BACKEND_SETS.get(name)
     if found is None:
         known = ", ".join(

@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 from functools import lru_cache
 
 from gencoord.dsl.ast import Proposal
+from gencoord.dsl.dialogue import parse_line, receiver_turn, requested_steps, sender_done, sender_turn, turns_said
 from gencoord.dsl.surface import Surface, SurfaceName, surface
 from gencoord.errors import ConfigError
 from gencoord.prior.branches import realize_alternative
@@ -58,6 +59,23 @@ def _adopted(prior: Prior, name: SurfaceName, delivered: str) -> str | None:
     return None if request is None else _text(prior, name, Proposal(request.plan, ()))
 
 
+def at_stage(proposal: Proposal, request: GenerationRequest, prior: Prior, name: SurfaceName) -> Proposal:
+    """The part of a sender's record it commits at this stage.
+
+    Under the single-step horizon the sender first commits only its next step, then — with
+    that step carried out — the rest of its path and the request; otherwise the whole record.
+    """
+    if request.stage is Stage.SENDER_STEP:
+        return Proposal(proposal.self_plan[:1], ())
+    if request.stage is Stage.SENDER_AFTER_OBTAIN and request.executed is not None:
+        done = len(_surface(prior, name).parse(request.executed).self_plan)
+        return Proposal(proposal.self_plan[done:], proposal.peer_requests)
+    return proposal
+
+
+SENDER_STAGES = (Stage.SENDER_INITIAL, Stage.SENDER_STEP, Stage.SENDER_AFTER_OBTAIN, Stage.DIALOGUE_SENDER)
+
+
 def _private(context: LocalContext, key: str, backend: str) -> str:
     value = context.private.get(key)
     if value is None:
@@ -76,13 +94,17 @@ class BindingComposer:
         self.name = name
 
     def generate(self, context: LocalContext, request: GenerationRequest) -> Reply:
-        if request.stage is not Stage.SENDER_INITIAL:
+        if request.stage not in SENDER_STAGES:
             raise ConfigError("WRONG_STAGE", f"{self.name} writes sender proposals, not {request.stage.value}")
         binding = self.select(context)
         if binding not in self.prior.codebook:
             raise ConfigError("UNKNOWN_BINDING", f"{self.name} selected {binding!r}, which no template defines")
         proposal = composed(self.prior, binding, context.agent, context.peer, context.params)
-        return Reply(_text(self.prior, context.surface, proposal), model_calls=0)
+        if request.stage is Stage.DIALOGUE_SENDER:
+            spoken = len(turns_said(request.dialogue, context.agent))
+            return Reply(sender_turn(proposal, context.agent, spoken + 1), model_calls=0)
+        staged = at_stage(proposal, request, self.prior, context.surface)
+        return Reply(_text(self.prior, context.surface, staged), model_calls=0)
 
 
 class RuleSender(BindingComposer):
@@ -101,6 +123,8 @@ class RequestRealizer:
         self.prior = prior
 
     def generate(self, context: LocalContext, request: GenerationRequest) -> Reply:
+        if request.stage is Stage.DIALOGUE_RECEIVER:
+            return Reply(self._reply(context, request), model_calls=0)
         if request.delivered_request is None:
             raise ConfigError(
                 "NO_REQUEST", "the request realizer needs a delivered REQ; use a branch guesser without one"
@@ -109,6 +133,15 @@ class RequestRealizer:
         if adopted is None:  # the protocol delivers exactly one REQ line
             raise ConfigError("NO_REQUEST", "the delivered message holds no request")
         return Reply(adopted, model_calls=0)
+
+    def _reply(self, context: LocalContext, request: GenerationRequest) -> str:
+        """Take on exactly the steps the sender's latest turn asked of this agent."""
+        latest = [line for line in request.dialogue if parse_line(line).speaker == context.peer][-1:]
+        heard = requested_steps(latest, context.peer, self.prior.vocab)
+        asked = tuple(step for target, steps in heard if target == context.agent for step in steps)
+        if not asked:
+            return f"Sorry {context.peer}, I heard no request for me."
+        return receiver_turn(asked, context.peer, sender_done(parse_line(latest[0]).text))
 
 
 class BranchGuesser:

@@ -15,11 +15,13 @@ from gencoord.dsl.json_surface import parse_json, request_json, serialize_json
 from gencoord.dsl.parse import parse
 from gencoord.dsl.serialize import request_line, serialize
 from gencoord.dsl.vocabulary import Vocabulary
+from gencoord.errors import ConfigError
 
 
 class SurfaceName(StrEnum):
     DSL = "dsl"
     JSON = "json"
+    FREEFORM = "freeform"  # controlled free-form dialogue (gencoord.dsl.dialogue): turns, not one record
 
 
 class Surface(Protocol):
@@ -77,5 +79,11 @@ class JsonSurface:
 
 
 def surface(name: SurfaceName | str, vocab: Vocabulary) -> Surface:
+    """The record surface called ``name``; free-form is a dialogue, so it has none."""
     kind = SurfaceName(name)
+    if kind is SurfaceName.FREEFORM:
+        raise ConfigError(
+            "SURFACE_NOT_RECORD",
+            "the free-form surface is a multi-turn dialogue with an extractor, not a one-record wire form",
+        )
     return DslSurface(vocab) if kind is SurfaceName.DSL else JsonSurface(vocab)

@@ -12,14 +12,14 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError, field_validator, model_validator
 
 from gencoord.backends.registry import API_PREFIX, BACKEND_SETS, CONSTRAINED_PREFIX, MODEL_PREFIX, SELECTOR_PREFIX
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
 from gencoord.gate.config import load_gate_config
 from gencoord.gate.policy import GateCondition
-from gencoord.run.episode import FEEDBACK_CONDITIONS, FORWARD_CONDITIONS, Condition
+from gencoord.run.episode import FEEDBACK_CONDITIONS, FORWARD_CONDITIONS, Condition, check_dialogue
 from gencoord.run.faults import Fault
 from gencoord.tasks.cluster import PAPER_POOLS, Split
 from gencoord.worlds.choice import WorldChoice
@@ -31,7 +31,8 @@ class ExperimentKind(StrEnum):
     REQUEST_INTERVENTION = "request_intervention"  # Table S12, Figure 4b
     FEEDBACK_INTERVENTION = "feedback_intervention"  # Tables S18, S19, Figure 4a
     CONTROLLED_FAULTS = "controlled_faults"  # v2 Table S46
-    REPRESENTATION = "representation"  # Table S10
+    REPRESENTATION = "representation"  # Table 2 / S10
+    HORIZON = "horizon"  # Table S13: multi-step vs single-step commitments
     GATE = "gate"  # the escalation gate on the dynamic suite (its own config shape)
     CUSTOM = "custom"
 
@@ -49,6 +50,19 @@ class BootstrapSpec(BaseModel):
     condition_seed: int = 8901  # the paper's seeds: conditions 8901.., paired 8911.., pair blocks 8921..
     paired_seed: int = 8911
     block_seed: int = 8921
+
+
+def _known_backend_sets(backends: list[str]) -> list[str]:
+    unknown = [
+        name
+        for name in backends
+        if name not in BACKEND_SETS
+        and not name.startswith((MODEL_PREFIX, CONSTRAINED_PREFIX, API_PREFIX, SELECTOR_PREFIX))
+    ]
+    if unknown:
+        known = ", ".join([*sorted(BACKEND_SETS), f"{MODEL_PREFIX}<checkpoint>"])
+        raise ValueError(f"unknown backend set {unknown[0]!r}; known: {known}")
+    return backends
 
 
 class ExperimentConfig(BaseModel):
@@ -82,16 +96,18 @@ class ExperimentConfig(BaseModel):
     @field_validator("backends")
     @classmethod
     def _known_backends(cls, backends: list[str]) -> list[str]:
-        unknown = [
-            name
-            for name in backends
-            if name not in BACKEND_SETS
-            and not name.startswith((MODEL_PREFIX, CONSTRAINED_PREFIX, API_PREFIX, SELECTOR_PREFIX))
-        ]
-        if unknown:
-            known = ", ".join([*sorted(BACKEND_SETS), f"{MODEL_PREFIX}<checkpoint>"])
-            raise ValueError(f"unknown backend set {unknown[0]!r}; known: {known}")
-        return backends
+        return _known_backend_sets(backends)
+
+    @model_validator(mode="after")
+    def _dialogue_fits(self) -> ExperimentConfig:
+        if SurfaceName.FREEFORM in self.surfaces:
+            for condition in self.conditions:
+                for fault in self.faults:
+                    try:
+                        check_dialogue(condition, fault)
+                    except ConfigError as error:
+                        raise ValueError(error.message) from None
+        return self
 
     @property
     def split(self) -> Split:

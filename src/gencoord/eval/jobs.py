@@ -12,7 +12,7 @@ from functools import cache
 from pathlib import Path
 
 from gencoord import __version__
-from gencoord.backends.registry import backend_set
+from gencoord.backends.registry import backend_fits, backend_set
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
 from gencoord.eval.config import Experiment, ExperimentConfig, GateExperimentConfig
@@ -86,6 +86,8 @@ def expand(config: Experiment) -> list[AnyJob]:
             for fault in config.faults:
                 for backend in config.backends:
                     for surface in config.surfaces:
+                        if not backend_fits(backend, condition is Condition.SINGLE_STEP, surface):
+                            continue
                         for seed in config.seeds:
                             for role in config.roles:
                                 key = "|".join((cluster.id, f"r{role}", f"s{seed}", condition, fault, backend, surface))

@@ -366,14 +366,19 @@ def stage_table(rows: Sequence[Row], config: ExperimentConfig) -> Table:
 
 
 def representation_table(rows: Sequence[Row], config: ExperimentConfig) -> Table:
-    """Table S10's columns for the surfaces we have: success, calls, peer payload bytes, TTC."""
+    """Table 2 / S10's columns: success, calls, tokens, wire bytes, TTC, with the paper's beside."""
     table = Table(
         "representation",
         "Communication surfaces at matched quality",
         [
-            "surface",
+            "row",
             "success",
             "model calls",
+            "paper calls",
+            "in tok",
+            "paper in tok",
+            "out tok",
+            "paper out tok",
             "wire B",
             "paper wire B",
             "TTC p50 ms",
@@ -381,23 +386,80 @@ def representation_table(rows: Sequence[Row], config: ExperimentConfig) -> Table
             "paper TTC p50 s",
             "paper TTC p95 s",
         ],
-        caption="Wire B is the protocol-specific peer payload per episode (the REQ). Our TTC is measured with "
-        "deterministic backends (no model), so it is protocol overhead only; the paper's includes generation.",
+        caption="Wire B is the peer request for the structured surfaces and every dialogue turn for free-form. "
+        "Tokens are per episode, from the backend's own tokenizer (– for backends without one). With "
+        "deterministic backends TTC is protocol overhead only; the paper's includes generation on a GPU.",
     )
     for row in rows:
-        cell = row_cell(row, config)
+        cell = row.key[DIMENSIONS.index("surface")]
         ttc = [1000 * r["seconds"]["protocol"] for r in row.records]
         table.rows.append(
             [
                 row.label,
                 _pct(row.success.value),
                 _num(_mean(r["protocol"]["model_calls"] for r in row.records), 2),
+                _num(_paper(config, "calls", cell), 2),
+                _num(_tokens(row.records, "input_tokens")),
+                _num(_paper(config, "input_tokens", cell)),
+                _num(_tokens(row.records, "output_tokens")),
+                _num(_paper(config, "output_tokens", cell)),
                 _num(_mean(r["protocol"]["wire_bytes"] for r in row.records)),
                 _num(_paper(config, "wire_bytes", cell)),
                 _num(percentile(ttc, 50), 3),
                 _num(percentile(ttc, 95), 3),
                 _num(_paper(config, "ttc_p50_s", cell), 3),
                 _num(_paper(config, "ttc_p95_s", cell), 3),
+            ]
+        )
+    return table
+
+
+def _family(template: str) -> str:
+    return default_prior().templates[template].family
+
+
+def horizon_table(rows: Sequence[Row], config: ExperimentConfig) -> Table:
+    """Table S13: success overall and by template family, decisions and tokens per episode."""
+    families = sorted({_family(r["template"]) for row in rows for r in row.records})
+    table = Table(
+        "horizon",
+        "Commitment horizon: multi-step vs single-step",
+        [
+            "row",
+            "success",
+            "paper",
+            "decisions / ep",
+            "paper",
+            "model calls / ep",
+            "in tok / ep",
+            "paper",
+            "out tok / ep",
+            *[f"{family} (paper multi / single)" for family in families],
+        ],
+        caption="Decisions are generation stages per episode (a rule decides without a model call); model calls "
+        "count learned or API calls only. Family cells: our success, then the paper's multi-step / single-step.",
+    )
+    for row in rows:
+        condition = row.key[0]
+        cells = []
+        for family in families:
+            members = [r for r in row.records if _family(r["template"]) == family]
+            paper = _paper(config, "family", family)
+            published = DASH if paper is None else f"{paper[0]:.1f} / {paper[1]:.1f}"
+            cells.append(f"{_pct(_mean(float(success(r)) for r in members))} ({published})")
+        paper_success = _paper(config, "success", condition)
+        table.rows.append(
+            [
+                row.label,
+                _pct(row.success.value),
+                DASH if paper_success is None else f"{paper_success:.1f}%",
+                _num(_mean(len(r["protocol"]["generations"]) for r in row.records), 3),
+                _num(_paper(config, "decisions", condition), 3),
+                _num(_mean(r["protocol"]["model_calls"] for r in row.records), 3),
+                _num(_tokens(row.records, "input_tokens")),
+                _num(_paper(config, "input_tokens", condition)),
+                _num(_tokens(row.records, "output_tokens")),
+                *cells,
             ]
         )
     return table
@@ -418,4 +480,6 @@ def build_tables(records: Sequence[Record], config: ExperimentConfig) -> tuple[l
         tables.append(stage_table(rows, config))
     if config.kind is ExperimentKind.REPRESENTATION:
         tables.append(representation_table(rows, config))
+    if config.kind is ExperimentKind.HORIZON:
+        tables.append(horizon_table(rows, config))
     return rows, tables

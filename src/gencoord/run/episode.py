@@ -10,23 +10,35 @@ episode stops there, as the paper's runtime does, and T is never reached.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from gencoord.backends.base import Backend, bind
 from gencoord.backends.registry import rule_set
 from gencoord.backends.rule import composed
-from gencoord.dsl.surface import Surface, surface
+from gencoord.dsl.ast import Task
+from gencoord.dsl.surface import Surface, SurfaceName, surface
 from gencoord.errors import CompileError, ConfigError, FailureCode, WorldError
 from gencoord.prior.load import default_prior
 from gencoord.prior.prior import Prior
+from gencoord.protocol.resolve import consumption, production
 from gencoord.protocol.result import Fail, NoCommitment, ProtocolResult, Success
-from gencoord.run.faults import Fault, faulty_generator, faulty_program, faulty_world
-from gencoord.run.lifecycle import Channel, policy_responder, run_feedback, run_forward, run_without_request
+from gencoord.run.faults import TEXT_FAULTS, Fault, faulty_generator, faulty_program, faulty_world
+from gencoord.run.lifecycle import (
+    Channel,
+    policy_responder,
+    run_dialogue,
+    run_feedback,
+    run_forward,
+    run_single_step,
+    run_without_request,
+)
 from gencoord.runtime.compile import compile_plan
 from gencoord.runtime.plan import DispatchPlan
 from gencoord.runtime.verify import Execution, HandoffObservation, Outcome, judge, not_formed, observe_handoff
+from gencoord.tasks.context import LocalContext
 from gencoord.tasks.episode import EpisodeSpec
 from gencoord.tasks.spec import SuiteDocument, default_suites
 from gencoord.worlds.executor import Executor
@@ -37,13 +49,19 @@ class Condition(StrEnum):
     REQUEST = "request"  # forward: the sender's REQ is delivered
     NO_REQUEST = "no_request"  # forward: the REQ is withheld
     ALTERNATIVE_REQUEST = "alternative_request"  # forward: the REQ is replaced by the template's other branch
+    SINGLE_STEP = "single_step"  # forward: commit one step, carry it out, decide the rest there (S7)
     FEEDBACK = "feedback"  # Goal×Capability: the peer's own bounded response
     COUNTERFACTUAL_FEEDBACK = "counterfactual_feedback"  # the response of the paired workcell mode
     LOCAL_ONLY = "local_only"  # the requester commits its local plan without asking
     CENTRALIZED = "centralized"  # the requester also knows the peer's workcell mode
 
 
-FORWARD_CONDITIONS = (Condition.REQUEST, Condition.NO_REQUEST, Condition.ALTERNATIVE_REQUEST)
+FORWARD_CONDITIONS = (
+    Condition.REQUEST,
+    Condition.NO_REQUEST,
+    Condition.ALTERNATIVE_REQUEST,
+    Condition.SINGLE_STEP,
+)
 FEEDBACK_CONDITIONS = (
     Condition.FEEDBACK,
     Condition.COUNTERFACTUAL_FEEDBACK,
@@ -76,9 +94,40 @@ def _alternative_channel(spec: EpisodeSpec, prior: Prior, spoken: Surface) -> Ch
     return lambda _delivered: line
 
 
+def after_step(context: LocalContext, step: Task, prior: Prior) -> LocalContext:
+    """The agent's view once ``step`` is carried out: its inventory after the step's ledger effect."""
+    inventory = Counter(context.inventory)
+    inventory.update(production(step, prior))
+    inventory.subtract(consumption(step, prior))
+    return replace(context, inventory={item: n for item, n in sorted(inventory.items()) if n > 0})
+
+
+def _advance(contexts: dict[str, LocalContext], prior: Prior) -> Callable[[str, Task], None]:
+    """Carry a committed step out for the agent's view.
+
+    The world later runs the whole resolved path from the start, which takes that same
+    step first; what the single-step sender decides from is the state that step leaves.
+    """
+
+    def advance(agent: str, step: Task) -> None:
+        contexts[agent] = after_step(contexts[agent], step, prior)
+
+    return advance
+
+
 def _other_mode(spec: EpisodeSpec, suites: SuiteDocument) -> str:
     modes = sorted(suites.goal_capability.modes)
     return modes[(modes.index(spec.cluster.mode or "") + 1) % len(modes)]
+
+
+def check_dialogue(condition: Condition, fault: Fault) -> None:
+    """Free-form dialogue is the representation comparator: the forward request condition, no text fault."""
+    if condition is not Condition.REQUEST:
+        raise ConfigError(
+            "CONDITION_SURFACE", f"the free-form surface runs the request condition, not {condition.value!r}"
+        )
+    if fault in TEXT_FAULTS:
+        raise ConfigError("FAULT_SURFACE", f"fault {fault.value!r} rewrites a record; free-form turns have none")
 
 
 def coordinate(
@@ -104,11 +153,16 @@ def coordinate(
         requester = contexts[spec.sender]
         private = {**requester.private, "peer_workcell_mode": spec.cluster.mode or ""}
         contexts[spec.sender] = replace(requester, private=private)
+    sender, receiver, public = spec.sender, spec.receiver, spec.public
+    if spec.surface == SurfaceName.FREEFORM:
+        check_dialogue(condition, fault)
+        return run_dialogue(bind(backends, contexts), sender, receiver, prior, public)
     spoken = surface(spec.surface, prior.vocab)
     generate = faulty_generator(bind(backends, contexts), fault, spoken)
-    sender, receiver, public = spec.sender, spec.receiver, spec.public
     if condition is Condition.NO_REQUEST:
         return run_without_request(generate, sender, receiver, prior, public, spoken)
+    if condition is Condition.SINGLE_STEP:
+        return run_single_step(generate, sender, receiver, prior, public, _advance(contexts, prior), spoken)
     if condition is Condition.ALTERNATIVE_REQUEST:
         channel = _alternative_channel(spec, prior, spoken)
         return run_forward(generate, sender, receiver, prior, public, channel, spoken)

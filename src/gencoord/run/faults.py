@@ -31,11 +31,15 @@ class Fault(StrEnum):
 SUBSTITUTES = {"oak_planks": "spruce_planks", "cobblestone": "cobbled_deepslate", "stick": "bamboo"}
 """A real item that stands in for a handoff item without being interchangeable with it."""
 
-_OPENING = (Stage.SENDER_INITIAL, Stage.REQUESTER_INITIAL)
+_OPENING = (Stage.SENDER_INITIAL, Stage.SENDER_STEP, Stage.REQUESTER_INITIAL)
 
 
 def substitute(item: str) -> str:
     return SUBSTITUTES.get(item, "dirt")
+
+
+TEXT_FAULTS = frozenset({Fault.MALFORMED_PROPOSAL, Fault.INCOMPATIBLE_HANDOFF})
+"""Faults that rewrite the text of the opening record."""
 
 
 def _swap_handoff_item(proposal: Proposal) -> Proposal:
@@ -57,7 +61,7 @@ def faulty_generator(generate: Generator, fault: Fault, surface: Surface) -> Gen
     A malformed proposal loses its last character (an unterminated task, or unclosed
     JSON); an incompatible handoff is decoded, changed and re-encoded in the same surface.
     """
-    if fault not in (Fault.MALFORMED_PROPOSAL, Fault.INCOMPATIBLE_HANDOFF):
+    if fault not in TEXT_FAULTS:
         return generate
 
     def corrupted(request: GenerationRequest) -> Reply:

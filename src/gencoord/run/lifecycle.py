@@ -14,9 +14,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
-from gencoord.dsl.ast import PeerRequest, Proposal
+from gencoord.dsl.ast import PeerRequest, Proposal, Task
+from gencoord.dsl.dialogue import Turn, extract, sender_done
 from gencoord.dsl.surface import DslSurface, Surface
-from gencoord.errors import ContractError, FailureCode, MaterializationError, ParseError, ResolutionError
+from gencoord.errors import ContractError, FailureCode, Location, MaterializationError, ParseError, ResolutionError
 from gencoord.prior.contract import check_proposal
 from gencoord.prior.episode import PublicEpisode
 from gencoord.prior.prior import Prior
@@ -37,6 +38,10 @@ class Stage(StrEnum):
     RECEIVER_WITHOUT_REQUEST = "receiver_without_request"
     REQUESTER_INITIAL = "requester_initial"
     REQUESTER_AFTER_RESPONSE = "requester_after_response"
+    SENDER_STEP = "sender_step"  # single-step horizon: commit only the sender's next step
+    SENDER_AFTER_OBTAIN = "sender_after_obtain"  # single-step horizon: the rest, at the intermediate state
+    DIALOGUE_SENDER = "dialogue_sender"  # controlled free-form: the sender's next turn
+    DIALOGUE_RECEIVER = "dialogue_receiver"  # controlled free-form: the receiver's reply
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +54,8 @@ class GenerationRequest:
     delivered_request: str | None = None  # the REQ line as it crossed the wire
     initial_proposal: str | None = None  # the requester's own first record (canonical)
     response: str | None = None  # the bounded response as it crossed the wire
+    executed: str | None = None  # single-step horizon: the record of the step already carried out
+    dialogue: tuple[str, ...] = ()  # free-form turns so far, each "speaker: text" as it crossed the wire
 
 
 Generator = Callable[[GenerationRequest], Reply]
@@ -84,23 +91,47 @@ class _Session:
 
     def propose(self, request: GenerationRequest) -> tuple[Proposal, PeerRequest]:
         """A checked SELF+REQ record with exactly one request, addressed to ``request.peer``."""
-        proposal = self.checked(self.surface.parse(self.reply(request)), request.agent)
+        return self.proposed(self.surface.parse(self.reply(request)), request.agent, request.peer)
+
+    def proposed(self, proposal: Proposal, agent: str, peer: str) -> tuple[Proposal, PeerRequest]:
+        proposal = self.checked(proposal, agent)
         peer_request = proposal.request
         if peer_request is None or not peer_request.plan:
             found = len(proposal.peer_requests)
             raise ContractError("REQUEST_COUNT", f"expected exactly one peer request, found {found}")
-        if peer_request.target != request.peer:
-            raise ContractError(
-                "REQUEST_TARGET", f"the request is addressed to {peer_request.target}, not {request.peer}"
-            )
+        if peer_request.target != peer:
+            raise ContractError("REQUEST_TARGET", f"the request is addressed to {peer_request.target}, not {peer}")
         return proposal, peer_request
 
     def answer(self, request: GenerationRequest) -> Proposal:
         """A receiver's checked record: a non-empty SELF and no request."""
-        answer = self.checked(self.surface.parse(self.reply(request)), request.agent)
+        return self.answered(self.surface.parse(self.reply(request)), request.agent)
+
+    def answered(self, answer: Proposal, agent: str) -> Proposal:
+        answer = self.checked(answer, agent)
         if not answer.self_plan or answer.peer_requests:
             raise ContractError("RECEIVER_SHAPE", "the receiver must answer with a non-empty SELF and no request")
         return answer
+
+    def deliver(
+        self, sent: Proposal, request: PeerRequest, sender: str, receiver: str, channel: Channel = _identity
+    ) -> Success:
+        """Send the REQ through ``channel``, take the receiver's answer, resolve forward.
+
+        The commitment binds the receiver to the request it *received*: with a
+        substituting channel (the legal-alternative intervention) the delivered REQ,
+        checked again on arrival, is what Resolve→ matches the receiver's path against.
+        """
+        delivered = self.trace.wire.send(sender, receiver, "REQ", channel(self.surface.request(request)))
+        if channel is not _identity:
+            arrived = self.surface.delivered(delivered)
+            check_proposal(arrived, sender, self.prior, self.episode)
+            if arrived.request is None:
+                raise ContractError("REQUEST_COUNT", "the channel delivered no request")
+            sent = Proposal(sent.self_plan, (arrived.request,))
+        stage = GenerationRequest(receiver, Stage.RECEIVER_AFTER_REQUEST, sender, delivered_request=delivered)
+        answer = self.answer(stage)
+        return self.success(resolve_forward(sent, sender, answer, receiver, self.prior, self.episode))
 
     def success(self, commitment: Commitment) -> Success:
         return Success(commitment, materialize(commitment, self.prior, self.episode), self.trace)
@@ -118,25 +149,82 @@ def run_forward(
     channel: Channel = _identity,
     surface: Surface | None = None,
 ) -> ProtocolResult:
-    """Algorithm S1: sender SELF+REQ → delivered REQ → receiver SELF → Resolve→ → Materialize.
-
-    The commitment binds the receiver to the request it *received*: with a substituting
-    ``channel`` (the legal-alternative intervention) the delivered REQ, checked again on
-    arrival, is what Resolve→ matches the receiver's path against.
-    """
+    """Algorithm S1: sender SELF+REQ → delivered REQ → receiver SELF → Resolve→ → Materialize."""
     session = _Session(generate, prior, episode, surface)
     try:
         sent, request = session.propose(GenerationRequest(sender, Stage.SENDER_INITIAL, receiver))
-        delivered = session.trace.wire.send(sender, receiver, "REQ", channel(session.surface.request(request)))
-        if channel is not _identity:
-            arrived = session.surface.delivered(delivered)
-            check_proposal(arrived, sender, prior, episode)
-            if arrived.request is None:
-                raise ContractError("REQUEST_COUNT", "the channel delivered no request")
-            sent = Proposal(sent.self_plan, (arrived.request,))
-        stage = GenerationRequest(receiver, Stage.RECEIVER_AFTER_REQUEST, sender, delivered_request=delivered)
-        answer = session.answer(stage)
-        return session.success(resolve_forward(sent, sender, answer, receiver, prior, episode))
+        return session.deliver(sent, request, sender, receiver, channel)
+    except _PROTOCOL_ERRORS as error:
+        return session.fail(error)
+
+
+def run_single_step(
+    generate: Generator,
+    sender: str,
+    receiver: str,
+    prior: Prior,
+    episode: PublicEpisode,
+    advance: Callable[[str, Task], None],
+    surface: Surface | None = None,
+) -> ProtocolResult:
+    """The single-step horizon (S7): commit one sender step, carry it out, decide the rest there.
+
+    The sender first commits only its next step (``SELF <step>``, ``REQ -``); ``advance``
+    carries it out for the sender's view; at that intermediate state the sender is asked
+    again and writes its remaining path and the REQ. The commitment then joins the step
+    already taken to the rest and resolves forward as usual: three decisions, not two.
+    """
+    session = _Session(generate, prior, episode, surface)
+    try:
+        first = session.checked(
+            session.surface.parse(session.reply(GenerationRequest(sender, Stage.SENDER_STEP, receiver))), sender
+        )
+        if len(first.self_plan) != 1 or first.peer_requests:
+            raise ContractError(
+                "SINGLE_STEP_SHAPE", "a single-step sender commits exactly one SELF task and no request"
+            )
+        advance(sender, first.self_plan[0])
+        later = GenerationRequest(
+            sender, Stage.SENDER_AFTER_OBTAIN, receiver, executed=session.surface.serialize(first)
+        )
+        rest, request = session.propose(later)
+        return session.deliver(
+            Proposal(first.self_plan + rest.self_plan, rest.peer_requests), request, sender, receiver
+        )
+    except _PROTOCOL_ERRORS as error:
+        return session.fail(error)
+
+
+def run_dialogue(
+    generate: Generator, sender: str, receiver: str, prior: Prior, episode: PublicEpisode, max_rounds: int = 8
+) -> ProtocolResult:
+    """Controlled free-form: turns alternate until the sender is done, then the shared extractor
+    recovers SELF+REQ and the receiver's SELF, which resolve forward like any other record.
+
+    Every turn crosses the wire (kind ``SAY``), so wire bytes count the whole dialogue. A
+    sender that never says it is done within ``max_rounds`` forms no commitment.
+    """
+    session = _Session(generate, prior, episode, None)
+    wire = session.trace.wire
+    said: list[str] = []
+    try:
+        for _ in range(max_rounds):
+            text = session.reply(GenerationRequest(sender, Stage.DIALOGUE_SENDER, receiver, dialogue=tuple(said)))
+            said.append(Turn(sender, wire.send(sender, receiver, "SAY", text)).line())
+            reply = session.reply(GenerationRequest(receiver, Stage.DIALOGUE_RECEIVER, sender, dialogue=tuple(said)))
+            said.append(Turn(receiver, wire.send(receiver, sender, "SAY", reply)).line())
+            if sender_done(text):
+                break
+        else:
+            raise ParseError(
+                "DIALOGUE_UNFINISHED",
+                f"{sender} did not finish within {max_rounds} rounds",
+                Location(section="DIALOGUE"),
+            )
+        proposal, answer = extract(said, sender, receiver, prior.vocab)
+        sent, _ = session.proposed(proposal, sender, receiver)
+        taken = session.answered(answer, receiver)
+        return session.success(resolve_forward(sent, sender, taken, receiver, prior, episode))
     except _PROTOCOL_ERRORS as error:
         return session.fail(error)
 

@@ -10,11 +10,10 @@ from typing import Any
 from tokenizers import Tokenizer
 from transformers import PreTrainedModel, Qwen3ForCausalLM
 
-from gencoord.backends.context import PriorView
-from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
-from gencoord.train.common import MANIFEST, Codec
-from gencoord.train.data import RowSpec, Target
+from gencoord.train import MANIFEST
+from gencoord.train.common import Codec
+from gencoord.train.data import RowSpec
 from gencoord.train.hf import load_checkpoint
 from gencoord.train.tiny import TextCodec
 
@@ -33,12 +32,7 @@ def load_model(path: Path) -> LoadedModel:
         raise ConfigError("NOT_A_MODEL", f"{path}: no {MANIFEST}; train one with `gencoord train`")
     manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
     try:
-        spec = RowSpec(
-            Target(manifest["target"]),
-            SurfaceName(manifest["surface"]),
-            PriorView(manifest["view"]),
-            bool(manifest["compact"]),
-        )
+        spec = RowSpec.from_fields(manifest)
     except (KeyError, ValueError) as exc:
         raise ConfigError("BAD_MANIFEST", f"{manifest_path}: {exc}") from None
     if manifest.get("kind") == "hf":

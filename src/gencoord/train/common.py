@@ -9,8 +9,6 @@ from typing import Any, Protocol
 import torch
 from transformers import PreTrainedModel
 
-MANIFEST = "gencoord-model.json"
-
 
 class Codec(Protocol):
     """Text ↔ token ids, with the end-of-sequence and padding ids."""

@@ -4,7 +4,8 @@ For every cluster and role view: a sender-proposal row (the sender's model input
 canonical SELF+REQ, or its binding code for factor models) and a receiver-after-request
 row (the receiver's input with the delivered REQ → its SELF and ``REQ -``, or the
 accepted binding code); for Goal×Capability, requester-initial and requester-after-
-response rows. Rows come from a split's pool, so held-out templates and cross-products
+response rows; for the controlled free-form surface, one row per dialogue turn (a request
+of n steps takes n rounds). Rows come from a split's pool, so held-out templates and cross-products
 never enter a training file. Files are JSONL with a manifest of counts and hashes.
 """
 
@@ -13,22 +14,30 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from enum import StrEnum
 from pathlib import Path
 
 from gencoord import __version__
 from gencoord.backends.context import PriorView, model_input
-from gencoord.backends.rule import RuleRequester, composed
+from gencoord.backends.rule import RuleRequester, at_stage, composed
 from gencoord.dsl.ast import Proposal
+from gencoord.dsl.dialogue import parse_line, scripted
 from gencoord.dsl.surface import SurfaceName, surface
+from gencoord.errors import ConfigError
 from gencoord.prior.prior import Prior
 from gencoord.protocol.response import respond
+from gencoord.run.episode import after_step
 from gencoord.run.lifecycle import GenerationRequest, Stage
 from gencoord.tasks.cluster import Cluster
 from gencoord.tasks.episode import build_episode
 from gencoord.tasks.spec import SuiteDocument
+
+
+class Horizon(StrEnum):
+    MULTI = "multi"  # the sender commits its whole path and the request at once
+    SINGLE = "single"  # one step first, the rest at the intermediate state (paper S7)
 
 
 class Target(StrEnum):
@@ -54,6 +63,53 @@ class RowSpec:
     surface: SurfaceName = SurfaceName.DSL
     view: PriorView = PriorView.NONE
     compact: bool = True
+    horizon: Horizon = Horizon.MULTI
+
+    def fields(self) -> dict[str, str | bool]:
+        """What a checkpoint manifest records about the rows its model was trained on."""
+        return {
+            "target": self.target.value,
+            "surface": self.surface.value,
+            "view": self.view.value,
+            "compact": self.compact,
+            "horizon": self.horizon.value,
+        }
+
+    @classmethod
+    def from_fields(cls, fields: Mapping[str, object]) -> RowSpec:
+        """The inverse of :meth:`fields`; manifests written before horizons existed are multi-step."""
+        return cls(
+            Target(str(fields["target"])),
+            SurfaceName(str(fields["surface"])),
+            PriorView(str(fields["view"])),
+            bool(fields["compact"]),
+            Horizon(str(fields.get("horizon", Horizon.MULTI.value))),
+        )
+
+    def __post_init__(self) -> None:
+        if self.surface == SurfaceName.FREEFORM and (self.target is Target.FACTOR or self.horizon is Horizon.SINGLE):
+            raise ConfigError(
+                "TARGET_SURFACE", "free-form turns are whole text: no factor target and no single-step horizon"
+            )
+
+
+def _dialogue(
+    cluster: Cluster, role: int, seed: int, prior: Prior, suites: SuiteDocument, spec: RowSpec
+) -> Iterator[Row]:
+    """One row per turn of the faithful dialogue: each sees the turns before it (context grows)."""
+    episode = build_episode(cluster, role, seed, prior, suites, spec.surface)
+    assert episode.binding is not None
+    sent = composed(prior, episode.binding, episode.sender, episode.receiver, episode.params)
+    said = scripted(sent, episode.sender)
+    for index, line in enumerate(said):
+        turn = parse_line(line)
+        peer = episode.receiver if turn.speaker == episode.sender else episode.sender
+        stage = Stage.DIALOGUE_SENDER if turn.speaker == episode.sender else Stage.DIALOGUE_RECEIVER
+        request = GenerationRequest(turn.speaker, stage, peer, dialogue=tuple(said[:index]))
+        prompt = model_input(episode.contexts[turn.speaker], request, prior, spec.view, spec.compact)
+        yield Row(
+            stage.value, prompt, turn.text, cluster.id, cluster.template, episode.binding, role, cluster.split.value
+        )
 
 
 def _forward(
@@ -64,18 +120,28 @@ def _forward(
     spoken = surface(spec.surface, prior.vocab)
     sent = composed(prior, episode.binding, episode.sender, episode.receiver, episode.params)
     assert sent.request is not None
-    opening = GenerationRequest(episode.sender, Stage.SENDER_INITIAL, episode.receiver)
     delivered = spoken.request(sent.request)
     answer = GenerationRequest(
         episode.receiver, Stage.RECEIVER_AFTER_REQUEST, episode.sender, delivered_request=delivered
     )
-    targets = (
-        (spoken.serialize(sent), spoken.serialize(Proposal(sent.request.plan, ())))
-        if spec.target is Target.DIRECT
-        else (episode.binding, episode.binding)
-    )
-    for agent, request, target in ((episode.sender, opening, targets[0]), (episode.receiver, answer, targets[1])):
-        prompt = model_input(episode.contexts[agent], request, prior, spec.view, spec.compact)
+    receiver_target = Proposal(sent.request.plan, ())
+    steps: list[tuple[GenerationRequest, Proposal]] = []
+    if spec.horizon is Horizon.SINGLE:
+        first = GenerationRequest(episode.sender, Stage.SENDER_STEP, episode.receiver)
+        taken = at_stage(sent, first, prior, spec.surface)
+        later = GenerationRequest(
+            episode.sender, Stage.SENDER_AFTER_OBTAIN, episode.receiver, executed=spoken.serialize(taken)
+        )
+        steps += [(first, taken), (later, at_stage(sent, later, prior, spec.surface))]
+    else:
+        steps.append((GenerationRequest(episode.sender, Stage.SENDER_INITIAL, episode.receiver), sent))
+    steps.append((answer, receiver_target))
+    for request, record in steps:
+        context = episode.contexts[request.agent]
+        if request.executed is not None:
+            context = after_step(context, spoken.parse(request.executed).self_plan[0], prior)
+        prompt = model_input(context, request, prior, spec.view, spec.compact)
+        target = spoken.serialize(record) if spec.target is Target.DIRECT else episode.binding
         yield Row(
             request.stage.value,
             prompt,
@@ -124,17 +190,25 @@ def build_rows(
     seed: int = 0,
 ) -> list[Row]:
     rows: list[Row] = []
+    dialogue = spec.surface == SurfaceName.FREEFORM
     for cluster in clusters:
-        make = _capability if cluster.suite == "goal_capability" else _forward
+        if dialogue and cluster.suite == "goal_capability":
+            continue  # free-form is the forward representation comparator; feedback records have no dialogue
+        make = _capability if cluster.suite == "goal_capability" else (_dialogue if dialogue else _forward)
         for role in roles:
             rows.extend(make(cluster, role, seed, prior, suites, spec))
     return rows
 
 
+def rows_text(rows: Iterable[Row]) -> str:
+    """The JSONL form of ``rows``: what is written, and what a checkpoint's data hash covers."""
+    return "".join(json.dumps(asdict(row), ensure_ascii=False, separators=(",", ":")) + "\n" for row in rows)
+
+
 def write_rows(rows: list[Row], folder: Path, name: str, spec: RowSpec) -> Path:
     """``<name>.jsonl`` plus ``<name>.manifest.json`` (counts by stage and split, sha256)."""
     folder.mkdir(parents=True, exist_ok=True)
-    text = "".join(json.dumps(asdict(row), ensure_ascii=False, separators=(",", ":")) + "\n" for row in rows)
+    text = rows_text(rows)
     path = folder / f"{name}.jsonl"
     path.write_text(text, encoding="utf-8")
     manifest = {
@@ -142,7 +216,7 @@ def write_rows(rows: list[Row], folder: Path, name: str, spec: RowSpec) -> Path:
         "by_stage": dict(Counter(row.stage for row in rows)),
         "by_split": dict(Counter(row.split for row in rows)),
         "templates": sorted({row.template for row in rows}),
-        "spec": {k: str(v) for k, v in asdict(spec).items()},
+        "spec": spec.fields(),
         "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
         "gencoord": __version__,
     }

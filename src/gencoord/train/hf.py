@@ -8,6 +8,7 @@ present and on the CPU otherwise; the tests run it on a tiny stand-in checkpoint
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import platform
@@ -23,8 +24,9 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedTokenize
 
 from gencoord import __version__
 from gencoord.errors import ConfigError
-from gencoord.train.common import MANIFEST, TrainReport, masked_batch
-from gencoord.train.data import Row, RowSpec
+from gencoord.train import MANIFEST
+from gencoord.train.common import TrainReport, masked_batch
+from gencoord.train.data import Row, RowSpec, rows_text
 
 
 @dataclass(frozen=True)
@@ -119,16 +121,16 @@ def train_checkpoint(
     out.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out)
     codec.tokenizer.save_pretrained(out)
+    config_text = json.dumps({"spec": spec.fields(), "settings": asdict(settings)}, sort_keys=True)
     manifest: dict[str, Any] = {
         "kind": "hf",
         "base": str(model_path),
-        "target": spec.target.value,
-        "surface": spec.surface.value,
-        "view": spec.view.value,
-        "compact": spec.compact,
+        **spec.fields(),
         "seed": seed,
         "settings": asdict(settings),
         "rows": len(rows),
+        "data_sha256": hashlib.sha256(rows_text(rows).encode("utf-8")).hexdigest(),
+        "config_sha256": hashlib.sha256(config_text.encode("utf-8")).hexdigest(),
         "report": asdict(report),
         "versions": {"gencoord": __version__, "torch": torch.__version__, "python": platform.python_version()},
     }

@@ -33,7 +33,8 @@ from gencoord.errors import ConfigError
 from gencoord.prior.load import default_prior
 from gencoord.tasks.cluster import Split, draw_pool, forward_space
 from gencoord.tasks.spec import default_suites
-from gencoord.train.common import MANIFEST, TrainReport, generate, masked_batch
+from gencoord.train import MANIFEST
+from gencoord.train.common import TrainReport, generate, masked_batch
 from gencoord.train.data import Row, RowSpec, build_rows
 
 SPECIAL = ("[PAD]", "[UNK]", "[EOS]")
@@ -203,15 +204,10 @@ def save(
     out.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out)
     codec.tokenizer.save(str(out / "tokenizer.json"))
-    config_text = json.dumps(
-        {"spec": {k: str(v) for k, v in asdict(spec).items()}, "preset": asdict(preset)}, sort_keys=True
-    )
+    config_text = json.dumps({"spec": spec.fields(), "preset": asdict(preset)}, sort_keys=True)
     manifest: dict[str, Any] = {
         "kind": "tiny",
-        "target": spec.target.value,
-        "surface": spec.surface.value,
-        "view": spec.view.value,
-        "compact": spec.compact,
+        **spec.fields(),
         "seed": seed,
         "config_sha256": hashlib.sha256(config_text.encode()).hexdigest(),
         "data": "fresh rows from the training split each step (seeded)",
