@@ -26,7 +26,7 @@ from tests.strategies import legal_proposal
 
 @settings(max_examples=300, deadline=None)
 @given(data=st.data())
-def test_the_extractor_recovers_every_legal_commitment_said_by_the_convention(prior: Prior, data: st.DataObject) -> None:
+def test_the_extractor_inverts_the_convention_for_every_legal_commitment(prior: Prior, data: st.DataObject) -> None:
     proposal = data.draw(legal_proposal(prior).filter(lambda p: p.request is not None))
     assert proposal.request is not None
     said = scripted(proposal, "agent_a")

@@ -121,10 +121,19 @@ class ApiBackend:
         return f"{GRAMMAR}\n\n" + "\n\n".join(shown)
 
     def generate(self, context: LocalContext, request: GenerationRequest) -> Reply:
-        messages: list[ChatCompletionMessageParam] = [
-            {"role": "system", "content": self._instructions(context, request)},
-            {"role": "user", "content": model_input(context, request, self.prior, PriorView.FULL)},
-        ]
+        return self.complete(
+            [
+                {"role": "system", "content": self._instructions(context, request)},
+                {"role": "user", "content": model_input(context, request, self.prior, PriorView.FULL)},
+            ]
+        )
+
+    def ask(self, prompt: str) -> str:
+        """One user message, the reply's text: what a gate adjudicator needs from a model."""
+        return self.complete([{"role": "user", "content": prompt}], max_tokens=8).text
+
+    def complete(self, messages: list[ChatCompletionMessageParam], max_tokens: int = 400) -> Reply:
+        """One chat completion with retries on transient failures, counted in ``usage``."""
         started = time.perf_counter()
         for attempt in range(self.retries + 1):
             try:
@@ -132,7 +141,7 @@ class ApiBackend:
                     model=self.model,
                     messages=messages,
                     temperature=0,
-                    max_tokens=300,
+                    max_tokens=max_tokens,
                 )
                 break
             except _TRANSIENT as exc:

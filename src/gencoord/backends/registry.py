@@ -50,11 +50,17 @@ def _model_set(checkpoint: Path, constrained: bool = False) -> BackendSet:
     return make
 
 
-def _api_set(target: str) -> BackendSet:
-    """Every agent asks the OpenAI-compatible API ``<base url>#<model>`` (key: $GENCOORD_API_KEY)."""
+def api_target(target: str) -> tuple[str, str]:
+    """``<base url>#<model>`` → (base url, model)."""
     base_url, _, model = target.partition("#")
     if not base_url or not model:
         raise ConfigError("UNKNOWN_BACKEND", f"an API backend is api:<base url>#<model>, got api:{target}")
+    return base_url, model
+
+
+def _api_set(target: str) -> BackendSet:
+    """Every agent asks the OpenAI-compatible API ``<base url>#<model>`` (key: $GENCOORD_API_KEY)."""
+    base_url, model = api_target(target)
 
     def make(spec: EpisodeSpec, withheld: bool, prior: Prior, suites: SuiteDocument) -> dict[str, Backend]:
         from gencoord.backends.api import ApiBackend  # noqa: PLC0415  (openai loads only when an API is used)
@@ -76,7 +82,8 @@ def _selector_set(selector_name: str) -> BackendSet:
     return make
 
 
-def _checkpoint(name: str) -> Path | None:
+def checkpoint_of(name: str) -> Path | None:
+    """The checkpoint folder a ``model:`` or ``constrained:`` name points at, else None."""
     if name.startswith((MODEL_PREFIX, CONSTRAINED_PREFIX)):
         return Path(name.removeprefix(CONSTRAINED_PREFIX if name.startswith(CONSTRAINED_PREFIX) else MODEL_PREFIX))
     return None
@@ -91,7 +98,7 @@ def backend_fits(name: str, single_step: bool, surface: SurfaceName) -> bool:
     experiment crossing models with surfaces and conditions runs only the combinations
     that fit, so every row is a model doing its own job.
     """
-    checkpoint = _checkpoint(name)
+    checkpoint = checkpoint_of(name)
     if checkpoint is None or not (checkpoint / MANIFEST).exists():
         return True
     manifest = json.loads((checkpoint / MANIFEST).read_text(encoding="utf-8"))
@@ -107,7 +114,7 @@ def backend_set(name: str) -> BackendSet:
         return _selector_set(name.removeprefix(SELECTOR_PREFIX))
     if name.startswith(API_PREFIX):
         return _api_set(name.removeprefix(API_PREFIX))
-    checkpoint = _checkpoint(name)
+    checkpoint = checkpoint_of(name)
     if checkpoint is not None:
         if not (checkpoint / MANIFEST).exists():
             raise ConfigError("UNKNOWN_BACKEND", f"{checkpoint} holds no trained model ({MANIFEST})")

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError,
 from gencoord.backends.registry import API_PREFIX, BACKEND_SETS, CONSTRAINED_PREFIX, MODEL_PREFIX, SELECTOR_PREFIX
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
+from gencoord.gate.adjudicators import LOGISTIC, check_adjudicator_name
 from gencoord.gate.config import load_gate_config
 from gencoord.gate.policy import GateCondition
 from gencoord.run.episode import FEEDBACK_CONDITIONS, FORWARD_CONDITIONS, Condition, check_dialogue
@@ -138,17 +139,24 @@ class GateExperimentConfig(BaseModel):
     reference: GateCondition | None = GateCondition.COMMUNICATION_FIRST  # paired: condition − reference
     clusters: PositiveInt | None = None  # keep only the first N instances: reduced runs
     gate_config: str | None = None  # a gate TOML (weights, thresholds, …) instead of the packaged one
+    adjudicator: str = LOGISTIC  # the gray zone's judge: logistic, api:<url>#<model> or model:<checkpoint>
     budget_factor: Annotated[float, Field(gt=0)] = 2.0  # round budget = factor × clean-run rounds + margin
     budget_margin: Annotated[int, Field(ge=0)] = 10
     output: str = "runs"
     workers: Annotated[int, Field(ge=0)] = 0
     bootstrap: BootstrapSpec = BootstrapSpec()
 
+    @field_validator("adjudicator")
+    @classmethod
+    def _known_adjudicator(cls, name: str) -> str:
+        return check_adjudicator_name(name)
+
     def summary(self) -> str:
         count = min(self.instances, self.clusters or self.instances)
         budget = f"budget {self.budget_factor:g} × clean rounds + {self.budget_margin}"
-        return f"{count} {self.split} instances of the dynamic suite (seed {self.seed}, {budget}); conditions " + (
-            ", ".join(self.conditions)
+        setting = f"seed {self.seed}, {budget}, adjudicator {self.adjudicator}"
+        return f"{count} {self.split} instances of the dynamic suite ({setting}); conditions " + ", ".join(
+            self.conditions
         )
 
 

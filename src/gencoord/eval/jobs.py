@@ -16,6 +16,7 @@ from gencoord.backends.registry import backend_fits, backend_set
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
 from gencoord.eval.config import Experiment, ExperimentConfig, GateExperimentConfig
+from gencoord.gate.adjudicators import adjudicator_for
 from gencoord.gate.config import GateConfig, default_gate_config, load_gate_config
 from gencoord.gate.episode import run_gate_episode
 from gencoord.gate.policy import GateCondition
@@ -117,8 +118,14 @@ def run_job(config: Experiment, config_json: str, job: AnyJob) -> dict[str, obje
     if isinstance(job, GateJob):
         instance = _instances(config_json)[job.instance]
         assert isinstance(config, GateExperimentConfig)
-        record = run_gate_episode(instance, job.condition, config=_gate_config(config.gate_config)).record()
-        return record | {"cluster": instance.id, "outcome": {"G": record["success"]}} | tags
+        adjudicator = adjudicator_for(config.adjudicator, config.gate_config)
+        gate = _gate_config(config.gate_config)
+        record = run_gate_episode(instance, job.condition, config=gate, adjudicator=adjudicator).record()
+        return (
+            record
+            | {"cluster": instance.id, "outcome": {"G": record["success"]}, "adjudicator": adjudicator.name}
+            | tags
+        )
     assert isinstance(job, Job) and isinstance(config, ExperimentConfig)
     prior, suites = default_prior(), default_suites()
     cluster = _clusters(config_json)[job.cluster]

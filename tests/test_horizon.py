@@ -1,0 +1,132 @@
+"""The single-step horizon: one step, the rest at the intermediate state, three decisions."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import replace
+from pathlib import Path
+
+from gencoord.backends.registry import backend_fits
+from gencoord.backends.rule import RequestRealizer, RuleSender
+from gencoord.dsl.ast import Task
+from gencoord.dsl.surface import SurfaceName
+from gencoord.errors import FailureCode
+from gencoord.eval.config import parse_experiment
+from gencoord.eval.jobs import expand
+from gencoord.eval.report import write_report
+from gencoord.eval.runner import create_run, read_records, run_experiment
+from gencoord.prior import Prior
+from gencoord.protocol.result import Fail, Reply, Success
+from gencoord.run.episode import Condition, run_episode
+from gencoord.run.lifecycle import GenerationRequest, Stage, run_single_step
+from gencoord.tasks import SuiteDocument, build_episode, paper_pool
+from gencoord.train import MANIFEST
+from gencoord.train.data import Horizon, RowSpec, build_rows
+
+
+def test_single_step_rows_add_the_intermediate_stage(prior: Prior, suites: SuiteDocument) -> None:
+    rows = build_rows(paper_pool("training"), prior, suites, RowSpec(horizon=Horizon.SINGLE))
+    assert Counter(row.stage for row in rows) == {
+        "sender_step": 960,
+        "sender_after_obtain": 960,
+        "receiver_after_request": 960,
+    }
+    first = next(row for row in rows if row.stage == "sender_step")
+    assert first.target.endswith("\nREQ -") and " > " not in first.target
+    later = next(row for row in rows if row.stage == "sender_after_obtain" and row.cluster == first.cluster)
+    assert "done SELF resource.obtain(" in later.prompt and "REQ agent_" in later.target
+
+
+def test_single_step_episodes_take_three_decisions_and_reach_the_same_commitment(
+    prior: Prior, suites: SuiteDocument
+) -> None:
+    for cluster in paper_pool("held_out_templates")[:12]:
+        spec = build_episode(cluster, 1, 0, prior, suites)
+        multi, single = run_episode(spec), run_episode(spec, Condition.SINGLE_STEP)
+        assert isinstance(multi.protocol, Success) and isinstance(single.protocol, Success)
+        assert single.protocol.commitment == multi.protocol.commitment
+        assert [g.stage for g in single.protocol.trace.generations] == [
+            "sender_step",
+            "sender_after_obtain",
+            "receiver_after_request",
+        ]
+        assert single.outcome.success and multi.outcome.success
+
+
+def test_the_intermediate_decision_sees_the_step_carried_out(prior: Prior, suites: SuiteDocument) -> None:
+    spec = build_episode(paper_pool("timing")[0], 0, 0, prior, suites)
+    seen: dict[str, dict[str, int]] = {}
+    sender, realizer = RuleSender(prior), RequestRealizer(prior)
+    contexts = dict(spec.contexts)
+
+    def generate(request: GenerationRequest) -> Reply:
+        seen[request.stage.value] = dict(contexts[request.agent].inventory)
+        backend = sender if request.agent == spec.sender else realizer
+        return backend.generate(contexts[request.agent], request)
+
+    def advance(agent: str, step: Task) -> None:
+        contexts[agent] = replace(contexts[agent], inventory={})
+
+    result = run_single_step(generate, spec.sender, spec.receiver, prior, spec.public, advance)
+    assert isinstance(result, Success)
+    assert seen["sender_step"] == dict(spec.contexts[spec.sender].inventory) and seen["sender_after_obtain"] == {}
+
+
+def test_a_whole_record_at_the_first_step_breaks_the_single_step_contract(prior: Prior, suites: SuiteDocument) -> None:
+    spec = build_episode(paper_pool("timing")[0], 0, 0, prior, suites)
+    sender = RuleSender(prior)
+
+    def generate(request: GenerationRequest) -> Reply:
+        whole = GenerationRequest(request.agent, Stage.SENDER_INITIAL, request.peer)
+        return sender.generate(spec.contexts[request.agent], whole)
+
+    result = run_single_step(generate, spec.sender, spec.receiver, prior, spec.public, lambda *_: None)
+    assert isinstance(result, Fail) and result.code is FailureCode.CONTRACT_REJECT
+    assert result.error.reason == "SINGLE_STEP_SHAPE"
+
+
+def _checkpoint(folder: Path, **fields: str) -> Path:
+    folder.mkdir()
+    (folder / MANIFEST).write_text(json.dumps({"target": "direct", "surface": "dsl", **fields}))
+    return folder
+
+
+def test_models_run_only_where_they_fit(tmp_path: Path) -> None:
+    single = _checkpoint(tmp_path / "single", horizon="single")
+    free = _checkpoint(tmp_path / "free", surface="freeform")
+    factor = _checkpoint(tmp_path / "factor", target="factor")
+    assert backend_fits(f"model:{single}", True, SurfaceName.DSL)
+    assert not backend_fits(f"model:{single}", False, SurfaceName.DSL)
+    assert backend_fits(f"model:{free}", False, SurfaceName.FREEFORM)
+    assert not backend_fits(f"model:{free}", False, SurfaceName.JSON)
+    assert backend_fits(f"model:{factor}", True, SurfaceName.JSON)
+    assert not backend_fits(f"model:{factor}", False, SurfaceName.FREEFORM)
+    assert backend_fits("rule", True, SurfaceName.FREEFORM)
+    config = parse_experiment(
+        f'name = "fit"\npool = "timing"\nclusters = 2\nconditions = ["request", "single_step"]\n'
+        f'surfaces = ["dsl", "json"]\nbackends = ["model:{single}", "model:{factor}"]\n'
+        "seeds = [0]\nroles = [0]\n"
+    )
+    combos = {(job.backend, job.condition.value, job.surface.value) for job in expand(config)}
+    assert combos == {(f"model:{single}", "single_step", "dsl")} | {
+        (f"model:{factor}", condition, surface)
+        for condition in ("request", "single_step")
+        for surface in ("dsl", "json")
+    }
+
+
+def test_the_horizon_report_has_families_and_decisions(tmp_path: Path) -> None:
+    config = parse_experiment(
+        'name = "horizon"\nkind = "horizon"\npool = "held_out_templates"\nclusters = 4\n'
+        'conditions = ["request", "single_step"]\nreference = "request"\nseeds = [0]\n'
+    )
+    run_dir = create_run(config, tmp_path)
+    run_experiment(config, run_dir, workers=1)
+    records = read_records(run_dir)
+    decisions = Counter((r["condition"], len(r["protocol"]["generations"])) for r in records)
+    assert decisions == {("request", 2): 8, ("single_step", 3): 8}
+    report = write_report(run_dir)
+    horizon = next(table for table in report.tables if table.key == "horizon")
+    assert [row[3] for row in horizon.rows] == ["2.000", "3.000"]
+    assert any("P3_ALLOCATION" in column for column in horizon.columns)
