@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
+from functools import cache
 from pathlib import Path
 
 from gencoord.backends.base import Backend
@@ -82,11 +83,26 @@ def _selector_set(selector_name: str) -> BackendSet:
     return make
 
 
+SEED = "{seed}"
+"""In a backend name, the episode's seed: ``model:ckpt/dsl-s{seed}`` gives each seed its own trained model."""
+
+
+def for_seed(name: str, seed: int) -> str:
+    """The backend name an episode of ``seed`` uses (the paper trains one model per seed)."""
+    return name.replace(SEED, str(seed))
+
+
 def checkpoint_of(name: str) -> Path | None:
     """The checkpoint folder a ``model:`` or ``constrained:`` name points at, else None."""
     if name.startswith((MODEL_PREFIX, CONSTRAINED_PREFIX)):
         return Path(name.removeprefix(CONSTRAINED_PREFIX if name.startswith(CONSTRAINED_PREFIX) else MODEL_PREFIX))
     return None
+
+
+@cache
+def _manifest(checkpoint: Path) -> dict[str, str] | None:
+    path = checkpoint / MANIFEST
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
 
 
 def backend_fits(name: str, single_step: bool, surface: SurfaceName) -> bool:
@@ -99,9 +115,9 @@ def backend_fits(name: str, single_step: bool, surface: SurfaceName) -> bool:
     that fit, so every row is a model doing its own job.
     """
     checkpoint = checkpoint_of(name)
-    if checkpoint is None or not (checkpoint / MANIFEST).exists():
+    manifest = None if checkpoint is None else _manifest(checkpoint.resolve())
+    if manifest is None:
         return True
-    manifest = json.loads((checkpoint / MANIFEST).read_text(encoding="utf-8"))
     if manifest.get("target") == "factor":
         return surface != SurfaceName.FREEFORM
     single = manifest.get("horizon", "multi") == "single"

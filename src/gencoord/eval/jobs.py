@@ -12,7 +12,7 @@ from functools import cache
 from pathlib import Path
 
 from gencoord import __version__
-from gencoord.backends.registry import backend_fits, backend_set
+from gencoord.backends.registry import backend_fits, backend_set, for_seed
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
 from gencoord.eval.config import Experiment, ExperimentConfig, GateExperimentConfig
@@ -87,13 +87,21 @@ def expand(config: Experiment) -> list[AnyJob]:
             for fault in config.faults:
                 for backend in config.backends:
                     for surface in config.surfaces:
-                        if not backend_fits(backend, condition is Condition.SINGLE_STEP, surface):
-                            continue
                         for seed in config.seeds:
+                            if not backend_fits(for_seed(backend, seed), condition is Condition.SINGLE_STEP, surface):
+                                continue
                             for role in config.roles:
                                 key = "|".join((cluster.id, f"r{role}", f"s{seed}", condition, fault, backend, surface))
                                 job = Job(key, index, role, seed, condition, fault, backend, surface)
                                 jobs.append(job)
+    used = {job.backend for job in jobs if isinstance(job, Job)}
+    idle = [name for name in config.backends if name not in used]
+    if idle:
+        raise ConfigError(
+            "BACKEND_FITS_NOTHING",
+            f"{idle[0]} runs in none of this config's conditions and surfaces "
+            "(a trained model writes only the surface and horizon it learned)",
+        )
     return jobs
 
 
@@ -130,7 +138,7 @@ def run_job(config: Experiment, config_json: str, job: AnyJob) -> dict[str, obje
     prior, suites = default_prior(), default_suites()
     cluster = _clusters(config_json)[job.cluster]
     spec = build_episode(cluster, job.role, job.seed, prior, suites, job.surface, config.described)
-    backends = backend_set(job.backend)(spec, job.condition is Condition.NO_REQUEST, prior, suites)
+    backends = backend_set(for_seed(job.backend, job.seed))(spec, job.condition is Condition.NO_REQUEST, prior, suites)
     executor = executor_for(config.world)
     result = run_episode(
         spec, job.condition, fault=job.fault, backends=backends, executor=executor, prior=prior, suites=suites

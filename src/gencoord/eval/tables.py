@@ -205,26 +205,35 @@ def outcome_table(rows: Sequence[Row], config: ExperimentConfig) -> Table:
     return table
 
 
+def _reference_for(row: Row, references: Sequence[Row]) -> Row:
+    """The reference row to pair ``row`` with: the same backend set and surface if run, else the first."""
+    rest = row.key[1:]
+    return next((ref for ref in references if ref.key[1:] == rest), references[0])
+
+
 def paired_table(rows: Sequence[Row], config: ExperimentConfig) -> Table | None:
     """Reference − each other row, cluster-aligned, with a paired cluster-bootstrap interval."""
     if config.reference is None:
         return None
-    reference = next((row for row in rows if row.key[0] == config.reference.value), None)
-    if reference is None:
+    references = [row for row in rows if row.key[0] == config.reference.value]
+    if not references:
         return None
     table = Table(
         "paired",
         f"Paired differences: {config.reference.value} − condition (percentage points)",
-        ["condition", "Δ success (pp)", "95% CI", "paper Δ", "paper CI"],
-        caption="Cluster-aligned differences; percentile cluster bootstrap with the paper's paired seeds.",
+        ["condition", "against", "Δ success (pp)", "95% CI", "paper Δ", "paper CI"],
+        caption="Cluster-aligned differences against the reference row with the same backend set and surface "
+        "(or the first reference row); percentile cluster bootstrap with the paper's paired seeds.",
     )
-    for index, row in enumerate(r for r in rows if r is not reference):
+    for index, row in enumerate(r for r in rows if r.key[0] != config.reference.value):
+        reference = _reference_for(row, references)
         seed = config.bootstrap.paired_seed + index
         estimate = paired_difference(reference.per_cluster, row.per_cluster, config.bootstrap.resamples, seed)
         paper = _paper(config, "paired", row.key[0])
         table.rows.append(
             [
                 row.label,
+                reference.label,
                 f"{100 * estimate.value:+.1f}",
                 _ci(estimate),
                 DASH if paper is None else f"{paper[0]:+.1f}",

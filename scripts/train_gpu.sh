@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Fine-tune every checkpoint experiments/gpu/*.toml names from a local Qwen3.5-0.8B folder,
+# with the paper's settings (gencoord train --model: AdamW 1e-5, cosine, 3% warm-up,
+# effective batch 16, bf16, 2 epochs, prompt masked), three seeds each:
+#   dsl       Direct Short DSL, multi-step          (1,920 rows)
+#   json      Direct JSON surface                    (1,920 rows)
+#   freeform  controlled free-form dialogue turns    (2,400 rows)
+#   factor    Factor-Code (binding code) target      (1,920 rows)
+#   single    single-step horizon, Short DSL         (2,880 rows)
+set -euo pipefail
+base=${1:?usage: scripts/train_gpu.sh <Qwen3.5-0.8B folder> [output folder]}
+out=${2:-checkpoints/qwen3.5-0.8b}
+gencoord=${GENCOORD:-.venv/bin/gencoord}
+for seed in 1 2 3; do
+    "$gencoord" train --model "$base" --out "$out/dsl-s$seed" --seed "$seed"
+    "$gencoord" train --model "$base" --out "$out/json-s$seed" --surface json --seed "$seed"
+    "$gencoord" train --model "$base" --out "$out/freeform-s$seed" --surface freeform --seed "$seed"
+    "$gencoord" train --model "$base" --out "$out/factor-s$seed" --target factor --seed "$seed"
+    "$gencoord" train --model "$base" --out "$out/single-s$seed" --horizon single --seed "$seed"
+done
