@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import http.server
+import hashlib
 import json
 import math
 import re
-import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 from transformers import PreTrainedTokenizerFast
@@ -18,6 +18,7 @@ from gencoord.backends.context import PriorView, model_input
 from gencoord.backends.local import LocalModelBackend
 from gencoord.backends.registry import backend_set
 from gencoord.backends.rule import composed
+from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import BackendError, ConfigError
 from gencoord.eval.config import parse_experiment
 from gencoord.eval.runner import create_run, read_records, run_experiment
@@ -27,9 +28,10 @@ from gencoord.run.lifecycle import GenerationRequest, Stage
 from gencoord.tasks import Split, SuiteDocument, build_episode, draw_pool, paper_pool
 from gencoord.train.checkpoint import load_model
 from gencoord.train.common import generate
-from gencoord.train.data import RowSpec, Target, build_rows, read_rows, write_rows
+from gencoord.train.data import RowSpec, Target, build_rows, read_rows, rows_text, write_rows
 from gencoord.train.hf import PaperSettings, train_checkpoint
 from gencoord.train.tiny import TinyPreset, build_model, build_tokenizer, train_tiny
+from tests.chat_stub import ChatHandler, completion, serving
 
 FIXTURE = Path(__file__).parent / "fixtures" / "tiny-dsl"
 
@@ -113,46 +115,17 @@ def test_a_model_backend_set_runs_in_the_harness(tmp_path: Path) -> None:
         backend_set("model:/nowhere")
 
 
-class _StubApi(http.server.BaseHTTPRequestHandler):
-    """An OpenAI-compatible /v1/chat/completions that answers like a perfect model (via the composer)."""
+class _StubApi(ChatHandler):
+    """Answers like a perfect model (via the composer)."""
 
     failures_left = 1  # the first call fails with a 503: the backend must retry
 
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+    def reply(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         if _StubApi.failures_left:
             _StubApi.failures_left -= 1
-            self._send(503, {"error": {"message": "busy"}})
-            return
+            return 503, {"error": {"message": "busy"}}
         prompt = body["messages"][-1]["content"]
-        self._send(
-            200,
-            {
-                "id": "x",
-                "object": "chat.completion",
-                "created": 0,
-                "model": body["model"],
-                "choices": [
-                    {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": _answer(prompt)}}
-                ],
-                "usage": {
-                    "prompt_tokens": len(prompt) // 4,
-                    "completion_tokens": 30,
-                    "total_tokens": len(prompt) // 4 + 30,
-                },
-            },
-        )
-
-    def _send(self, status: int, payload: dict[str, object]) -> None:
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args: object) -> None:
-        return
+        return 200, completion(body["model"], _answer(prompt), len(prompt) // 4, 30)
 
 
 def _answer(prompt: str) -> str:
@@ -170,12 +143,8 @@ def _answer(prompt: str) -> str:
 
 
 def test_an_openai_compatible_api_backend_retries_and_counts_usage(prior: Prior, suites: SuiteDocument) -> None:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _StubApi)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        backend = ApiBackend(
-            f"http://127.0.0.1:{server.server_port}/v1", "stub", prior, backoff_s=0.01, price_in_per_mtok=1.0
-        )
+    with serving(_StubApi) as url:
+        backend = ApiBackend(url, "stub", prior, backoff_s=0.01, price_in_per_mtok=1.0)
         spec = build_episode(paper_pool("timing")[0], 1, 0, prior, suites)
         result = run_episode(spec, backends={agent: backend for agent in spec.contexts})
         assert result.outcome.success and result.protocol.trace.calls == 2
@@ -184,8 +153,17 @@ def test_an_openai_compatible_api_backend_retries_and_counts_usage(prior: Prior,
         with pytest.raises(BackendError) as caught:
             run_episode(spec, backends={agent: dead for agent in spec.contexts})
         assert caught.value.reason == "API_UNAVAILABLE"
-    finally:
-        server.shutdown()
+
+
+def test_the_api_prompt_teaches_the_surface_being_spoken(prior: Prior, suites: SuiteDocument) -> None:
+    backend = ApiBackend("http://127.0.0.1:9/v1", "stub", prior)
+    spec = build_episode(paper_pool("timing")[0], 0, 0, prior, suites, SurfaceName.FREEFORM)
+    context = spec.contexts[spec.sender]
+    talk = backend._instructions(context, GenerationRequest(spec.sender, Stage.DIALOGUE_SENDER, spec.receiver))
+    record = backend._instructions(context, GenerationRequest(spec.sender, Stage.SENDER_INITIAL, spec.receiver))
+    assert "That is everything." in talk and "agent_x: Hi agent_y, agent_x here." in talk and "SELF " not in talk
+    assert "SELF " in record and "REQ " in record and "please" not in record
+    assert spec.cluster.template not in talk + record  # worked examples never show the agent's own template
 
 
 def test_a_hugging_face_checkpoint_fine_tunes_with_the_paper_schedule(
@@ -200,10 +178,12 @@ def test_a_hugging_face_checkpoint_fine_tunes_with_the_paper_schedule(
     build_model(tokenizer.get_vocab_size(), TinyPreset(), seed=0).save_pretrained(base)
     fast.save_pretrained(base)
     settings = PaperSettings(lr=5e-3, epochs=4, batch=8, micro_batch=4)
-    report = train_checkpoint(base, rows, spec, tmp_path / "tuned", settings, seed=0)
+    report = train_checkpoint(base, rows, spec, tmp_path / "tuned", settings, seed=0, evaluate=4)
     assert report.steps == 4 * math.ceil(len(rows) / 8) and report.last_loss < report.first_loss / 2
     loaded = load_model(tmp_path / "tuned")
     assert loaded.manifest["kind"] == "hf" and loaded.manifest["settings"]["batch"] == 8
+    assert loaded.manifest["data_sha256"] == hashlib.sha256(rows_text(rows).encode()).hexdigest()
+    assert len(loaded.manifest["config_sha256"]) == 64 and loaded.manifest["horizon"] == "multi"
     backend = LocalModelBackend(tmp_path / "tuned", prior)
     episode = build_episode(paper_pool("training")[0], 0, 0, prior, suites)
     reply = backend.generate(

@@ -370,10 +370,11 @@ def train(
             report = _train_checkpoint(model, spec, out, epochs, micro_batch, seed, log, console)
     except ConfigError as exc:
         raise _fail_config(exc) from None
-    match = "–" if report.exact_match is None else f"{100 * report.exact_match:.1f}%"
+    seen = "–" if report.exact_match is None else f"{100 * report.exact_match:.1f}%"
+    unseen = "–" if report.held_out_templates is None else f"{100 * report.held_out_templates:.1f}%"
     console.print(
-        f"trained {report.steps} steps in {report.seconds:.0f} s; held-out exact match {match} "
-        f"on {report.evaluated} rows → {out}",
+        f"trained {report.steps} steps in {report.seconds:.0f} s; exact match {seen} on {report.evaluated} rows of "
+        f"unseen worlds, {unseen} on {report.held_out_evaluated} rows of held-out templates → {out}",
         highlight=False,
     )
 

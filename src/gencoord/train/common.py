@@ -27,8 +27,10 @@ class TrainReport:
     seconds: float
     first_loss: float
     last_loss: float
-    exact_match: float | None
+    exact_match: float | None  # greedy exact match on in-distribution rows (seen templates, unseen worlds)
     evaluated: int
+    held_out_templates: float | None = None  # the same on rows of templates never trained on
+    held_out_evaluated: int = 0
 
 
 def generate(
@@ -68,3 +70,11 @@ def masked_batch(rows: Sequence[Any], codec: Codec) -> tuple[torch.Tensor, torch
         labels[index, : len(targets)] = torch.tensor(targets)
         mask[index, : len(tokens)] = 1
     return ids, labels, mask
+
+
+def exact_match(model: PreTrainedModel, codec: Codec, rows: Sequence[Any]) -> float | None:
+    """The share of ``rows`` whose target greedy decoding reproduces exactly (None: no rows)."""
+    if not rows:
+        return None
+    hits: int = sum(generate(model, codec, row.prompt)[0] == row.target for row in rows)
+    return hits / len(rows)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass
@@ -26,13 +27,14 @@ from gencoord.dsl.ast import Proposal
 from gencoord.dsl.dialogue import parse_line, scripted
 from gencoord.dsl.surface import SurfaceName, surface
 from gencoord.errors import ConfigError
+from gencoord.prior.load import default_prior
 from gencoord.prior.prior import Prior
 from gencoord.protocol.response import respond
 from gencoord.run.episode import after_step
 from gencoord.run.lifecycle import GenerationRequest, Stage
-from gencoord.tasks.cluster import Cluster
+from gencoord.tasks.cluster import Cluster, Split, draw_pool
 from gencoord.tasks.episode import build_episode
-from gencoord.tasks.spec import SuiteDocument
+from gencoord.tasks.spec import SuiteDocument, default_suites
 
 
 class Horizon(StrEnum):
@@ -198,6 +200,22 @@ def build_rows(
         for role in roles:
             rows.extend(make(cluster, role, seed, prior, suites, spec))
     return rows
+
+
+def evaluation_rows(spec: RowSpec, count: int, seed: int = 0) -> tuple[list[Row], list[Row]]:
+    """Up to ``count`` rows each from unseen worlds of seen templates and from held-out templates.
+
+    Neither pool shares a world with training (their own seed namespaces); the second
+    also shares no template with it: what a model does there is transfer, not recall.
+    """
+    prior, suites = default_prior(), default_suites()
+    seen_pool = draw_pool(Split.IN_DISTRIBUTION, 24, seed=7) + draw_pool(Split.GOAL_CAPABILITY, 4, seed=7)
+    chooser = random.Random(seed)
+    picked = []
+    for pool in (seen_pool, draw_pool(Split.HELD_OUT_TEMPLATE, 24, seed=7)):
+        rows = build_rows(pool, prior, suites, spec)
+        picked.append(chooser.sample(rows, min(count, len(rows))))
+    return picked[0], picked[1]
 
 
 def rows_text(rows: Iterable[Row]) -> str:

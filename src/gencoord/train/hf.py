@@ -25,8 +25,8 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedTokenize
 from gencoord import __version__
 from gencoord.errors import ConfigError
 from gencoord.train import MANIFEST
-from gencoord.train.common import TrainReport, masked_batch
-from gencoord.train.data import Row, RowSpec, rows_text
+from gencoord.train.common import TrainReport, exact_match, masked_batch
+from gencoord.train.data import Row, RowSpec, evaluation_rows, rows_text
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,9 @@ def train_checkpoint(
     settings: PaperSettings | None = None,
     seed: int = 0,
     log: Callable[[int, float], None] | None = None,
+    evaluate: int = 64,
 ) -> TrainReport:
+    """Fine-tune, then measure greedy exact match on ``evaluate`` unseen-world and held-out-template rows."""
     settings = settings or PaperSettings()
     if settings.batch % settings.micro_batch:
         raise ConfigError("BAD_BATCH", "the effective batch must be a multiple of the micro batch")
@@ -117,7 +119,18 @@ def train_checkpoint(
                 log(step, total_loss)
             step += 1
     model.train(False)
-    report = TrainReport(step, time.perf_counter() - started, losses[0], losses[-1], None, 0)
+    seconds = time.perf_counter() - started
+    seen, unseen = evaluation_rows(spec, evaluate, seed)
+    report = TrainReport(
+        step,
+        seconds,
+        losses[0],
+        losses[-1],
+        exact_match(model, codec, seen),
+        len(seen),
+        exact_match(model, codec, unseen),
+        len(unseen),
+    )
     out.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out)
     codec.tokenizer.save_pretrained(out)

@@ -34,8 +34,8 @@ from gencoord.prior.load import default_prior
 from gencoord.tasks.cluster import Split, draw_pool, forward_space
 from gencoord.tasks.spec import default_suites
 from gencoord.train import MANIFEST
-from gencoord.train.common import TrainReport, generate, masked_batch
-from gencoord.train.data import Row, RowSpec, build_rows
+from gencoord.train.common import TrainReport, exact_match, masked_batch
+from gencoord.train.data import Row, RowSpec, build_rows, evaluation_rows
 
 SPECIAL = ("[PAD]", "[UNK]", "[EOS]")
 PIECES = r"[a-z_]+\.[a-z_]+\(|,?[a-z_]+=|[A-Za-z_]+|\d| > |\n|."
@@ -176,17 +176,16 @@ def train_tiny(
         if log is not None and (step % 50 == 0 or step == steps - 1):
             log(step, losses[-1])
     model.train(False)
-    evaluation_pool = draw_pool(Split.IN_DISTRIBUTION, 24, seed=7) + draw_pool(Split.GOAL_CAPABILITY, 4, seed=7)
-    held_out = build_rows(evaluation_pool, prior, suites, spec)
-    held_out = random.Random(seed).sample(held_out, min(evaluate, len(held_out)))
-    hits = sum(generate(model, codec, row.prompt)[0] == row.target for row in held_out)
+    seen, unseen = evaluation_rows(spec, evaluate, seed)
     report = TrainReport(
         steps,
         time.perf_counter() - started,
         losses[0],
         sum(losses[-10:]) / len(losses[-10:]),
-        hits / len(held_out) if held_out else None,
-        len(held_out),
+        exact_match(model, codec, seen),
+        len(seen),
+        exact_match(model, codec, unseen),
+        len(unseen),
     )
     save(out, model, codec, spec, preset, seed, report)
     return report
