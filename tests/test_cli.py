@@ -94,3 +94,19 @@ def test_episode_exit_codes_for_failure_and_bad_usage() -> None:
     assert unknown.exit_code == 2 and "unknown template" in unknown.output
     wrong = runner.invoke(app, ["episode", "--template", "CHEST_A_OR_B", "--condition", "feedback"])
     assert wrong.exit_code == 2 and "does not apply" in wrong.output
+
+
+def test_episode_surfaces_backends_and_horizons() -> None:
+    talk = runner.invoke(app, ["episode", "--template", "CHEST_OR_CRAFTING_TABLE", "--surface", "freeform", "--json"])
+    assert talk.exit_code == 0, talk.output
+    record = json.loads(talk.stdout)
+    assert [m["kind"] for m in record["protocol"]["messages"]] == ["SAY"] * 4
+    single = runner.invoke(app, ["episode", "--template", "CHEST_A_OR_B", "--condition", "single_step", "--json"])
+    assert single.exit_code == 0 and len(json.loads(single.stdout)["protocol"]["generations"]) == 3
+    model = runner.invoke(app, ["episode", "--template", "CHEST_A_OR_B", "--backend", "model:tests/fixtures/tiny-dsl"])
+    assert model.exit_code == 0, model.output
+    assert "2 model calls" not in model.stdout and "1 model call" in model.stdout
+    refused = runner.invoke(
+        app, ["episode", "--template", "CHEST_A_OR_B", "--surface", "freeform", "--fault", "malformed_proposal"]
+    )
+    assert refused.exit_code == 2 and "rewrites a record" in refused.output

@@ -17,6 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from gencoord.backends.context import PriorView
+from gencoord.backends.registry import backend_set
 from gencoord.demo import run_demo
 from gencoord.dsl.ast import Proposal
 from gencoord.dsl.json_surface import parse_json, serialize_json
@@ -155,6 +156,12 @@ def episode(
     params: Annotated[int, typer.Option(min=0, help="Which of the template's parameter sets to use.")] = 0,
     condition: Annotated[Condition | None, typer.Option(help="What crosses the boundary (default per suite).")] = None,
     fault: Annotated[Fault, typer.Option(help="A controlled fault to inject (v2 Table S46).")] = Fault.CLEAN,
+    surface: Annotated[Surface, typer.Option(help="The wire form: one record (dsl, json) or a dialogue.")] = (
+        Surface.dsl
+    ),
+    backend: Annotated[
+        str, typer.Option(help="Who writes: rule, model:<checkpoint>, constrained:<checkpoint>, api:<url>#<model>.")
+    ] = "rule",
     as_json: Annotated[bool, typer.Option("--json", help="Print the episode record as one JSON object.")] = False,
     world: WorldOption = None,
     host: HostOption = None,
@@ -171,9 +178,10 @@ def episode(
         choice = sorted(forward.goals)[0] if forward is not None else sorted(suites.goal_capability.modes)[0]
     try:
         cluster = make_cluster(template, choice, seed, param_choice=params, suites=suites)
-        spec = build_episode(cluster, role, seed, prior, suites)
+        spec = build_episode(cluster, role, seed, prior, suites, SurfaceName(surface.value))
+        team = backend_set(backend)(spec, condition is Condition.NO_REQUEST, prior, suites)
         executor = executor_for(_world_choice(world, host, port, mc_version, origin) or WorldChoice())
-        result = run_episode(spec, condition, fault=fault, executor=executor, prior=prior, suites=suites)
+        result = run_episode(spec, condition, fault=fault, backends=team, executor=executor, prior=prior, suites=suites)
     except ConfigError as exc:
         Console(stderr=True).print(f"[red]{exc}[/red]", highlight=False)
         raise typer.Exit(2) from None
