@@ -4,8 +4,10 @@
   into canonical Short DSL (the backbone a learned factor-code backend reuses: the
   model picks the code, the composer writes the path).
 - :class:`RuleSender` is the zero-call correct-binding rule: the code is the sender's
-  private binding.
-- :class:`RequestRealizer` is the v2 deterministic receiver: it adopts a delivered REQ.
+  private binding. It speaks every surface and horizon: the whole record, one step and
+  then the rest (single-step), or the turns of the controlled dialogue.
+- :class:`RequestRealizer` is the v2 deterministic receiver: it adopts a delivered REQ, or
+  in a dialogue takes on exactly the steps each sender turn asks of it.
 - :class:`BranchGuesser` is a receiver without a request: it can only pick one of the
   public branches, so it is right half the time by construction.
 - :class:`RuleRequester` is the Goal×Capability requester: its local plan first, then
