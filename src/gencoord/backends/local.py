@@ -31,11 +31,10 @@ from gencoord.protocol.result import Reply
 from gencoord.run.lifecycle import GenerationRequest, Stage
 from gencoord.tasks.context import LocalContext
 from gencoord.train.checkpoint import LoadedModel, load_model
-from gencoord.train.common import generate
+from gencoord.train.common import MAX_NEW_TOKENS, generate
 from gencoord.train.data import Target
 
 _BUDGET_FACTOR = 32  # a binding code is a few tokens
-_BUDGET_DIRECT = 512  # a JSON record or a dialogue turn of a real tokenizer (the paper's JSON averages 268 tokens)
 _RECEIVER_STAGES = (Stage.RECEIVER_AFTER_REQUEST, Stage.RECEIVER_WITHOUT_REQUEST)
 
 
@@ -65,7 +64,7 @@ class LocalModelBackend:
         prompt = model_input(context, request, self.prior, spec.view, spec.compact)
         started = time.perf_counter()
         processors = [logits_processor(self.model, self.prior, context)] if self.constrained else None
-        budget = _BUDGET_FACTOR if spec.target is Target.FACTOR else _BUDGET_DIRECT
+        budget = _BUDGET_FACTOR if spec.target is Target.FACTOR else MAX_NEW_TOKENS
         text, tokens_in, tokens_out = generate(self.model.model, self.model.codec, prompt, budget, processors)
         latency = time.perf_counter() - started
         if spec.target is Target.FACTOR:

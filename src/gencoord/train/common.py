@@ -33,8 +33,16 @@ class TrainReport:
     held_out_evaluated: int = 0
 
 
+MAX_NEW_TOKENS = 512
+"""Decode budget for a whole record or turn: a JSON record of a real tokenizer runs to ~270 tokens."""
+
+
 def generate(
-    model: PreTrainedModel, codec: Codec, prompt: str, max_new: int = 160, processors: list[Any] | None = None
+    model: PreTrainedModel,
+    codec: Codec,
+    prompt: str,
+    max_new: int = MAX_NEW_TOKENS,
+    processors: list[Any] | None = None,
 ) -> tuple[str, int, int]:
     """Greedy decoding, optionally under logits processors (a grammar): (text, prompt tokens, output tokens)."""
     ids = torch.tensor([codec.encode(prompt)], device=model.device)
