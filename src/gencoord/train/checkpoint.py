@@ -9,6 +9,7 @@ from typing import Any
 
 from tokenizers import Tokenizer
 from transformers import PreTrainedModel, Qwen3ForCausalLM
+from transformers.utils import logging as hf_logging
 
 from gencoord.errors import ConfigError
 from gencoord.train import MANIFEST
@@ -27,6 +28,8 @@ class LoadedModel:
 
 
 def load_model(path: Path) -> LoadedModel:
+    """The model, its codec and the row spec it was trained on; no progress bars (workers load in parallel)."""
+    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
     manifest_path = path / MANIFEST
     if not manifest_path.exists():
         raise ConfigError("NOT_A_MODEL", f"{path}: no {MANIFEST}; train one with `gencoord train`")
