@@ -205,10 +205,30 @@ def outcome_table(rows: Sequence[Row], config: ExperimentConfig) -> Table:
     return table
 
 
+def _backend_kinds(row: Row) -> frozenset[str]:
+    """What kind of backend wrote the row's records (``direct``, ``factor``, ``rule-sender`` ...)."""
+    return frozenset(name.split(":")[0] for record in row.records for name in record["backends"].values())
+
+
 def _reference_for(row: Row, references: Sequence[Row]) -> Row:
-    """The reference row to pair ``row`` with: the same backend set and surface if run, else the first."""
-    rest = row.key[1:]
-    return next((ref for ref in references if ref.key[1:] == rest), references[0])
+    """The reference row to pair ``row`` with.
+
+    The same backend set, fault and surface if that was run; else the same fault and
+    surface with the same kind of backend (a single-step direct model against the
+    multi-step direct model); else the first reference row.
+    """
+    exact = next((ref for ref in references if ref.key[1:] == row.key[1:]), None)
+    if exact is not None:
+        return exact
+    fault, surface = row.key[1], row.key[3]
+    return next(
+        (
+            ref
+            for ref in references
+            if (ref.key[1], ref.key[3]) == (fault, surface) and _backend_kinds(ref) == _backend_kinds(row)
+        ),
+        references[0],
+    )
 
 
 def paired_table(rows: Sequence[Row], config: ExperimentConfig) -> Table | None:
@@ -222,8 +242,9 @@ def paired_table(rows: Sequence[Row], config: ExperimentConfig) -> Table | None:
         "paired",
         f"Paired differences: {config.reference.value} − condition (percentage points)",
         ["condition", "against", "Δ success (pp)", "95% CI", "paper Δ", "paper CI"],
-        caption="Cluster-aligned differences against the reference row with the same backend set and surface "
-        "(or the first reference row); percentile cluster bootstrap with the paper's paired seeds.",
+        caption="Cluster-aligned differences against the reference row with the same backend set and surface, "
+        "else the same kind of backend, else the first reference row; percentile cluster bootstrap with the "
+        "paper's paired seeds.",
     )
     for index, row in enumerate(r for r in rows if r.key[0] != config.reference.value):
         reference = _reference_for(row, references)
