@@ -23,14 +23,16 @@ $(NPM_STAMP): $(MC_JS)/package-lock.json
 	npm ci --prefix $(MC_JS) --no-audit --no-fund --loglevel=error
 	touch $(NPM_STAMP)
 
-# The main job: the paper's worked examples, then the shipped experiments (four GenCoord mechanism
-# experiments, the gate ablations, the tiny learned backends) on the embedded world, each written to runs/<name>-<timestamp>/
-# with report.md and report.html.
+# The main job: the paper's worked examples, then the shipped experiments (GenCoord's mechanism,
+# representation and horizon experiments with rules and the tiny CPU models, the gate ablations, the
+# learned backends) on the embedded world, each written to runs/<name>-<timestamp>/ with report.md and
+# report.html.
 run: $(STAMP) $(NPM_STAMP)
 	$(BIN)/gencoord demo
 	$(BIN)/gencoord run experiments/request_intervention.toml experiments/feedback_intervention.toml \
-		experiments/controlled_faults.toml experiments/representation.toml \
-		experiments/gate_ablation.toml experiments/gate_tight_budget.toml experiments/learned_backends.toml
+		experiments/controlled_faults.toml experiments/representation.toml experiments/horizon.toml \
+		experiments/horizon_in_distribution.toml experiments/gate_ablation.toml experiments/gate_tight_budget.toml \
+		experiments/learned_backends.toml
 
 test: $(STAMP) $(NPM_STAMP)
 	npm test --prefix $(MC_JS) --silent
