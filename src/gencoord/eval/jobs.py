@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 
 from gencoord import __version__
 from gencoord.backends.registry import backend_fits, backend_set, for_seed
@@ -17,7 +16,7 @@ from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
 from gencoord.eval.config import Experiment, ExperimentConfig, GateExperimentConfig
 from gencoord.gate.adjudicators import adjudicator_for
-from gencoord.gate.config import GateConfig, default_gate_config, load_gate_config
+from gencoord.gate.config import gate_config_at
 from gencoord.gate.episode import run_gate_episode
 from gencoord.gate.policy import GateCondition
 from gencoord.gate.pool import gate_pool
@@ -115,11 +114,6 @@ def _instances(config_json: str) -> tuple[GateInstance, ...]:
     return instances_of(GateExperimentConfig.model_validate_json(config_json))
 
 
-@cache
-def _gate_config(path: str | None) -> GateConfig:
-    return default_gate_config() if path is None else load_gate_config(Path(path))
-
-
 def run_job(config: Experiment, config_json: str, job: AnyJob) -> dict[str, object]:
     """One episode's record, tagged with its job key and experiment."""
     tags: dict[str, object] = {"job": job.key, "experiment": config.name, "gencoord": __version__}
@@ -127,7 +121,7 @@ def run_job(config: Experiment, config_json: str, job: AnyJob) -> dict[str, obje
         instance = _instances(config_json)[job.instance]
         assert isinstance(config, GateExperimentConfig)
         adjudicator = adjudicator_for(config.adjudicator, config.gate_config)
-        gate = _gate_config(config.gate_config)
+        gate = gate_config_at(config.gate_config)
         record = run_gate_episode(instance, job.condition, config=gate, adjudicator=adjudicator).record()
         return (
             record

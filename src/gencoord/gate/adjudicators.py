@@ -14,7 +14,7 @@ from pathlib import Path
 
 from gencoord.backends.registry import API_PREFIX, MODEL_PREFIX, api_target, checkpoint_of
 from gencoord.errors import ConfigError
-from gencoord.gate.config import GateConfig, default_gate_config, load_gate_config
+from gencoord.gate.config import gate_config_at
 from gencoord.gate.policy import Adjudicator, LogisticAdjudicator, ModelAdjudicator
 from gencoord.prior.load import default_prior
 
@@ -38,8 +38,7 @@ def _local_ask(checkpoint: Path) -> Callable[[str], str]:
 @cache
 def adjudicator_for(name: str, gate_config: str | None = None) -> Adjudicator:
     """The adjudicator called ``name`` for the gate parameters at ``gate_config`` (None: the packaged ones)."""
-    config: GateConfig = default_gate_config() if gate_config is None else load_gate_config(Path(gate_config))
-    fallback = LogisticAdjudicator(config)
+    fallback = LogisticAdjudicator(gate_config_at(gate_config))
     check_adjudicator_name(name)
     if name == LOGISTIC:
         return fallback

@@ -83,3 +83,9 @@ def load_gate_config(path: Path) -> GateConfig:
 def default_gate_config() -> GateConfig:
     text = (resources.files("gencoord.gate") / "data" / "gate.toml").read_text(encoding="utf-8")
     return parse_gate_config(text, "gate.toml")
+
+
+@cache
+def gate_config_at(path: str | None) -> GateConfig:
+    """The gate parameters a config names (``gate_config``), or the packaged ones; read once per process."""
+    return default_gate_config() if path is None else load_gate_config(Path(path))
