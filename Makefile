@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed-dev
 MC_JS := src/gencoord/worlds/mineflayer/js
 NPM_STAMP := $(MC_JS)/node_modules/.installed
 
-.PHONY: run test bench fuzz clean
+.PHONY: run test wheel-check bench fuzz clean
 
 # torch is installed on its own first: pinned to the CPU build, so that transformers does not pull
 # a multi-GB CUDA build of it.
@@ -40,6 +40,10 @@ test: $(STAMP) $(NPM_STAMP)
 	$(BIN)/ruff format --check src tests scripts benchmarks
 	$(BIN)/mypy
 	$(BIN)/python -m pytest
+
+# The built wheel in a clean venv outside the tree: demo, a forward and a gate experiment by shipped name.
+wheel-check:
+	PYTHON=$(PYTHON) scripts/check_wheel.sh
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/codec.py

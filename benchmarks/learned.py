@@ -1,7 +1,7 @@
 """Learned-backend costs on the CPU, measured side by side in one run (a tiny Table 2 and Table 3).
 
 * Surfaces: the committed tiny Direct models for the Short DSL, the JSON surface and
-  controlled free-form dialogue (tests/fixtures/tiny-dsl, tiny-json, tiny-freeform), each on
+  controlled free-form dialogue (experiments/checkpoints/tiny-dsl, tiny-json, tiny-freeform), each on
   its own surface: success, model calls, input/output tokens (the model's tokenizer), wire
   bytes (the REQ; every turn for free-form) and time to commitment (TTC, wall clock, all
   model calls) over the 40-cluster timing pool × 2 roles. Ratios: JSON/DSL output tokens
@@ -34,7 +34,7 @@ from gencoord.train.tiny import train_tiny
 
 ROOT = Path(__file__).parents[1]
 OUT = Path(__file__).parent / "results" / "learned.json"
-FIXTURES = ROOT / "tests" / "fixtures"
+FIXTURES = ROOT / "experiments" / "checkpoints"
 
 
 def _episodes(checkpoint: Path, surface: SurfaceName) -> dict[str, float]:

@@ -9,7 +9,7 @@
 #   single    single-step horizon, Short DSL         (2,880 rows)
 set -euo pipefail
 base=${1:?usage: scripts/train_gpu.sh <Qwen3.5-0.8B folder> [output folder]}
-out=${2:-checkpoints/qwen3.5-0.8b}
+out=${2:-experiments/checkpoints/qwen3.5-0.8b}
 gencoord=${GENCOORD:-.venv/bin/gencoord}
 for seed in 1 2 3; do
     "$gencoord" train --model "$base" --out "$out/dsl-s$seed" --seed "$seed"

@@ -103,7 +103,9 @@ def test_episode_surfaces_backends_and_horizons() -> None:
     assert [m["kind"] for m in record["protocol"]["messages"]] == ["SAY"] * 4
     single = runner.invoke(app, ["episode", "--template", "CHEST_A_OR_B", "--condition", "single_step", "--json"])
     assert single.exit_code == 0 and len(json.loads(single.stdout)["protocol"]["generations"]) == 3
-    model = runner.invoke(app, ["episode", "--template", "CHEST_A_OR_B", "--backend", "model:tests/fixtures/tiny-dsl"])
+    model = runner.invoke(
+        app, ["episode", "--template", "CHEST_A_OR_B", "--backend", "model:experiments/checkpoints/tiny-dsl"]
+    )
     assert model.exit_code == 0, model.output
     assert "2 model calls" not in model.stdout and "1 model call" in model.stdout
     refused = runner.invoke(

@@ -33,7 +33,7 @@ from gencoord.train.hf import PaperSettings, train_checkpoint
 from gencoord.train.tiny import TinyPreset, build_model, build_tokenizer, train_tiny
 from tests.chat_stub import ChatHandler, completion, serving
 
-FIXTURE = Path(__file__).parent / "fixtures" / "tiny-dsl"
+FIXTURE = Path(__file__).parents[1] / "experiments" / "checkpoints" / "tiny-dsl"
 
 
 def test_paired_model_inputs_are_byte_identical_for_the_receiver(prior: Prior, suites: SuiteDocument) -> None:

@@ -15,6 +15,7 @@ from gencoord.backends.base import Backend
 from gencoord.backends.rule import BranchGuesser, RequestRealizer, RuleRequester, RuleSender
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
+from gencoord.extras import API_MODULES, SELECTOR_MODULES, require_learn
 from gencoord.prior.prior import Prior
 from gencoord.tasks.episode import EpisodeSpec
 from gencoord.tasks.spec import SuiteDocument
@@ -127,11 +128,14 @@ def backend_fits(name: str, single_step: bool, surface: SurfaceName) -> bool:
 def backend_set(name: str) -> BackendSet:
     """A registered set, ``model:<checkpoint>``, ``api:<url>#<model>`` or ``selector:<name>``."""
     if name.startswith(SELECTOR_PREFIX):
+        require_learn(f"backend {name}", SELECTOR_MODULES)
         return _selector_set(name.removeprefix(SELECTOR_PREFIX))
     if name.startswith(API_PREFIX):
+        require_learn(f"backend {name}", API_MODULES)
         return _api_set(name.removeprefix(API_PREFIX))
     checkpoint = checkpoint_of(name)
     if checkpoint is not None:
+        require_learn(f"backend {name}")
         if not (checkpoint / MANIFEST).exists():
             raise ConfigError("UNKNOWN_BACKEND", f"{checkpoint} holds no trained model ({MANIFEST})")
         return _model_set(checkpoint, name.startswith(CONSTRAINED_PREFIX))

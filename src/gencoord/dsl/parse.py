@@ -311,11 +311,24 @@ def parse(message: str | bytes, vocab: Vocabulary) -> Proposal:
 
 
 def split_lines(text: str) -> list[str]:
-    """One trailing LF and CRLF line ends are tolerated; the rest is the grammar's business."""
-    if text.endswith("\n"):
-        text = text[:-1]
+    """CRLF line ends and one trailing line end are tolerated; the rest is the grammar's business.
+
+    A NUL byte is refused here, by name: it is never part of a message, and shown as it is
+    it would be invisible in the error.
+    """
+    if "\x00" in text:
+        before = text[: text.index("\x00")]
+        line = before.count("\n") + 1
+        column = len(before) - (before.rfind("\n") + 1) + 1
+        raise ParseError(
+            "NUL_BYTE",
+            "the message holds a NUL byte (\\x00); a message is text, with no control bytes",
+            Location(line=line, column=column),
+        )
     if "\r" in text:
         text = text.replace("\r\n", "\n")
+    if text.endswith("\n"):
+        text = text[:-1]
     return text.split("\n")
 
 

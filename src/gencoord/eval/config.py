@@ -6,17 +6,18 @@ backend registry) so a typo fails before a single episode runs, naming the field
 
 from __future__ import annotations
 
-import re
-import tomllib
+import os
 from enum import StrEnum
+from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError, field_validator, model_validator
 
+from gencoord._config import parse_toml, read_text, validation_message
 from gencoord.backends.registry import API_PREFIX, BACKEND_SETS, CONSTRAINED_PREFIX, MODEL_PREFIX, SELECTOR_PREFIX
 from gencoord.dsl.surface import SurfaceName
-from gencoord.errors import ConfigError
+from gencoord.errors import ConfigError, did_you_mean
 from gencoord.gate.adjudicators import LOGISTIC, check_adjudicator_name
 from gencoord.gate.config import load_gate_config
 from gencoord.gate.policy import GateCondition
@@ -192,24 +193,80 @@ def _cross_check(config: Experiment, origin: str) -> None:
             raise ConfigError("DUPLICATE", f"{origin}: {name} lists a value twice")
 
 
-def parse_experiment(text: str, origin: str = "<config>") -> Experiment:
+def parse_experiment(text: str, origin: str = "<config>", base: Path | None = None) -> Experiment:
+    """A validated experiment; relative file paths inside it (checkpoints, a gate config) resolve against ``base``."""
+    data = parse_toml(text, origin, ConfigError)
+    if base is not None:
+        data = _paths_from(data, base)
     try:
-        config = experiment_from(tomllib.loads(text))
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError("INVALID_TOML", f"{origin}: {exc}") from None
+        config = experiment_from(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(part) for part in first["loc"]) or "(top level)"
-        message = re.sub(r"^Value error, ", "", first["msg"])
-        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-        raise ConfigError("INVALID_CONFIG", f"{origin}: {field}: {message}{more}") from None
+        raise ConfigError("INVALID_CONFIG", f"{origin}: {validation_message(exc)}") from None
     _cross_check(config, origin)
     return config
 
 
-def load_experiment(path: Path) -> Experiment:
+_CHECKPOINT_PREFIXES = (MODEL_PREFIX, CONSTRAINED_PREFIX)
+
+
+def _relative_to(base: Path, path: str) -> str:
+    """``path`` against the config's folder, lexically (a config reached through a link keeps its neighbours).
+
+    The result stays relative to the working folder when it lies below it, so names in
+    records and tables stay short; elsewhere it is absolute.
+    """
+    if Path(path).expanduser().is_absolute():
+        return str(Path(path).expanduser())
+    joined = Path(os.path.normpath(base.absolute() / path))
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError("UNREADABLE", f"{path}: {exc.strerror}") from None
-    return parse_experiment(text, str(path))
+        return str(joined.relative_to(Path.cwd()))
+    except ValueError:
+        return str(joined)
+
+
+def _backend_path(base: Path, name: str) -> str:
+    for prefix in _CHECKPOINT_PREFIXES:
+        if isinstance(name, str) and name.startswith(prefix):
+            return prefix + _relative_to(base, name.removeprefix(prefix))
+    return name
+
+
+def _paths_from(data: dict[str, Any], base: Path) -> dict[str, Any]:
+    """The document with its file paths made independent of the folder the user runs from."""
+    data = dict(data)
+    if isinstance(data.get("backends"), list):
+        data["backends"] = [_backend_path(base, name) for name in data["backends"]]
+    if isinstance(data.get("adjudicator"), str):
+        data["adjudicator"] = _backend_path(base, data["adjudicator"])
+    if isinstance(data.get("gate_config"), str):
+        data["gate_config"] = _relative_to(base, data["gate_config"])
+    return data
+
+
+BUNDLED = "experiments"
+"""The package folder of the shipped configs (and the tiny checkpoints some of them use)."""
+
+
+def bundled_experiments() -> dict[str, Path]:
+    """Shipped configs by name: ``request_intervention``, ``gpu/horizon``, …"""
+    root = Path(str(resources.files("gencoord") / BUNDLED))
+    return {path.relative_to(root).with_suffix("").as_posix(): path for path in sorted(root.rglob("*.toml"))}
+
+
+def find_experiment(name: str) -> Path:
+    """A config file as given, or else the shipped config of that name."""
+    path = Path(name)
+    if path.exists():
+        return path
+    shipped = bundled_experiments()
+    if name.removesuffix(".toml") in shipped:
+        return shipped[name.removesuffix(".toml")]
+    hint = did_you_mean(name.removesuffix(".toml"), shipped)
+    raise ConfigError(
+        "NO_SUCH_CONFIG",
+        f"{name}: no such file, nor a shipped experiment{hint or ''}; shipped: {', '.join(shipped)}",
+    )
+
+
+def load_experiment(path: Path) -> Experiment:
+    return parse_experiment(read_text(path, ConfigError), str(path), path.parent)

@@ -7,6 +7,7 @@ has a stable key, which is how a resumed run knows what is already done.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from functools import cache
 
@@ -114,9 +115,24 @@ def _instances(config_json: str) -> tuple[GateInstance, ...]:
     return instances_of(GateExperimentConfig.model_validate_json(config_json))
 
 
+@cache
+def _digest(config_json: str) -> str:
+    return hashlib.sha256(config_json.encode("utf-8")).hexdigest()
+
+
+def config_digest(config: Experiment) -> str:
+    """What identifies a config in every record it produced (the report checks the manifest against it)."""
+    return _digest(config.model_dump_json())
+
+
 def run_job(config: Experiment, config_json: str, job: AnyJob) -> dict[str, object]:
-    """One episode's record, tagged with its job key and experiment."""
-    tags: dict[str, object] = {"job": job.key, "experiment": config.name, "gencoord": __version__}
+    """One episode's record, tagged with its job key, experiment and config digest."""
+    tags: dict[str, object] = {
+        "job": job.key,
+        "experiment": config.name,
+        "config_sha256": _digest(config_json),
+        "gencoord": __version__,
+    }
     if isinstance(job, GateJob):
         instance = _instances(config_json)[job.instance]
         assert isinstance(config, GateExperimentConfig)

@@ -21,7 +21,8 @@ from gencoord.errors import ConfigError
 from gencoord.eval.config import Experiment, GateExperimentConfig
 from gencoord.eval.figures import build_figures
 from gencoord.eval.gate_tables import gate_figure, gate_tables
-from gencoord.eval.runner import read_manifest, read_records
+from gencoord.eval.jobs import config_digest, expand
+from gencoord.eval.runner import read_manifest, read_records, unique_records
 from gencoord.eval.tables import Table, build_tables, paper_figures
 
 _VIEWER_FIELDS = (
@@ -84,8 +85,8 @@ def _viewer_payload(records: Sequence[Mapping[str, Any]]) -> str:
 
 
 def write_report(run_dir: Path) -> Report:
-    config, manifest = read_manifest(run_dir)
-    records = read_records(run_dir)
+    config, _ = read_manifest(run_dir)
+    records, duplicates = unique_records(read_records(run_dir))
     if not records:
         raise ConfigError("EMPTY_RUN", f"{run_dir}: no episode records yet; run the experiment first")
     if isinstance(config, GateExperimentConfig):
@@ -94,7 +95,7 @@ def write_report(run_dir: Path) -> Report:
     else:
         rows, tables = build_tables(records, config)
         figures = build_figures(rows, config, run_dir / "figures")
-    context = _context(config, manifest, records, tables)
+    context = _context(config, records, tables, duplicates)
     environment = _environment()
     markdown = run_dir / "report.md"
     markdown.write_text(
@@ -111,14 +112,45 @@ def write_report(run_dir: Path) -> Report:
     return Report(markdown, html, tables)
 
 
+def _header(
+    config: Experiment, records: Sequence[Mapping[str, Any]], duplicates: int
+) -> tuple[dict[str, str], list[str]]:
+    """What the records say about how they were made, and every way they disagree with the manifest."""
+    versions = sorted({str(record.get("gencoord", "?")) for record in records})
+    digests = sorted({str(record.get("config_sha256", "unrecorded")) for record in records})
+    worlds = sorted({str(record.get("world", "sim")) for record in records})
+    names = sorted({str(record.get("experiment", "?")) for record in records})
+    warnings: list[str] = []
+    if duplicates:
+        warnings.append(
+            f"{duplicates} duplicate records of jobs already recorded were dropped (was the folder written by two "
+            "processes at once?); every table counts each job once"
+        )
+    if names != [config.name]:
+        warnings.append(f"records name the experiment(s) {', '.join(names)}, but the manifest names {config.name}")
+    if digests != [config_digest(config)]:
+        warnings.append(
+            "the config in manifest.json is not the one these records were made with (edited after the run?); "
+            "the tables are computed from the records"
+        )
+    header = {
+        "versions": ", ".join(versions),
+        "digest": ", ".join(d[:12] for d in digests),
+        "worlds": "world " + ", ".join(worlds),
+    }
+    return header, warnings
+
+
 def _context(
-    config: Experiment, manifest: Mapping[str, Any], records: Sequence[Mapping[str, Any]], tables: list[Table]
+    config: Experiment, records: Sequence[Mapping[str, Any]], tables: list[Table], duplicates: int
 ) -> dict[str, Any]:
-    expected = int(manifest.get("episodes", len(records)))
+    expected = len(expand(config))
+    header, warnings = _header(config, records, duplicates)
     return {
         "config": config,
         "summary": config.summary(),
-        "manifest": manifest,
+        "header": header,
+        "warnings": warnings,
         "tables": tables,
         "episodes": len(records),
         "expected": expected,

@@ -4,13 +4,21 @@
 crash can leave at most one torn line at the end; ``resume`` drops it, reads which job
 keys are done, and runs only the rest. Nothing is duplicated, nothing is lost. Jobs go
 to a local process pool in chunks (one process when ``workers == 1``).
+
+One process at a time may write a run folder: a run holds an exclusive lock on it, so two
+resumes of one folder cannot record the same jobs twice. An interrupted run (Ctrl-C,
+SIGTERM) ends its worker processes before it returns, so nothing is left writing.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
+import multiprocessing
 import os
 import platform
+import signal
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -22,10 +30,11 @@ from pathlib import Path
 from gencoord import __version__
 from gencoord.errors import ConfigError
 from gencoord.eval.config import Experiment, experiment_from
-from gencoord.eval.jobs import AnyJob, expand, run_job
+from gencoord.eval.jobs import AnyJob, config_digest, expand, run_job
 
 MANIFEST = "manifest.json"
 RECORDS = "episodes.jsonl"
+LOCK = ".lock"
 CHUNK = 48
 
 Progress = Callable[[int, int], None]
@@ -47,28 +56,78 @@ def _write_atomically(path: Path, text: str) -> None:
     os.replace(temporary, path)
 
 
+def _make_folder(run_dir: Path) -> None:
+    try:
+        run_dir.mkdir(parents=True)
+    except FileExistsError:
+        raise
+    except OSError as exc:
+        where = next((parent for parent in run_dir.parents if parent.exists()), run_dir)
+        why = "it is a file, not a folder" if where.is_file() else exc.strerror
+        raise ConfigError("BAD_OUTPUT", f"cannot make the run folder {run_dir}: {why} ({where})") from None
+
+
 def create_run(config: Experiment, root: Path | None = None) -> Path:
     """A fresh run folder with the manifest (full config, package and platform versions)."""
+    episodes = len(expand(config))  # a config that cannot expand fails before any folder exists
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     base = (root or Path(config.output)) / f"{config.name}-{stamp}"
     run_dir, suffix = base, 1
     while run_dir.exists():
         suffix += 1
         run_dir = base.with_name(f"{base.name}-{suffix}")
-    run_dir.mkdir(parents=True)
+    _make_folder(run_dir)
     manifest = {
         "name": config.name,
         "kind": config.kind.value,
         "config": config.model_dump(mode="json"),
-        "episodes": len(expand(config)),
+        "config_sha256": config_digest(config),
+        "episodes": episodes,
         "gencoord": __version__,
         "python": platform.python_version(),
         "platform": platform.platform(),
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
     }
-    _write_atomically(run_dir / MANIFEST, json.dumps(manifest, indent=2) + "\n")
-    (run_dir / RECORDS).touch()
+    try:
+        _write_atomically(run_dir / MANIFEST, json.dumps(manifest, indent=2) + "\n")
+        (run_dir / RECORDS).touch()
+    except OSError as exc:
+        discard_run(run_dir)
+        raise ConfigError("BAD_OUTPUT", f"cannot write into {run_dir}: {exc.strerror}") from None
     return run_dir
+
+
+def discard_run(run_dir: Path) -> None:
+    """Remove a run folder that never recorded an episode (a failed start leaves nothing behind)."""
+    records = run_dir / RECORDS
+    if records.exists() and records.stat().st_size:
+        return
+    for name in (MANIFEST, MANIFEST + ".tmp", RECORDS, LOCK):
+        (run_dir / name).unlink(missing_ok=True)
+    with contextlib.suppress(OSError):
+        run_dir.rmdir()
+
+
+@contextlib.contextmanager
+def run_lock(run_dir: Path) -> Iterator[None]:
+    """Hold the folder's exclusive lock, or fail at once naming the process that holds it."""
+    try:
+        fd = os.open(run_dir / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise ConfigError("BAD_OUTPUT", f"cannot lock {run_dir}: {exc.strerror}") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "another process"
+            raise ConfigError(
+                "RUN_LOCKED", f"{run_dir} is being written by process {holder}; wait for it, or stop it first"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
 
 
 def read_manifest(run_dir: Path) -> tuple[Experiment, dict[str, object]]:
@@ -80,6 +139,18 @@ def read_manifest(run_dir: Path) -> tuple[Experiment, dict[str, object]]:
         raise ConfigError("NOT_A_RUN", f"{run_dir}: no readable {MANIFEST} ({exc.strerror})") from None
     except (ValueError, KeyError) as exc:
         raise ConfigError("BAD_MANIFEST", f"{path}: {exc}") from None
+
+
+def unique_records(records: Sequence[dict[str, object]]) -> tuple[list[dict[str, object]], int]:
+    """The first record of each job key, and how many later duplicates were dropped."""
+    seen: set[str] = set()
+    kept: list[dict[str, object]] = []
+    for record in records:
+        key = str(record.get("job"))
+        if key not in seen:
+            seen.add(key)
+            kept.append(record)
+    return kept, len(records) - len(kept)
 
 
 def read_records(run_dir: Path, repair: bool = False) -> list[dict[str, object]]:
@@ -113,6 +184,20 @@ def _config(config_json: str) -> Experiment:
     return experiment_from(json.loads(config_json))
 
 
+def _worker_start() -> None:
+    """Ctrl-C reaches the whole process group: the parent alone handles it and ends the workers."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _end_workers() -> None:
+    for child in multiprocessing.active_children():
+        child.terminate()
+    for child in multiprocessing.active_children():
+        child.join(timeout=5)
+        if child.is_alive():
+            child.kill()
+
+
 def run_chunk(config_json: str, jobs: Sequence[AnyJob]) -> tuple[bytes, int]:
     """Run jobs in this process: their JSON lines, and how many failed the original task."""
     config = _config(config_json)
@@ -140,7 +225,16 @@ def _append(fd: int, data: bytes) -> None:
 def run_experiment(
     config: Experiment, run_dir: Path, workers: int | None = None, progress: Progress | None = None
 ) -> RunSummary:
-    """Run every job of ``config`` not yet recorded in ``run_dir`` (so it also resumes)."""
+    """Run every job of ``config`` not yet recorded in ``run_dir`` (so it also resumes).
+
+    Holds the folder's lock throughout; an interruption ends the worker processes and
+    propagates, with every finished chunk already on disk.
+    """
+    with run_lock(run_dir):
+        return _run_locked(config, run_dir, workers, progress)
+
+
+def _run_locked(config: Experiment, run_dir: Path, workers: int | None, progress: Progress | None) -> RunSummary:
     started = time.perf_counter()
     jobs = expand(config)
     done = {str(record["job"]) for record in read_records(run_dir, repair=True)}
@@ -167,7 +261,8 @@ def run_experiment(
                 if progress:
                     progress(already + written, failed)
         else:
-            with ProcessPoolExecutor(max_workers=count) as pool:
+            pool = ProcessPoolExecutor(max_workers=count, initializer=_worker_start)
+            try:
                 futures = {pool.submit(run_chunk, config_json, chunk): len(chunk) for chunk in _chunks(todo, size)}
                 for future in as_completed(futures):
                     data, bad = future.result()
@@ -175,6 +270,11 @@ def run_experiment(
                     written, failed = written + futures[future], failed + bad
                     if progress:
                         progress(already + written, failed)
+            except BaseException:
+                pool.shutdown(wait=False, cancel_futures=True)
+                _end_workers()
+                raise
+            pool.shutdown()
         os.fsync(fd)
     finally:
         os.close(fd)

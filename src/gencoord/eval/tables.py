@@ -6,15 +6,15 @@ Every number here is computed from our records; the "paper" column is read from
 
 from __future__ import annotations
 
-import tomllib
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
 from typing import Any
 
+from gencoord._config import package_text, parse_toml
 from gencoord.dsl.ast import Path, Proposal
+from gencoord.errors import ConfigError
 from gencoord.eval.config import ExperimentConfig, ExperimentKind
 from gencoord.eval.stats import (
     Estimate,
@@ -55,8 +55,7 @@ class Row:
 
 @cache
 def paper_figures() -> dict[str, Any]:
-    text = (resources.files("gencoord.eval") / "data" / "paper.toml").read_text(encoding="utf-8")
-    return tomllib.loads(text)
+    return parse_toml(package_text("gencoord.eval", "paper.toml"), "paper.toml", ConfigError)
 
 
 def _paper(config: ExperimentConfig, table: str, cell: str) -> Any:

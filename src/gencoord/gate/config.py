@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import tomllib
 from functools import cache
 from importlib import resources
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, model_validator
 
+from gencoord._config import load_model, read_text
 from gencoord.errors import ConfigError
 
 FEATURES = ("C", "R", "I", "L", "H")
@@ -62,21 +62,11 @@ class GateConfig(BaseModel):
 
 
 def parse_gate_config(text: str, origin: str) -> GateConfig:
-    try:
-        return GateConfig.model_validate(tomllib.loads(text))
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError("INVALID_TOML", f"{origin}: {exc}") from None
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(part) for part in first["loc"]) or "(top level)"
-        raise ConfigError("INVALID_GATE", f"{origin}: {field}: {first['msg']}") from None
+    return load_model(GateConfig, text, origin, ConfigError, "INVALID_GATE")
 
 
 def load_gate_config(path: Path) -> GateConfig:
-    try:
-        return parse_gate_config(path.read_text(encoding="utf-8"), str(path))
-    except OSError as exc:
-        raise ConfigError("UNREADABLE", f"{path}: {exc.strerror}") from None
+    return parse_gate_config(read_text(path, ConfigError), str(path))
 
 
 @cache

@@ -8,13 +8,12 @@ for concrete agent ids.
 from __future__ import annotations
 
 import graphlib
-import tomllib
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
+from gencoord._config import load_model, package_text
 from gencoord.dsl.ast import Task
 from gencoord.errors import ConfigError, GencoordError
 from gencoord.prior.contract import check_proposal
@@ -118,9 +117,7 @@ def instantiate(name: str, spec: JobSpec, prior: Prior) -> Job:
 
 @cache
 def default_jobs(prior: Prior) -> dict[str, Job]:
-    text = (resources.files("gencoord.gate") / "data" / "jobs.toml").read_text(encoding="utf-8")
-    try:
-        document = JobDocument.model_validate(tomllib.loads(text))
-    except (tomllib.TOMLDecodeError, ValidationError) as exc:
-        raise ConfigError("INVALID_JOBS", f"jobs.toml: {exc}") from None
+    document = load_model(
+        JobDocument, package_text("gencoord.gate", "jobs.toml"), "jobs.toml", ConfigError, "INVALID_JOBS"
+    )
     return {name: instantiate(name, spec, prior) for name, spec in document.jobs.items()}

@@ -7,14 +7,12 @@ Without ``extends`` the file must be a complete prior.
 
 from __future__ import annotations
 
-import tomllib
 from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
+from gencoord._config import parse_toml, read_text, validated
 from gencoord.errors import GencoordError, Location, PriorError
 from gencoord.prior.compose import compose
 from gencoord.prior.contract import check_proposal
@@ -37,10 +35,7 @@ def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
 
 
 def _read_toml(text: str, origin: str) -> dict[str, Any]:
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise PriorError("INVALID_TOML", f"{origin}: {exc}") from None
+    return parse_toml(text, origin, PriorError)
 
 
 def _default_document() -> dict[str, Any]:
@@ -51,13 +46,7 @@ def _default_document() -> dict[str, Any]:
 
 
 def _build(raw: dict[str, Any], origin: str, data_dir: Path) -> Prior:
-    try:
-        document = PriorDocument.model_validate(raw)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(part) for part in first["loc"])
-        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-        raise PriorError("INVALID_SCHEMA", f"{origin}: {field}: {first['msg']}{more}") from None
+    document = validated(PriorDocument, raw, origin, PriorError, "INVALID_SCHEMA")
     game_path = data_dir / document.game_data
     if not game_path.is_file():
         game_path = Path(str(_DATA / document.game_data))
@@ -107,10 +96,7 @@ def load_prior(path: Path | None = None) -> Prior:
     """Load a prior file; None gives the packaged default."""
     if path is None:
         return default_prior()
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise PriorError("UNREADABLE", f"cannot read prior file {str(path)!r}: {exc.strerror}") from None
+    text = read_text(path, PriorError)
     raw = _read_toml(text, str(path))
     base = raw.pop("extends", None)
     if base not in (None, "default"):

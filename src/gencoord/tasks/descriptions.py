@@ -8,10 +8,11 @@ paraphrases, C3 adds an irrelevant sentence to C2.
 from __future__ import annotations
 
 import random
-import tomllib
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
+
+from gencoord._config import package_text, parse_toml
+from gencoord.errors import ConfigError
 
 CONDITIONS = ("C1", "C2", "C3")
 
@@ -26,7 +27,7 @@ class Description:
 @cache
 def descriptions() -> tuple[Description, ...]:
     """Training descriptions and the three held-out evaluation conditions, deterministic."""
-    raw = tomllib.loads((resources.files("gencoord.tasks") / "data" / "descriptions.toml").read_text(encoding="utf-8"))
+    raw = parse_toml(package_text("gencoord.tasks", "descriptions.toml"), "descriptions.toml", ConfigError)
     openers, distractors = raw["openers"], raw["distractors"]["sentences"]
     rows: list[Description] = []
     for index, (binding, facts) in enumerate(sorted(raw["bindings"].items())):

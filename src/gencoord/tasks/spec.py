@@ -7,14 +7,13 @@ valid proposal. A user suite file gets the same checks and a stable error code.
 
 from __future__ import annotations
 
-import tomllib
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt
 
+from gencoord._config import load_model, package_text, read_text
 from gencoord.errors import ConfigError, GencoordError
 from gencoord.prior.compose import compose
 from gencoord.prior.contract import check_proposal
@@ -183,20 +182,8 @@ def validate(document: SuiteDocument, prior: Prior) -> None:
 def load_suites(path: Path | None = None, prior: Prior | None = None) -> SuiteDocument:
     """The suite document at ``path`` (default: the package's), validated against ``prior``."""
     origin = str(path) if path else "suites.toml"
-    try:
-        if path is None:
-            text = (resources.files("gencoord.tasks") / "data" / "suites.toml").read_text(encoding="utf-8")
-        else:
-            text = path.read_text(encoding="utf-8")
-        document = SuiteDocument.model_validate(tomllib.loads(text))
-    except OSError as exc:
-        raise ConfigError("UNREADABLE", f"{origin}: {exc.strerror}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError("INVALID_TOML", f"{origin}: {exc}") from None
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(part) for part in first["loc"])
-        raise ConfigError("INVALID_SCHEMA", f"{origin}: {field}: {first['msg']}") from None
+    text = package_text("gencoord.tasks", "suites.toml") if path is None else read_text(path, ConfigError)
+    document = load_model(SuiteDocument, text, origin, ConfigError, "INVALID_SCHEMA")
     validate(document, prior or default_prior())
     return document
 

@@ -46,7 +46,10 @@ def node_ready(js_dir: Path = JS_DIR) -> str | None:
     if shutil.which("node") is None:
         return "node is not on PATH (Node.js 20 or newer is needed for the Minecraft world)"
     if not (js_dir / "node_modules" / "mineflayer").is_dir():
-        return f"the Minecraft world's npm packages are not installed: run `npm ci --prefix {js_dir}` (or `make venv`)"
+        return (
+            f"the Minecraft world's npm packages are not installed: run `npm ci --prefix {js_dir}` "
+            "(in a source checkout, `make run` or `make test` does it)"
+        )
     return None
 
 

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import tomllib
 from functools import cache
-from importlib import resources
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, PositiveFloat, PositiveInt, ValidationError
+from pydantic import BaseModel, ConfigDict, PositiveFloat, PositiveInt
 
+from gencoord._config import load_model, package_text, read_text
 from gencoord.errors import ConfigError
 
 TICKS_PER_S = 20
@@ -32,13 +31,11 @@ class Physics(BaseModel):
 
 
 def load_physics(path: Path) -> Physics:
-    try:
-        return Physics.model_validate(tomllib.loads(path.read_text(encoding="utf-8")))
-    except (tomllib.TOMLDecodeError, ValidationError) as exc:
-        raise ConfigError("INVALID_PHYSICS", f"{path}: {exc}") from None
+    return load_model(Physics, read_text(path, ConfigError), str(path), ConfigError, "INVALID_PHYSICS")
 
 
 @cache
 def default_physics() -> Physics:
-    text = (resources.files("gencoord.worlds.sim") / "data" / "physics.toml").read_text(encoding="utf-8")
-    return Physics.model_validate(tomllib.loads(text))
+    return load_model(
+        Physics, package_text("gencoord.worlds.sim", "physics.toml"), "physics.toml", ConfigError, "INVALID_PHYSICS"
+    )

@@ -2,16 +2,20 @@
 
 The generators here replay the model outputs recorded in the paper (README of
 shared/papers and Figure S1): the point is to show what our codec, checker, resolver
-and materializer do with them, not to imitate a model.
+and materializer do with them, not to imitate a model. No model runs, so every replayed
+output counts as 0 model calls and is labelled as a replay wherever it is shown.
 """
 
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
+from rich.text import Text
 from rich.tree import Tree
 
+from gencoord.cli.show import show_episode
 from gencoord.dsl.serialize import format_task
 from gencoord.prior.load import default_prior
 from gencoord.prior.prior import Prior
@@ -19,7 +23,6 @@ from gencoord.protocol.result import ProtocolResult, Reply, Success
 from gencoord.run.episode import run_episode
 from gencoord.run.lifecycle import GenerationRequest, Stage, policy_responder, run_feedback, run_forward
 from gencoord.run.record import episode_record
-from gencoord.run.show import show_episode
 from gencoord.tasks.cluster import make_cluster
 from gencoord.tasks.context import LocalContext
 from gencoord.tasks.episode import build_episode
@@ -41,38 +44,47 @@ COUNTERED = (
 )
 
 
+REPLAYED = "replayed from the paper's recording"
+
+
 def _recorded_forward(request: GenerationRequest) -> Reply:
-    return Reply(FORWARD[request.stage], model_calls=1)
+    return Reply(FORWARD[request.stage], model_calls=0)
 
 
 def _recorded_requester(request: GenerationRequest) -> Reply:
     if request.stage is Stage.REQUESTER_INITIAL:
-        return Reply(INITIAL, model_calls=1)
+        return Reply(INITIAL, model_calls=0)
     revised = INITIAL if (request.response or "").startswith("ACCEPT") else COUNTERED
-    return Reply(revised, model_calls=1)
+    return Reply(revised, model_calls=0)
 
 
 def show(console: Console, title: str, result: ProtocolResult, prior: Prior) -> None:
     console.rule(f"[bold]{title}")
     trace = result.trace
     for generation in trace.generations:
-        console.print(Panel(generation.raw, title=f"{generation.agent} · {generation.stage}", expand=False))
+        title = escape(f"{generation.agent} · {generation.stage} · {REPLAYED}")
+        console.print(Panel(Text(generation.raw), title=title, expand=False))
     wire = Table("from", "to", "kind", "bytes", title="on the wire")
     wire.add_column("payload", overflow="fold")
     for message in trace.wire.messages:
-        wire.add_row(message.sender, message.recipient, message.kind, str(message.nbytes), message.payload)
+        wire.add_row(
+            *(
+                Text(str(cell))
+                for cell in (message.sender, message.recipient, message.kind, message.nbytes, message.payload)
+            )
+        )
     console.print(wire)
     if not isinstance(result, Success):
-        console.print(f"[red]{getattr(result, 'error', getattr(result, 'reason', result))}")
+        console.print(Text(str(getattr(result, "error", getattr(result, "reason", result))), style="red"))
         return
     commitment, plan = result.commitment, result.plan
-    tree = Tree(f"commitment ({commitment.direction}, binding={commitment.binding})")
+    tree = Tree(Text(f"commitment ({commitment.direction}, binding={commitment.binding})"))
     for path in commitment.paths:
-        branch = tree.add(f"[cyan]{path.agent}")
+        branch = tree.add(Text(path.agent, style="cyan"))
         for task in path.tasks:
-            branch.add(format_task(task))
+            branch.add(Text(format_task(task)))
     handoff = commitment.handoff
-    tree.add(f"handoff: {handoff.giver} → {handoff.receiver}: {handoff.quantity} × {handoff.item}")
+    tree.add(Text(f"handoff: {handoff.giver} → {handoff.receiver}: {handoff.quantity} × {handoff.item}"))
     console.print(tree)
     table = Table("task", "actor", "skill", title="dispatch plan")
     for column in ("args", "place", "after"):
@@ -80,7 +92,12 @@ def show(console: Console, title: str, result: ProtocolResult, prior: Prior) -> 
     for planned in plan.tasks:
         args = ",".join(f"{k}={v}" for k, v in planned.args)
         place = f"{planned.place.kind}:{planned.place.name}" if planned.place else "-"
-        table.add_row(planned.id, planned.actor, planned.skill, args, place, ", ".join(planned.preds) or "-")
+        table.add_row(
+            *(
+                Text(cell)
+                for cell in (planned.id, planned.actor, planned.skill, args, place, ", ".join(planned.preds) or "-")
+            )
+        )
     console.print(table)
     check = plan.handoff
     terminal = " ∧ ".join(f"{c.kind}({c.holder}, {c.quantity} {c.item})" for c in plan.terminal)
@@ -88,7 +105,10 @@ def show(console: Console, title: str, result: ProtocolResult, prior: Prior) -> 
         f"checks: H = {check.receiver} gains {check.quantity} {check.item} after {check.producer}; T = {terminal}",
         highlight=False,
     )
-    console.print(f"learned calls: {trace.calls} · wire bytes: {trace.wire.total_bytes}")
+    console.print(
+        f"model calls: {trace.calls} (every output above is {REPLAYED}) · wire bytes: {trace.wire.total_bytes}",
+        highlight=False,
+    )
 
 
 def run_demo(console: Console) -> None:
@@ -114,9 +134,9 @@ def run_demo(console: Console) -> None:
 
 
 class _RecordedForward:
-    """The paper's two recorded model outputs as a backend: one model call each."""
+    """The paper's two recorded model outputs as a backend: replays, so no model call."""
 
-    name = "paper-recording"
+    name = "paper-recording (replayed)"
 
     def generate(self, context: LocalContext, request: GenerationRequest) -> Reply:
         return _recorded_forward(request)

@@ -1,12 +1,18 @@
-"""A person-readable trace of one episode (``gencoord episode``), drawn with rich."""
+"""A person-readable trace of one episode (``gencoord episode``), drawn with rich.
+
+Everything in a record came from a model, a peer or a task file: it is shown as text,
+never read as Rich markup (``escape`` or ``Text`` on every field).
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
+from rich.text import Text
 
 _MARK = {True: "[green]✓[/green]", False: "[red]✗[/red]", None: "[dim]–[/dim]"}
 
@@ -21,10 +27,12 @@ def show_episode(console: Console, record: dict[str, Any]) -> None:
     private = f"binding {record['binding']}" + (f", peer mode {record['mode']}" if record["mode"] else "")
     console.print(
         Panel(
-            f"{record['template']} · {private} · {who}\n"
-            f"condition {record['condition']} · fault {record['fault']} · backends "
-            + ", ".join(f"{a}: {b}" for a, b in record["backends"].items()),
-            title=record["episode"],
+            Text(
+                f"{record['template']} · {private} · {who}\n"
+                f"condition {record['condition']} · fault {record['fault']} · backends "
+                + ", ".join(f"{a}: {b}" for a, b in record["backends"].items())
+            ),
+            title=escape(record["episode"]),
             expand=False,
         )
     )
@@ -32,47 +40,51 @@ def show_episode(console: Console, record: dict[str, Any]) -> None:
     for generation in protocol["generations"]:
         calls = generation["model_calls"]
         title = f"{generation['agent']} · {generation['stage']} · {calls} model call{'s' if calls != 1 else ''}"
-        console.print(Panel(generation["text"], title=title, expand=False), highlight=False)
+        console.print(Panel(Text(generation["text"]), title=escape(title), expand=False), highlight=False)
     for message in protocol["messages"]:
         line = f"wire {message['kind']} {message['from']} → {message['to']}: {message['bytes']} B  {message['payload']}"
-        console.print(line, highlight=False)
+        console.print(Text(line))
     if "commitment" in protocol:
         commitment = protocol["commitment"]
         handoff = commitment["handoff"]
         console.print(
-            f"commitment ({commitment['direction']}, binding {commitment['binding']}): "
-            f"{handoff['giver']} hands {handoff['quantity']} {handoff['item']} to {handoff['receiver']}",
-            highlight=False,
+            Text(
+                f"commitment ({commitment['direction']}, binding {commitment['binding']}): "
+                f"{handoff['giver']} hands {handoff['quantity']} {handoff['item']} to {handoff['receiver']}"
+            )
         )
         for agent, path in commitment["paths"].items():
-            console.print(f"  {agent}: {path}", highlight=False)
+            console.print(Text(f"  {agent}: {path}"))
     elif "error" in protocol:
         error = protocol["error"]
-        console.print(f"[red]{error['code']} ({error['reason']}): {error['message']}[/red]", highlight=False)
+        console.print(Text(f"{error['code']} ({error['reason']}): {error['message']}", style="red"))
     if record["actions"]:
         table = Table(title=f"{len(record['actions'])} executor actions (simulated seconds)")
         for column in ("#", "t", "agent", "action", "task", "inventories after"):
             table.add_column(column)
         for action in record["actions"]:
             args = " ".join(str(v) for k, v in action["args"].items() if v is not None and k != "target_kind")
-            status = "" if action["ok"] else f"\n[red]{action['failure']['code']}: {action['failure']['message']}[/red]"
+            cell = Text(f"{action['action']} {args}")
+            if not action["ok"]:
+                cell.append(f"\n{action['failure']['code']}: {action['failure']['message']}", style="red")
             inventories = "\n".join(f"{a}: {_items(i)}" for a, i in action["inventories"].items())
             table.add_row(
                 str(action["index"]),
                 f"{action['start_s']:.2f}–{action['end_s']:.2f}",
-                action["agent"],
-                f"{action['action']} {args}{status}",
-                action["task"],
-                inventories,
+                Text(action["agent"]),
+                cell,
+                Text(action["task"]),
+                Text(inventories),
             )
         console.print(table)
     handoff = record["handoff"]
     if handoff is not None:
         g, r = handoff["giver"], handoff["receiver"]
         console.print(
-            f"handoff {handoff['item']}: {g['agent']} {g['before']}→{g['after']}, "
-            f"{r['agent']} {r['before']}→{r['after']} (expected +{handoff['quantity']})",
-            highlight=False,
+            Text(
+                f"handoff {handoff['item']}: {g['agent']} {g['before']}→{g['after']}, "
+                f"{r['agent']} {r['before']}→{r['after']} (expected +{handoff['quantity']})"
+            )
         )
     outcome = record["outcome"]
     stages = "  ".join(f"{stage} {_MARK[outcome[stage]]}" for stage in ("C", "H", "T", "F", "G"))
@@ -82,5 +94,5 @@ def show_episode(console: Console, record: dict[str, Any]) -> None:
         highlight=False,
     )
     if outcome["failure"] or outcome["reason"]:
-        console.print(f"[yellow]{outcome['failure'] or ''} {outcome['reason']}: {outcome['message']}[/yellow]")
-    console.print("goal: " + "; ".join(record["goal"]), highlight=False)
+        console.print(Text(f"{outcome['failure'] or ''} {outcome['reason']}: {outcome['message']}", style="yellow"))
+    console.print(Text("goal: " + "; ".join(record["goal"])))

@@ -1,0 +1,80 @@
+"""One way to load a TOML document into a pydantic model, with errors a person can act on.
+
+Every file gencoord reads (priors, suites, experiment and gate configs, physics, gate
+jobs) goes through here, so each failure has the same shape: the file, the field path as
+the user wrote it, what is wrong (with the allowed values where there is a fixed set),
+and a stable reason code on the caller's error type.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from importlib import resources
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from gencoord.errors import GencoordError
+
+M = TypeVar("M", bound=BaseModel)
+
+_UNION_TAG = re.compile(r"^(?:[A-Z]\w*|str|int|float|bool|none|(?:list|dict|tuple|set|literal|function-\w+)\[.*\])$")
+"""How pydantic names the member of a union it tried; never a field of ours (those are snake_case)."""
+
+
+def validation_message(exc: ValidationError) -> str:
+    """The most specific problem of a pydantic error: the field path, then what is wrong.
+
+    Unions report one error per member they tried (``pool.str``, ``pool.PoolSpec.split``);
+    the member names are not fields the user wrote, so they are dropped, and the deepest
+    problem wins: it is the one that says what the user meant to write.
+    """
+    problems: list[tuple[tuple[str, ...], str]] = []
+    for error in exc.errors():
+        path = tuple(str(part) for part in error["loc"] if not _UNION_TAG.match(str(part)))
+        problems.append((path, re.sub(r"^Value error, ", "", error["msg"])))
+    deepest = max(len(path) for path, _ in problems)
+    chosen = [(path, message) for path, message in problems if len(path) == deepest]
+    path = chosen[0][0]
+    messages = list(dict.fromkeys(message for candidate, message in chosen if candidate == path))
+    field = ".".join(path) or "(top level)"
+    others = len({candidate for candidate, _ in problems} - {path})
+    more = f" (and {others} more problem{'s' if others != 1 else ''})" if others else ""
+    return f"{field}: {'; or '.join(messages)}{more}"
+
+
+def read_text(path: Path, error: type[GencoordError]) -> str:
+    """A user's file as text, or ``error`` (UNREADABLE, NOT_UTF8) naming the file and the fix."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise error("UNREADABLE", f"cannot read {path}: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise error("NOT_UTF8", f"{path}: not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
+
+
+def package_text(package: str, name: str) -> str:
+    """A data file shipped inside the package."""
+    return (resources.files(package) / "data" / name).read_text(encoding="utf-8")
+
+
+def parse_toml(text: str, origin: str, error: type[GencoordError]) -> dict[str, Any]:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise error("INVALID_TOML", f"{origin}: {exc}") from None
+
+
+def validated(model: type[M], data: Any, origin: str, error: type[GencoordError], reason: str) -> M:
+    """``data`` as ``model``, or ``error(reason)`` with the most specific problem."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise error(reason, f"{origin}: {validation_message(exc)}") from None
+
+
+def load_model(model: type[M], text: str, origin: str, error: type[GencoordError], reason: str) -> M:
+    """A TOML document as ``model``: both steps, with their errors."""
+    return validated(model, parse_toml(text, origin, error), origin, error, reason)

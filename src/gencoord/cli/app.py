@@ -1,0 +1,118 @@
+"""The ``gencoord`` application: one error boundary and one way to print for every command.
+
+A person never sees a Python traceback for an ordinary mistake: every typed error becomes
+a one-line message and a stable exit status (2: usage or configuration, 3: a backend or
+world that cannot run). Text that came from outside (a model, a peer, a file) is printed
+as text, never read as Rich markup.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+import tempfile
+import traceback
+from collections.abc import Callable
+from typing import Annotated, Any, NoReturn, ParamSpec, TypeVar
+
+import typer
+from rich.console import Console
+from rich.text import Text
+
+from gencoord import __version__
+from gencoord.errors import BackendError, GencoordError, WorldError
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Executable skill-path commitments (GenCoord).",
+    context_settings={"help_option_names": ["-h", "--help"]},
+    pretty_exceptions_enable=False,
+)
+
+USAGE = 2
+"""Exit status of a usage, configuration or input-file error."""
+UNAVAILABLE = 3
+"""Exit status when a backend or a world cannot run at all."""
+INTERNAL = 70
+"""Exit status of a bug in gencoord (EX_SOFTWARE); the traceback goes to a file."""
+
+_PIPED_WIDTH = 160
+
+
+def console(stderr: bool = False) -> Console:
+    """A console that wraps at the terminal's width, and not at 80 columns when piped to a file."""
+    stream = sys.stderr if stderr else sys.stdout
+    if stream.isatty():
+        return Console(stderr=stderr)
+    return Console(stderr=stderr, soft_wrap=True, width=_PIPED_WIDTH)
+
+
+def fail(error: GencoordError | str, status: int = USAGE) -> NoReturn:
+    """Print ``error`` on stderr as plain text and end the command with ``status``."""
+    console(stderr=True).print(Text(str(error), style="red"))
+    raise typer.Exit(status)
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def guarded(command: Callable[P, R]) -> Callable[P, R]:
+    """Typed errors that escape a command become a message and an exit status."""
+
+    @functools.wraps(command)
+    def run(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return command(*args, **kwargs)
+        except (BackendError, WorldError) as error:
+            fail(error, UNAVAILABLE)
+        except GencoordError as error:
+            fail(error, USAGE)
+
+    return run
+
+
+def command(**settings: Any) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """``app.command`` for a guarded command."""
+
+    def register(function: Callable[P, R]) -> Callable[P, R]:
+        app.command(**settings)(guarded(function))
+        return function
+
+    return register
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        typer.echo(f"gencoord {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_show_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """Executable skill-path commitments (GenCoord)."""
+
+
+def main() -> None:
+    """The console entry point: the last boundary before a person would see a traceback."""
+    try:
+        app(prog_name="gencoord")
+    except GencoordError as error:
+        console(stderr=True).print(Text(str(error), style="red"))
+        sys.exit(USAGE)
+    except Exception as error:  # a bug: say so in one line, keep the traceback for the report
+        with tempfile.NamedTemporaryFile("w", prefix="gencoord-crash-", suffix=".txt", delete=False) as handle:
+            traceback.print_exc(file=handle)
+        console(stderr=True).print(
+            Text(
+                f"gencoord hit an internal error ({type(error).__name__}: {error}). This is a bug in gencoord, "
+                f"not in your input; the traceback is in {handle.name}. Please report it with that file.",
+                style="red",
+            )
+        )
+        sys.exit(INTERNAL)

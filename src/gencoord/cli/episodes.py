@@ -1,0 +1,116 @@
+"""``gencoord episode`` and ``gencoord demo``: one episode, shown stage by stage."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+
+from gencoord.backends.registry import backend_set
+from gencoord.cli.app import command, console
+from gencoord.cli.demo import run_demo
+from gencoord.cli.options import (
+    HostOption,
+    OriginOption,
+    PortOption,
+    Surface,
+    VersionOption,
+    WorldOption,
+    world_choice,
+)
+from gencoord.cli.show import show_episode
+from gencoord.dsl.surface import SurfaceName
+from gencoord.errors import ConfigError, did_you_mean
+from gencoord.prior.load import default_prior
+from gencoord.run.episode import Condition, run_episode
+from gencoord.run.faults import Fault
+from gencoord.run.record import episode_record
+from gencoord.tasks.cluster import make_cluster
+from gencoord.tasks.episode import build_episode
+from gencoord.tasks.spec import SuiteDocument, default_suites
+from gencoord.worlds.choice import WorldChoice, executor_for
+
+
+def _choice(suites: SuiteDocument, template: str, binding: str | None, mode: str | None) -> str:
+    """The private choice the options name, refused where it does not fit the template's suite."""
+    forward = suites.forward.templates.get(template)
+    capability = suites.goal_capability
+    if forward is None and template not in capability.goals:
+        known = [*sorted(suites.forward.templates), *sorted(capability.goals)]
+        raise ConfigError(
+            "UNKNOWN_TEMPLATE",
+            f"unknown template {template!r}{did_you_mean(template, known)}; known: {', '.join(known)}",
+        )
+    if forward is not None:
+        if mode is not None:
+            raise ConfigError(
+                "MODE_FOR_FORWARD",
+                f"{template} is a forward template: it takes --binding, not --mode (a Goal×Capability option)",
+            )
+        if binding is not None and binding not in forward.goals:
+            raise ConfigError(
+                "UNKNOWN_BINDING",
+                f"{binding!r} is not a binding of {template}; one of {', '.join(sorted(forward.goals))}",
+            )
+        return binding or sorted(forward.goals)[0]
+    if binding is not None:
+        raise ConfigError(
+            "BINDING_FOR_CAPABILITY",
+            f"{template} is a Goal×Capability goal: it takes --mode, not --binding (a forward-template option)",
+        )
+    if mode is not None and mode not in capability.modes:
+        raise ConfigError(
+            "UNKNOWN_MODE", f"{mode!r} is not a workcell mode; one of {', '.join(sorted(capability.modes))}"
+        )
+    return mode or sorted(capability.modes)[0]
+
+
+@command(epilog="Example: gencoord episode --template CHEST_A_OR_B --binding A --seed 3")
+def episode(
+    template: Annotated[str, typer.Option(help="A forward template, or a Goal×Capability goal (GC_…).")],
+    binding: Annotated[
+        str | None, typer.Option(help="Forward: the sender's private binding (default: the first).")
+    ] = None,
+    mode: Annotated[
+        str | None, typer.Option(help="Goal×Capability: the peer's workcell mode (default: the first).")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Draws the world variant; seeds the backends.")] = 0,
+    role: Annotated[int, typer.Option(min=0, max=1, help="Role permutation: 0 = agent_a sends, 1 = agent_b.")] = 0,
+    params: Annotated[int, typer.Option(min=0, help="Which of the template's parameter sets to use.")] = 0,
+    condition: Annotated[Condition | None, typer.Option(help="What crosses the boundary (default per suite).")] = None,
+    fault: Annotated[Fault, typer.Option(help="A controlled fault to inject (v2 Table S46).")] = Fault.CLEAN,
+    surface: Annotated[Surface, typer.Option(help="The wire form: one record (dsl, json) or a dialogue.")] = (
+        Surface.dsl
+    ),
+    backend: Annotated[
+        str, typer.Option(help="Who writes: rule, model:<checkpoint>, constrained:<checkpoint>, api:<url>#<model>.")
+    ] = "rule",
+    as_json: Annotated[bool, typer.Option("--json", help="Print the episode record as one JSON object.")] = False,
+    world: WorldOption = None,
+    host: HostOption = None,
+    port: PortOption = 25565,
+    mc_version: VersionOption = "1.21.4",
+    origin: OriginOption = "0,0,0",
+) -> None:
+    """Run one episode end to end (embedded simulator by default, or real Minecraft) and show its trace."""
+    prior = default_prior()
+    suites = default_suites()
+    choice = _choice(suites, template, binding, mode)
+    cluster = make_cluster(template, choice, seed, param_choice=params, suites=suites)
+    spec = build_episode(cluster, role, seed, prior, suites, SurfaceName(surface.value))
+    team = backend_set(backend)(spec, condition is Condition.NO_REQUEST, prior, suites)
+    executor = executor_for(world_choice(world, host, port, mc_version, origin) or WorldChoice())
+    result = run_episode(spec, condition, fault=fault, backends=team, executor=executor, prior=prior, suites=suites)
+    record = episode_record(result)
+    if as_json:
+        typer.echo(json.dumps(record, ensure_ascii=False))
+    else:
+        show_episode(console(), record)
+    raise typer.Exit(0 if result.outcome.success else 1)
+
+
+@command(epilog="Example: gencoord demo")
+def demo() -> None:
+    """Resolve the paper's two worked examples (replays of its recorded outputs) and show every stage."""
+    run_demo(console())

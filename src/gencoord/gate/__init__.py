@@ -1,0 +1,1 @@
+"""The escalation gate of the Gated Coordination paper: when an agent should coordinate at all."""
