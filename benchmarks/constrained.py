@@ -23,12 +23,12 @@ from gencoord import __version__
 from gencoord.backends.constrained import logits_processor
 from gencoord.backends.context import model_input
 from gencoord.errors import GencoordError
+from gencoord.models.generate import generate
+from gencoord.models.load import load_model
+from gencoord.models.spec import ModelSpec, Target
 from gencoord.prior import check_proposal, default_prior
-from gencoord.run.lifecycle import GenerationRequest, Stage
+from gencoord.protocol.generation import GenerationRequest, Stage
 from gencoord.tasks import Split, build_episode, default_suites, draw_pool
-from gencoord.train.checkpoint import load_model
-from gencoord.train.common import generate
-from gencoord.train.data import RowSpec, Target
 from gencoord.train.tiny import train_tiny
 
 OUT = Path(__file__).parent / "results" / "constrained.json"
@@ -38,7 +38,7 @@ STEPS = 150  # few enough that free decoding still breaks the grammar now and th
 def main() -> None:
     prior, suites = default_prior(), default_suites()
     with tempfile.TemporaryDirectory() as folder:
-        train_tiny(RowSpec(target=Target.DIRECT), Path(folder), steps=STEPS, seed=0, evaluate=8)
+        train_tiny(ModelSpec(target=Target.DIRECT), Path(folder), steps=STEPS, seed=0, evaluate=8)
         loaded = load_model(Path(folder))
     cases = []
     for cluster in draw_pool(Split.IN_DISTRIBUTION, 40, seed=5):

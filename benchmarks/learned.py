@@ -26,10 +26,10 @@ from rich.table import Table
 from gencoord import __version__
 from gencoord.backends.local import LocalModelBackend
 from gencoord.dsl.surface import SurfaceName
+from gencoord.models.spec import ModelSpec, Target
 from gencoord.prior import default_prior
 from gencoord.run.episode import run_episode
 from gencoord.tasks import build_episode, default_suites, paper_pool
-from gencoord.train.data import RowSpec, Target
 from gencoord.train.tiny import train_tiny
 
 ROOT = Path(__file__).parents[1]
@@ -67,7 +67,7 @@ def main() -> None:
     torch.set_num_threads(1)  # every model decodes under the same conditions, one after another
     with tempfile.TemporaryDirectory() as folder:
         factor_dir = Path(folder) / "factor"
-        trained = train_tiny(RowSpec(target=Target.FACTOR), factor_dir, steps=300, seed=0, evaluate=48)
+        trained = train_tiny(ModelSpec(target=Target.FACTOR), factor_dir, steps=300, seed=0, evaluate=48)
         rows = {
             "Direct Short DSL": _episodes(FIXTURES / "tiny-dsl", SurfaceName.DSL),
             "Direct JSON": _episodes(FIXTURES / "tiny-json", SurfaceName.JSON),

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import http.server
 import json
+import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
+
+from gencoord.backends.rule import composed
+from gencoord.prior import default_prior
 
 
 def completion(model: str, content: str, prompt_tokens: int, completion_tokens: int) -> dict[str, Any]:
@@ -53,3 +57,30 @@ def serving(handler: type[ChatHandler]) -> Iterator[str]:
         yield f"http://127.0.0.1:{server.server_port}/v1"
     finally:
         server.shutdown()
+
+
+class ComposerApi(ChatHandler):
+    """Answers like a perfect model (via the composer)."""
+
+    failures_left = 1  # the first call fails with a 503: the backend must retry
+
+    def reply(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        if ComposerApi.failures_left:
+            ComposerApi.failures_left -= 1
+            return 503, {"error": {"message": "busy"}}
+        prompt = body["messages"][-1]["content"]
+        return 200, completion(body["model"], composer_answer(prompt), len(prompt) // 4, 30)
+
+
+def composer_answer(prompt: str) -> str:
+    incoming = re.search(r"^incoming (REQ \S+ (.+))$", prompt, re.MULTILINE)
+    if incoming:
+        return f"```\nSELF {incoming.group(2)}\nREQ -\n```"
+    prior = default_prior()
+    binding = re.search(r"^  binding: (\S+)$", prompt, re.MULTILINE)
+    agent = re.search(r"^agent: (\S+)$", prompt, re.MULTILINE)
+    peer = re.search(r"^peer: (\S+)$", prompt, re.MULTILINE)
+    quantities = re.search(r"^quantities: (.+)$", prompt, re.MULTILINE)
+    assert binding and agent and peer and quantities
+    params = {k: int(v) for k, v in (item.split("=") for item in quantities.group(1).split(", "))}
+    return prior.serialize(composed(prior, binding.group(1), agent.group(1), peer.group(1), params))

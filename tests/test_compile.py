@@ -8,15 +8,15 @@ import pytest
 
 from gencoord.errors import CompileError
 from gencoord.prior import Prior
+from gencoord.protocol.plan import DispatchPlan, HandoffCheck, Place, PlannedTask
 from gencoord.protocol.result import Success
 from gencoord.run.episode import coordinate
 from gencoord.runtime.compile import compile_plan
-from gencoord.runtime.plan import DispatchPlan, HandoffCheck, Place, PlannedTask
 from gencoord.tasks import SuiteDocument, build_episode, make_cluster
 from gencoord.tasks.episode import EpisodeSpec
 from gencoord.worlds.actions import FurnaceCollect, FurnaceLoad, GiveItem
+from gencoord.worlds.conformance import conformance_world as world
 from gencoord.worlds.sim import SimExecutor
-from tests.worlds import world
 
 
 def _plan(spec: EpisodeSpec, prior: Prior, suites: SuiteDocument) -> DispatchPlan:

@@ -14,13 +14,15 @@ from gencoord.dsl.dialogue import Turn, extract, scripted, sender_done
 from gencoord.dsl.surface import SurfaceName, surface
 from gencoord.errors import ConfigError, FailureCode, ParseError
 from gencoord.eval.config import parse_experiment
+from gencoord.models.spec import ModelSpec, Target
 from gencoord.prior import Prior
-from gencoord.protocol.result import Fail, Reply, Success
+from gencoord.protocol.generation import GenerationRequest, Reply, Stage
+from gencoord.protocol.result import Fail, Success
 from gencoord.run.episode import Condition, coordinate, run_episode
 from gencoord.run.faults import Fault
-from gencoord.run.lifecycle import GenerationRequest, Stage, run_dialogue
+from gencoord.run.lifecycle import run_dialogue
 from gencoord.tasks import SuiteDocument, build_episode, paper_pool
-from gencoord.train.data import RowSpec, Target, build_rows
+from gencoord.train.data import build_rows
 from tests.strategies import legal_proposal
 
 
@@ -48,12 +50,12 @@ def test_any_dialogue_is_extracted_or_refused_as_a_parse_failure(prior: Prior, t
 
 
 def test_dialogue_rows_match_the_paper_inventory(prior: Prior, suites: SuiteDocument) -> None:
-    rows = build_rows(paper_pool("training"), prior, suites, RowSpec(surface=SurfaceName.FREEFORM))
+    rows = build_rows(paper_pool("training"), prior, suites, ModelSpec(surface=SurfaceName.FREEFORM))
     assert Counter(row.stage for row in rows) == {"dialogue_sender": 1200, "dialogue_receiver": 1200}
     later = [row for row in rows if "said " in row.prompt]
     assert later and all(row.prompt.index("said ") < row.prompt.index(">>>") for row in later)
     with pytest.raises(ConfigError):
-        RowSpec(target=Target.FACTOR, surface=SurfaceName.FREEFORM)
+        ModelSpec(target=Target.FACTOR, surface=SurfaceName.FREEFORM)
 
 
 def test_free_form_episodes_succeed_and_count_every_turn_on_the_wire(prior: Prior, suites: SuiteDocument) -> None:

@@ -10,11 +10,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gencoord.dsl import PeerRequest, Proposal, Task, normalize, parse_json, serialize_json
+from gencoord.dsl import PeerRequest, Proposal, Task, normalize, parse, parse_json, serialize, serialize_json
 from gencoord.dsl.parse import parse_scanned, split_lines
 from gencoord.dsl.serialize import format_value
+from gencoord.dsl.vocabulary import default_vocabulary
 from gencoord.errors import ContractError, ParseError
-from gencoord.prior import Prior, check_proposal, default_prior
+from gencoord.prior import check_proposal, default_prior
 from tests.conftest import ACTIVE_SENDER, STICK_COUNTERED, STICK_INITIAL
 from tests.strategies import any_value, legal_proposal
 
@@ -133,8 +134,26 @@ def test_any_json_input_fails_cleanly(message: str) -> None:
         check_proposal(parse_json(message, PRIOR.vocab), "agent_a", PRIOR, EPISODE)
 
 
-def test_prior_fixture_is_the_default(prior: Prior) -> None:
-    assert prior is PRIOR
+def test_the_codec_default_vocabulary_is_the_packaged_priors() -> None:
+    assert default_vocabulary() == PRIOR.vocab
+
+
+@settings(max_examples=300, deadline=None)
+@given(legal_proposal(PRIOR).map(PRIOR.serialize), st.booleans())
+def test_parse_needs_no_prior_and_tolerates_crlf(text: str, trailing: bool) -> None:
+    """``gencoord.dsl.parse(text)`` decides like the prior's parser, with LF or CRLF line ends."""
+    crlf = text.replace("\n", "\r\n") + ("\r\n" if trailing else "")
+    assert parse(text) == parse(crlf) == PRIOR.parse(text)
+    assert serialize(parse(crlf)) == text
+
+
+@settings(max_examples=300, deadline=None)
+@given(legal_proposal(PRIOR).map(PRIOR.serialize), st.data())
+def test_a_nul_byte_anywhere_is_named(text: str, data: st.DataObject) -> None:
+    at = data.draw(st.integers(0, len(text)))
+    with pytest.raises(ParseError) as caught:
+        parse(text[:at] + "\x00" + text[at:])
+    assert caught.value.reason == "NUL_BYTE" and "NUL" in caught.value.message
 
 
 def _outcome(parser: Callable[[], Proposal]) -> Proposal | str:

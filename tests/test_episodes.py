@@ -10,10 +10,10 @@ import pytest
 
 from gencoord.errors import ConfigError, FailureCode
 from gencoord.prior import Prior, load_prior
-from gencoord.protocol.result import NoCommitment, Reply
+from gencoord.protocol.generation import GenerationRequest, Reply, Stage
+from gencoord.protocol.result import NoCommitment
 from gencoord.run.episode import Condition, EpisodeResult, run_episode
 from gencoord.run.faults import Fault
-from gencoord.run.lifecycle import GenerationRequest, Stage
 from gencoord.run.record import episode_record
 from gencoord.tasks import SuiteDocument, build_episode, load_suites, make_cluster, paper_pool
 from gencoord.tasks.context import LocalContext

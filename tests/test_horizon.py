@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
@@ -16,17 +15,19 @@ from gencoord.eval.config import parse_experiment
 from gencoord.eval.jobs import expand
 from gencoord.eval.report import write_report
 from gencoord.eval.runner import create_run, read_records, run_experiment
+from gencoord.models.manifest import CheckpointManifest, TrainReport
+from gencoord.models.spec import Horizon, ModelSpec, Target
 from gencoord.prior import Prior
-from gencoord.protocol.result import Fail, Reply, Success
+from gencoord.protocol.generation import GenerationRequest, Reply, Stage
+from gencoord.protocol.result import Fail, Success
 from gencoord.run.episode import Condition, run_episode
-from gencoord.run.lifecycle import GenerationRequest, Stage, run_single_step
+from gencoord.run.lifecycle import run_single_step
 from gencoord.tasks import SuiteDocument, build_episode, paper_pool
-from gencoord.train import MANIFEST
-from gencoord.train.data import Horizon, RowSpec, build_rows
+from gencoord.train.data import build_rows
 
 
 def test_single_step_rows_add_the_intermediate_stage(prior: Prior, suites: SuiteDocument) -> None:
-    rows = build_rows(paper_pool("training"), prior, suites, RowSpec(horizon=Horizon.SINGLE))
+    rows = build_rows(paper_pool("training"), prior, suites, ModelSpec(horizon=Horizon.SINGLE))
     assert Counter(row.stage for row in rows) == {
         "sender_step": 960,
         "sender_after_obtain": 960,
@@ -86,16 +87,18 @@ def test_a_whole_record_at_the_first_step_breaks_the_single_step_contract(prior:
     assert result.error.reason == "SINGLE_STEP_SHAPE"
 
 
-def _checkpoint(folder: Path, **fields: str) -> Path:
+def _checkpoint(folder: Path, spec: ModelSpec) -> Path:
+    """A checkpoint folder holding only a manifest: enough for deciding where a model fits."""
     folder.mkdir()
-    (folder / MANIFEST).write_text(json.dumps({"target": "direct", "surface": "dsl", **fields}))
+    report = TrainReport(steps=1, seconds=0.0, first_loss=1.0, last_loss=1.0, exact_match=None, evaluated=0)
+    CheckpointManifest.of(spec, kind="tiny", seed=0, config_sha256="0" * 64, report=report, versions={}).write(folder)
     return folder
 
 
 def test_models_run_only_where_they_fit(tmp_path: Path) -> None:
-    single = _checkpoint(tmp_path / "single", horizon="single")
-    free = _checkpoint(tmp_path / "free", surface="freeform")
-    factor = _checkpoint(tmp_path / "factor", target="factor")
+    single = _checkpoint(tmp_path / "single", ModelSpec(horizon=Horizon.SINGLE))
+    free = _checkpoint(tmp_path / "free", ModelSpec(surface=SurfaceName.FREEFORM))
+    factor = _checkpoint(tmp_path / "factor", ModelSpec(target=Target.FACTOR))
     assert backend_fits(f"model:{single}", True, SurfaceName.DSL)
     assert not backend_fits(f"model:{single}", False, SurfaceName.DSL)
     assert backend_fits(f"model:{free}", False, SurfaceName.FREEFORM)

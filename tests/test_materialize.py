@@ -10,8 +10,8 @@ from gencoord.dsl import Proposal
 from gencoord.errors import MaterializationError
 from gencoord.prior import Prior, PublicEpisode, compose
 from gencoord.protocol import resolve_forward
+from gencoord.protocol.plan import Place
 from gencoord.runtime.materialize import check_plan, materialize
-from gencoord.runtime.plan import Place
 
 
 def _commit(prior: Prior, template: str, binding: str, episode: PublicEpisode | None = None):  # type: ignore[no-untyped-def]

@@ -11,8 +11,9 @@ import pytest
 from gencoord.errors import WorldError
 from gencoord.prior import Prior
 from gencoord.worlds.actions import GoTo
+from gencoord.worlds.conformance import conformance_program as program
+from gencoord.worlds.conformance import conformance_world as world
 from gencoord.worlds.mineflayer import MinecraftExecutor, NodeBridge, ServerOptions
-from tests.worlds import program, world
 
 pytestmark = pytest.mark.minecraft
 

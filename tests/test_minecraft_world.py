@@ -17,9 +17,10 @@ from gencoord.tasks import SuiteDocument
 from gencoord.tasks.cluster import draw_pool
 from gencoord.tasks.episode import build_episode
 from gencoord.worlds.actions import CraftItem, GiveItem, GoTo
+from gencoord.worlds.conformance import conformance_program as program
+from gencoord.worlds.conformance import conformance_world as world
 from gencoord.worlds.mineflayer import MinecraftExecutor
 from gencoord.worlds.mineflayer.layout import lay_out
-from tests.worlds import program, world
 
 A, B = "agent_a", "agent_b"
 

@@ -21,7 +21,8 @@ from gencoord.protocol import (
     resolve_forward,
     respond,
 )
-from gencoord.run.lifecycle import GenerationRequest, Stage, policy_responder, run_feedback, run_forward
+from gencoord.protocol.generation import GenerationRequest, Stage
+from gencoord.run.lifecycle import policy_responder, run_feedback, run_forward
 from tests.conftest import ACTIVE_RECEIVER, ACTIVE_SENDER, STICK_COUNTERED, STICK_INITIAL
 
 

@@ -9,8 +9,8 @@ import pytest
 from gencoord.backends import BindingComposer, RequestRealizer, RuleRequester
 from gencoord.errors import ConfigError
 from gencoord.prior import Prior
+from gencoord.protocol.generation import GenerationRequest, Stage
 from gencoord.run.episode import run_episode
-from gencoord.run.lifecycle import GenerationRequest, Stage
 from gencoord.runtime.verify import unmet
 from gencoord.tasks import (
     PAPER_POOLS,

@@ -6,12 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from gencoord.errors import ConfigError
+from gencoord.errors import CallOrderError, ConfigError
 from gencoord.prior import Prior
 from gencoord.worlds.actions import FurnaceCollect, FurnaceLoad, GiveItem, GoTo, ObtainBlock, PlaceBlock, Wait
+from gencoord.worlds.conformance import conformance_program as program
+from gencoord.worlds.conformance import conformance_world as world
 from gencoord.worlds.sim import SimExecutor, default_physics
 from gencoord.worlds.sim.physics import load_physics
-from tests.worlds import program, world
 
 A, B = "agent_a", "agent_b"
 
@@ -125,7 +126,7 @@ def test_same_world_same_program_same_trace(prior: Prior) -> None:
 
 
 def test_run_before_reset_is_a_clear_error(prior: Prior) -> None:
-    with pytest.raises(RuntimeError, match="reset"):
+    with pytest.raises(CallOrderError, match=r"run\(\) before reset\(\)"):
         SimExecutor(prior.game).run(program([Wait(A, "a#1", 1)]), 0, 1)
 
 

@@ -152,6 +152,20 @@ class BackendError(GencoordError):
     stage = "backend"
 
 
+class ConformanceError(GencoordError):
+    """An executor or backend that breaks the shared contract; the message lists each broken check."""
+
+    code = "CONFORMANCE"
+    stage = "conformance"
+
+
+class CallOrderError(GencoordError):
+    """An API used out of order (an executor's ``run`` or ``snapshot`` before ``reset``): a caller's bug."""
+
+    code = "CALL_ORDER"
+    stage = "world"
+
+
 class WorldError(GencoordError):
     """A world that cannot run an episode: a dead server or bridge, a set-up that never took hold.
 

@@ -20,14 +20,14 @@ from itertools import islice
 import openai
 from openai.types.chat import ChatCompletionMessageParam
 
-from gencoord.backends.context import PriorView, model_input
+from gencoord.backends.context import model_input
 from gencoord.backends.rule import composed
 from gencoord.dsl.ast import Proposal
 from gencoord.dsl.dialogue import ASK, DONE, FINAL, MORE, PREPOSITIONS, VERBS, scripted
 from gencoord.errors import BackendError
+from gencoord.models.spec import PriorView
 from gencoord.prior.prior import Prior
-from gencoord.protocol.result import Reply
-from gencoord.run.lifecycle import GenerationRequest, Stage
+from gencoord.protocol.generation import GenerationRequest, Reply, Stage
 from gencoord.tasks.context import LocalContext
 
 _TRANSIENT = (openai.APIConnectionError, openai.APITimeoutError, openai.RateLimitError, openai.InternalServerError)

@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Protocol
 
-from gencoord.protocol.result import Reply
-from gencoord.run.lifecycle import GenerationRequest, Generator
+from gencoord.protocol.generation import GenerationRequest, Generator, Reply
 from gencoord.tasks.context import LocalContext
 
 

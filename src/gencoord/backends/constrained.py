@@ -18,10 +18,10 @@ from tokenizers import Tokenizer
 from transformers import PreTrainedTokenizerFast
 
 from gencoord.dsl.parse import MAX_PATH_TASKS
+from gencoord.models.codec import TextCodec
+from gencoord.models.load import LoadedModel
 from gencoord.prior.prior import Prior
 from gencoord.tasks.context import LocalContext
-from gencoord.train.checkpoint import LoadedModel
-from gencoord.train.tiny import TextCodec
 
 
 def _alternatives(values: set[str]) -> str:

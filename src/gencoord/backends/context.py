@@ -10,18 +10,10 @@ instances are byte-identical wherever their contexts are.
 
 from __future__ import annotations
 
-from enum import StrEnum
-
+from gencoord.models.spec import PriorView
 from gencoord.prior.prior import Prior
-from gencoord.run.lifecycle import GenerationRequest
+from gencoord.protocol.generation import GenerationRequest
 from gencoord.tasks.context import LocalContext
-
-
-class PriorView(StrEnum):
-    FULL = "full"
-    SKELETON = "skeleton"
-    NODE = "node"
-    NONE = "none"
 
 
 def _prior_lines(prior: Prior, template: str | None, view: PriorView) -> list[str]:

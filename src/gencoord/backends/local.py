@@ -26,13 +26,12 @@ from gencoord.backends.context import model_input
 from gencoord.backends.rule import at_stage, composed
 from gencoord.dsl.ast import Proposal
 from gencoord.dsl.surface import SurfaceName, surface
+from gencoord.models.generate import MAX_NEW_TOKENS, generate
+from gencoord.models.load import LoadedModel, load_model
+from gencoord.models.spec import Target
 from gencoord.prior.prior import Prior
-from gencoord.protocol.result import Reply
-from gencoord.run.lifecycle import GenerationRequest, Stage
+from gencoord.protocol.generation import GenerationRequest, Reply, Stage
 from gencoord.tasks.context import LocalContext
-from gencoord.train.checkpoint import LoadedModel, load_model
-from gencoord.train.common import MAX_NEW_TOKENS, generate
-from gencoord.train.data import Target
 
 _BUDGET_FACTOR = 32  # a binding code is a few tokens
 _RECEIVER_STAGES = (Stage.RECEIVER_AFTER_REQUEST, Stage.RECEIVER_WITHOUT_REQUEST)

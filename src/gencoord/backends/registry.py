@@ -6,7 +6,6 @@ A set maps an episode to one backend per agent. ``rule`` is the deterministic te
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from functools import cache
 from pathlib import Path
@@ -16,10 +15,11 @@ from gencoord.backends.rule import BranchGuesser, RequestRealizer, RuleRequester
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
 from gencoord.extras import API_MODULES, SELECTOR_MODULES, require_learn
+from gencoord.models.manifest import MANIFEST, CheckpointManifest
+from gencoord.models.spec import Horizon, Target
 from gencoord.prior.prior import Prior
 from gencoord.tasks.episode import EpisodeSpec
 from gencoord.tasks.spec import SuiteDocument
-from gencoord.train import MANIFEST
 
 BackendSet = Callable[[EpisodeSpec, bool, Prior, SuiteDocument], Mapping[str, Backend]]
 """(episode, request withheld?, prior, suites) → backend per agent."""
@@ -101,9 +101,8 @@ def checkpoint_of(name: str) -> Path | None:
 
 
 @cache
-def _manifest(checkpoint: Path) -> dict[str, str] | None:
-    path = checkpoint / MANIFEST
-    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+def _manifest(checkpoint: Path) -> CheckpointManifest | None:
+    return CheckpointManifest.read(checkpoint) if (checkpoint / MANIFEST).exists() else None
 
 
 def backend_fits(name: str, single_step: bool, surface: SurfaceName) -> bool:
@@ -119,10 +118,9 @@ def backend_fits(name: str, single_step: bool, surface: SurfaceName) -> bool:
     manifest = None if checkpoint is None else _manifest(checkpoint.resolve())
     if manifest is None:
         return True
-    if manifest.get("target") == "factor":
+    if manifest.target is Target.FACTOR:
         return surface != SurfaceName.FREEFORM
-    single = manifest.get("horizon", "multi") == "single"
-    return SurfaceName(manifest.get("surface", "dsl")) == surface and single == single_step
+    return manifest.surface == surface and (manifest.horizon is Horizon.SINGLE) == single_step
 
 
 def backend_set(name: str) -> BackendSet:

@@ -27,9 +27,8 @@ from gencoord.errors import ConfigError
 from gencoord.prior.branches import realize_alternative
 from gencoord.prior.compose import compose
 from gencoord.prior.prior import Prior
+from gencoord.protocol.generation import GenerationRequest, Reply, Stage
 from gencoord.protocol.response import parse_response, respond
-from gencoord.protocol.result import Reply
-from gencoord.run.lifecycle import GenerationRequest, Stage
 from gencoord.tasks.context import LocalContext
 from gencoord.tasks.spec import SuiteDocument, default_suites
 

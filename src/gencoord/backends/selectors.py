@@ -28,8 +28,7 @@ from gencoord.backends.rule import composed
 from gencoord.dsl.surface import surface
 from gencoord.errors import ConfigError
 from gencoord.prior.prior import Prior
-from gencoord.protocol.result import Reply
-from gencoord.run.lifecycle import GenerationRequest
+from gencoord.protocol.generation import GenerationRequest, Reply
 from gencoord.tasks.context import LocalContext
 from gencoord.tasks.descriptions import CONDITIONS, descriptions
 

@@ -19,9 +19,10 @@ from gencoord.cli.show import show_episode
 from gencoord.dsl.serialize import format_task
 from gencoord.prior.load import default_prior
 from gencoord.prior.prior import Prior
-from gencoord.protocol.result import ProtocolResult, Reply, Success
+from gencoord.protocol.generation import GenerationRequest, Reply, Stage
+from gencoord.protocol.result import ProtocolResult, Success
 from gencoord.run.episode import run_episode
-from gencoord.run.lifecycle import GenerationRequest, Stage, policy_responder, run_feedback, run_forward
+from gencoord.run.lifecycle import policy_responder, run_feedback, run_forward
 from gencoord.run.record import episode_record
 from gencoord.tasks.cluster import make_cluster
 from gencoord.tasks.context import LocalContext

@@ -10,19 +10,19 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from gencoord.backends.context import PriorView
 from gencoord.cli.app import command, console
 from gencoord.cli.options import Surface
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
 from gencoord.extras import require_learn
+from gencoord.models.spec import Horizon, ModelSpec, PriorView, Target
 from gencoord.prior.load import default_prior
 from gencoord.tasks.cluster import paper_pool
 from gencoord.tasks.spec import default_suites
-from gencoord.train.data import Horizon, RowSpec, Target, build_rows, write_rows
+from gencoord.train.data import build_rows, write_rows
 
 if TYPE_CHECKING:
-    from gencoord.train.common import TrainReport
+    from gencoord.models.manifest import TrainReport
 
 
 @command(epilog="Example: gencoord train --out checkpoints/my-tiny --steps 300")
@@ -61,7 +61,7 @@ def train(
     out_console = console()
     require_learn("gencoord train")
     chosen = view or (PriorView.FULL if model else PriorView.NONE)
-    spec = RowSpec(target, SurfaceName(surface.value), chosen, model is None, horizon)
+    spec = ModelSpec(target, SurfaceName(surface.value), chosen, model is None, horizon)
     if model is None and preset != "tiny":
         raise ConfigError("UNKNOWN_PRESET", f"unknown preset {preset!r}; available: tiny (or give --model)")
 
@@ -86,7 +86,7 @@ def train(
 
 def _train_checkpoint(
     model: Path,
-    spec: RowSpec,
+    spec: ModelSpec,
     out: Path,
     epochs: int,
     micro_batch: int,

@@ -13,7 +13,7 @@ import math
 import re
 
 from gencoord.dsl.ast import Path, PeerRequest, Proposal, Task, Value
-from gencoord.dsl.vocabulary import Vocabulary
+from gencoord.dsl.vocabulary import Vocabulary, default_vocabulary
 from gencoord.errors import Location, ParseError, WireError, did_you_mean
 
 WIRE_CAP_BYTES = 4096
@@ -296,12 +296,15 @@ def _parse_fast(head: str, tail: str, vocab: Vocabulary) -> Proposal | None:
     return None if plan is None else Proposal(self_plan, (PeerRequest(target, plan),))
 
 
-def parse(message: str | bytes, vocab: Vocabulary) -> Proposal:
+def parse(message: str | bytes, vocab: Vocabulary | None = None) -> Proposal:
     """Parse one SELF+REQ message; raise :class:`ParseError` with its location otherwise.
+
+    ``vocab`` defaults to the packaged prior's (:func:`default_vocabulary`).
 
     Tolerated non-canonical forms: spaces or tabs around tokens, one trailing LF, CRLF
     line ends. Everything else that is not the S4.1 grammar is rejected.
     """
+    vocab = vocab or default_vocabulary()
     lines = split_lines(check_size(message))
     if len(lines) == 2:
         fast = _parse_fast(lines[0], lines[1], vocab)

@@ -12,7 +12,7 @@ import math
 
 from gencoord.dsl.ast import Path, PeerRequest, Proposal, Task, Value
 from gencoord.dsl.parse import ATOM, NUMBER, RESERVED
-from gencoord.dsl.vocabulary import Vocabulary
+from gencoord.dsl.vocabulary import Vocabulary, default_vocabulary
 
 
 def format_value(value: Value) -> str:
@@ -50,8 +50,9 @@ def request_line(request: PeerRequest | None) -> str:
     return f"REQ {request.target} {format_path(request.plan)}" if request else "REQ -"
 
 
-def serialize(proposal: Proposal, vocab: Vocabulary) -> str:
-    """Encode_K: the canonical two-line text of a proposal."""
+def serialize(proposal: Proposal, vocab: Vocabulary | None = None) -> str:
+    """Encode_K: the canonical two-line text of a proposal (``vocab`` defaults to the packaged prior's)."""
+    vocab = vocab or default_vocabulary()
     if len(proposal.peer_requests) > 1:
         raise ValueError("the Short DSL carries at most one REQ line; use the JSON surface for more")
     canonical = normalize(proposal, vocab)

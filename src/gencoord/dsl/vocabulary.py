@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import tomllib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
 
 from gencoord.dsl.ast import Args, Value
 
@@ -30,6 +33,18 @@ class Vocabulary:
             {skill: {key: i for i, key in enumerate(order)} for skill, order in self.key_order.items()},
         )
 
+    @classmethod
+    def from_tables(
+        cls, skills: Mapping[str, Sequence[str]], keys: Mapping[str, tuple[str, Sequence[str]]]
+    ) -> Vocabulary:
+        """From skill → argument keys in canonical order, and key → (JSON-surface name, alias spellings)."""
+        return cls(
+            skills=frozenset(skills),
+            aliases={spelled: key for key, (_, aliases) in keys.items() for spelled in (key, *aliases)},
+            key_order={name: tuple(args) for name, args in skills.items()},
+            full_names={key: full for key, (full, _) in keys.items()},
+        )
+
     def canonical_args(self, skill: str, args: Mapping[str, Value]) -> Args:
         """Arguments in the skill's canonical order; keys outside the schema follow, sorted."""
         ordered = tuple((key, args[key]) for key in self.key_order.get(skill, ()) if key in args)
@@ -37,3 +52,21 @@ class Vocabulary:
             return ordered
         rank = self._rank.get(skill, {})
         return ordered + tuple(sorted((k, v) for k, v in args.items() if k not in rank))
+
+
+_PRIOR_DATA = Path(__file__).parents[1] / "prior" / "data"
+"""The packaged prior's declarative files, read as data: the codec never loads the prior itself."""
+
+
+@cache
+def default_vocabulary() -> Vocabulary:
+    """The packaged prior's vocabulary (its 8 skills and the paper's compact keys), so ``parse(text)`` needs no prior.
+
+    A user prior with other skills or keys brings its own: ``Prior.parse`` uses ``prior.vocab``.
+    """
+    skills = tomllib.loads((_PRIOR_DATA / "skills.toml").read_text(encoding="utf-8"))["skills"]
+    keys = tomllib.loads((_PRIOR_DATA / "keys.toml").read_text(encoding="utf-8"))["keys"]
+    return Vocabulary.from_tables(
+        {name: spec["args"] for name, spec in skills.items()},
+        {key: (spec["full"], spec.get("aliases", [])) for key, spec in keys.items()},
+    )

@@ -29,7 +29,7 @@ def check_adjudicator_name(name: str) -> str:
 
 def _local_ask(checkpoint: Path) -> Callable[[str], str]:
     from gencoord.backends.local import loaded  # noqa: PLC0415  (torch loads only when a model is used)
-    from gencoord.train.common import generate  # noqa: PLC0415
+    from gencoord.models.generate import generate  # noqa: PLC0415
 
     model = loaded(str(checkpoint.resolve()))
     return lambda prompt: generate(model.model, model.codec, prompt, 8)[0]

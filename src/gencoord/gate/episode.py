@@ -33,10 +33,10 @@ from gencoord.gate.suite import GateInstance
 from gencoord.prior.contract import check_proposal
 from gencoord.prior.load import default_prior
 from gencoord.prior.prior import Prior
+from gencoord.protocol.plan import Place, PlannedTask
 from gencoord.protocol.response import Response
 from gencoord.protocol.wire import WireMessage
 from gencoord.runtime.compile import compile_task
-from gencoord.runtime.plan import Place, PlannedTask
 from gencoord.runtime.verify import unmet
 from gencoord.worlds.actions import Action, GiveItem, GoTo, ObtainBlock, Program, Wait, Withdraw
 from gencoord.worlds.executor import ActionRecord, Executor

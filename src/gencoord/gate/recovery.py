@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from gencoord.prior.episode import Ref
 from gencoord.prior.gamedata import GameData
+from gencoord.protocol.plan import Place, PlannedTask
 from gencoord.runtime.compile import compile_task
-from gencoord.runtime.plan import Place, PlannedTask
 from gencoord.worlds.sim.physics import Physics
 from gencoord.worlds.spec import AgentSpec, WorldSpec
 

@@ -29,11 +29,9 @@ class Prior:
         self.codebook: dict[str, str] = {
             binding: template for template, spec in document.templates.items() for binding in spec.bindings
         }
-        self.vocab = Vocabulary(
-            skills=frozenset(document.skills),
-            aliases={spelled: key for key, spec in document.keys.items() for spelled in (key, *spec.aliases)},
-            key_order={name: tuple(spec.args) for name, spec in document.skills.items()},
-            full_names={key: spec.full for key, spec in document.keys.items()},
+        self.vocab = Vocabulary.from_tables(
+            {name: spec.args for name, spec in document.skills.items()},
+            {key: (spec.full, spec.aliases) for key, spec in document.keys.items()},
         )
         self.spellings: dict[str, frozenset[str]] = {
             name: frozenset(s for key in spec.args for s in (key, *document.keys[key].aliases))

@@ -10,36 +10,15 @@ from __future__ import annotations
 from graphlib import CycleError, TopologicalSorter
 from typing import Literal
 
-from gencoord.dsl.ast import Path, Proposal, Task
+from gencoord.dsl.ast import Path, Proposal
 from gencoord.dsl.serialize import format_task, normalize_path
 from gencoord.errors import ResolutionError
 from gencoord.prior.branches import branch_index, realize_alternative
 from gencoord.prior.episode import PublicEpisode
+from gencoord.prior.ledger import consumption, production
 from gencoord.prior.prior import Prior
 from gencoord.protocol.commitment import Commitment, Handoff, RolePath, TaskRef, task_id
 from gencoord.protocol.response import Response
-
-
-def consumption(task: Task, prior: Prior) -> dict[str, int]:
-    """Items the task takes out of its actor's inventory."""
-    spec = prior.skills[task.skill]
-    quantity = task.get("q")
-    if spec.consumes is None or not isinstance(quantity, int):
-        return {}
-    if spec.consumes == "recipe":
-        material = task.get("input")
-        recipe = prior.game.recipe(str(task.get("item")), None if material is None else str(material))
-        return recipe.needs(quantity) if recipe is not None else {}
-    return {str(task.get(spec.consumes)): quantity}
-
-
-def production(task: Task, prior: Prior) -> dict[str, int]:
-    """Items the task puts into its actor's inventory."""
-    spec = prior.skills[task.skill]
-    quantity = task.get("q")
-    if spec.produces is None or not isinstance(quantity, int):
-        return {}
-    return {str(task.get(spec.produces)): quantity}
 
 
 def _actorize(agent: str, path: Path, prior: Prior) -> RolePath:

@@ -10,7 +10,6 @@ episode stops there, as the paper's runtime does, and T is never reached.
 from __future__ import annotations
 
 import time
-from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
@@ -23,7 +22,7 @@ from gencoord.dsl.surface import Surface, SurfaceName, surface
 from gencoord.errors import CompileError, ConfigError, FailureCode, WorldError
 from gencoord.prior.load import default_prior
 from gencoord.prior.prior import Prior
-from gencoord.protocol.resolve import consumption, production
+from gencoord.protocol.plan import DispatchPlan
 from gencoord.protocol.result import Fail, NoCommitment, ProtocolResult, Success
 from gencoord.run.faults import TEXT_FAULTS, Fault, faulty_generator, faulty_program, faulty_world
 from gencoord.run.lifecycle import (
@@ -36,9 +35,8 @@ from gencoord.run.lifecycle import (
     run_without_request,
 )
 from gencoord.runtime.compile import compile_plan
-from gencoord.runtime.plan import DispatchPlan
 from gencoord.runtime.verify import Execution, HandoffObservation, Outcome, judge, not_formed, observe_handoff
-from gencoord.tasks.context import LocalContext
+from gencoord.tasks.context import LocalContext, after_step
 from gencoord.tasks.episode import EpisodeSpec
 from gencoord.tasks.spec import SuiteDocument, default_suites
 from gencoord.worlds.executor import Executor
@@ -92,14 +90,6 @@ def _alternative_channel(spec: EpisodeSpec, prior: Prior, spoken: Surface) -> Ch
     assert alternative is not None  # every binding has a receiver path
     line = spoken.request(alternative)
     return lambda _delivered: line
-
-
-def after_step(context: LocalContext, step: Task, prior: Prior) -> LocalContext:
-    """The agent's view once ``step`` is carried out: its inventory after the step's ledger effect."""
-    inventory = Counter(context.inventory)
-    inventory.update(production(step, prior))
-    inventory.subtract(consumption(step, prior))
-    return replace(context, inventory={item: n for item, n in sorted(inventory.items()) if n > 0})
 
 
 def _advance(contexts: dict[str, LocalContext], prior: Prior) -> Callable[[str, Task], None]:

@@ -13,8 +13,7 @@ from enum import StrEnum
 
 from gencoord.dsl.ast import Proposal, Task
 from gencoord.dsl.surface import Surface
-from gencoord.protocol.result import Reply
-from gencoord.run.lifecycle import GenerationRequest, Generator, Stage
+from gencoord.protocol.generation import GenerationRequest, Generator, Reply, Stage
 from gencoord.worlds.actions import GiveItem, Program
 from gencoord.worlds.spec import AgentSpec, WorldSpec
 

@@ -11,8 +11,6 @@ peer sends can raise out of these functions.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from enum import StrEnum
 
 from gencoord.dsl.ast import PeerRequest, Proposal, Task
 from gencoord.dsl.dialogue import Turn, extract, sender_done
@@ -22,9 +20,10 @@ from gencoord.prior.contract import check_proposal
 from gencoord.prior.episode import PublicEpisode
 from gencoord.prior.prior import Prior
 from gencoord.protocol.commitment import Commitment
+from gencoord.protocol.generation import Generation, GenerationRequest, Generator, Stage
 from gencoord.protocol.resolve import resolve_feedback, resolve_forward
 from gencoord.protocol.response import check_response, parse_response, respond
-from gencoord.protocol.result import Fail, Generation, NoCommitment, ProtocolResult, Reply, Success, Trace
+from gencoord.protocol.result import Fail, NoCommitment, ProtocolResult, Success, Trace
 from gencoord.runtime.materialize import materialize
 
 ProtocolError = ParseError | ContractError | ResolutionError | MaterializationError
@@ -32,33 +31,6 @@ _PROTOCOL_ERRORS = (ParseError, ContractError, ResolutionError, MaterializationE
 """What a model or peer can cause; anything else (a misconfigured backend) is a bug to raise."""
 
 
-class Stage(StrEnum):
-    SENDER_INITIAL = "sender_initial"
-    RECEIVER_AFTER_REQUEST = "receiver_after_request"
-    RECEIVER_WITHOUT_REQUEST = "receiver_without_request"
-    REQUESTER_INITIAL = "requester_initial"
-    REQUESTER_AFTER_RESPONSE = "requester_after_response"
-    SENDER_STEP = "sender_step"  # single-step horizon: commit only the sender's next step
-    SENDER_AFTER_OBTAIN = "sender_after_obtain"  # single-step horizon: the rest, at the intermediate state
-    DIALOGUE_SENDER = "dialogue_sender"  # controlled free-form: the sender's next turn
-    DIALOGUE_RECEIVER = "dialogue_receiver"  # controlled free-form: the receiver's reply
-
-
-@dataclass(frozen=True, slots=True)
-class GenerationRequest:
-    """What a generator is told beyond its own context: the stage and what arrived."""
-
-    agent: str
-    stage: Stage
-    peer: str
-    delivered_request: str | None = None  # the REQ line as it crossed the wire
-    initial_proposal: str | None = None  # the requester's own first record (canonical)
-    response: str | None = None  # the bounded response as it crossed the wire
-    executed: str | None = None  # single-step horizon: the record of the step already carried out
-    dialogue: tuple[str, ...] = ()  # free-form turns so far, each "speaker: text" as it crossed the wire
-
-
-Generator = Callable[[GenerationRequest], Reply]
 Responder = Callable[[str], str]
 """The peer side of feedback: delivered REQ line → response line (a policy or a fault)."""
 Channel = Callable[[str], str]

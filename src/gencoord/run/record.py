@@ -13,9 +13,9 @@ from typing import Any
 
 from gencoord.dsl.ast import Task
 from gencoord.dsl.serialize import format_path, format_task
+from gencoord.protocol.plan import DispatchPlan
 from gencoord.protocol.result import Fail, NoCommitment, Success
 from gencoord.run.episode import EpisodeResult
-from gencoord.runtime.plan import DispatchPlan
 
 RECORD_VERSION = 1
 DEADLINES_S = (30, 60)

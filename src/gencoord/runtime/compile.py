@@ -14,7 +14,7 @@ from typing import Literal
 
 from gencoord.errors import CompileError, Location
 from gencoord.prior.gamedata import GameData
-from gencoord.runtime.plan import DispatchPlan, PlannedTask
+from gencoord.protocol.plan import DispatchPlan, PlannedTask
 from gencoord.worlds.actions import (
     Action,
     CraftItem,

@@ -13,7 +13,7 @@ from gencoord.errors import MaterializationError
 from gencoord.prior.episode import PublicEpisode
 from gencoord.prior.prior import Prior
 from gencoord.protocol.commitment import Commitment, TaskRef, task_id
-from gencoord.runtime.plan import Condition, DispatchPlan, HandoffCheck, Place, PlannedTask
+from gencoord.protocol.plan import Conjunct, DispatchPlan, HandoffCheck, Place, PlannedTask
 
 _PLACE_KEYS = ("dst", "site", "station", "loc")
 
@@ -41,18 +41,18 @@ def _place(task: Task, prior: Prior, episode: PublicEpisode) -> Place | None:
     return None
 
 
-def _condition(task: Task, actor: str, ident: str, prior: Prior) -> Condition | None:
+def _condition(task: Task, actor: str, ident: str, prior: Prior) -> Conjunct | None:
     item, quantity = task.get("item"), task.get("q")
     if not isinstance(item, str) or not isinstance(quantity, int):
         return None
     if task.has("dst"):
-        return Condition("container_contains", str(task.get("dst")), item, quantity, ident)
+        return Conjunct("container_contains", str(task.get("dst")), item, quantity, ident)
     if task.has("site"):
-        return Condition("site_has", str(task.get("site")), item, quantity, ident)
+        return Conjunct("site_has", str(task.get("site")), item, quantity, ident)
     if task.has("to"):
-        return Condition("inventory_contains", str(task.get("to")), item, quantity, ident)
+        return Conjunct("inventory_contains", str(task.get("to")), item, quantity, ident)
     if prior.skills[task.skill].produces is not None:
-        return Condition("inventory_contains", actor, item, quantity, ident)
+        return Conjunct("inventory_contains", actor, item, quantity, ident)
     return None
 
 
@@ -63,7 +63,7 @@ def materialize(commitment: Commitment, prior: Prior, episode: PublicEpisode) ->
         preds[after].append(task_id(before))
         successors.add(before)
     tasks: list[PlannedTask] = []
-    terminal: list[Condition] = []
+    terminal: list[Conjunct] = []
     for ref in commitment.order:
         task, ident = commitment.task(ref), task_id(ref)
         tasks.append(PlannedTask(ident, ref[0], task.skill, task.args, _place(task, prior, episode), tuple(preds[ref])))

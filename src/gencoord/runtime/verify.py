@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from gencoord.errors import FailureCode
-from gencoord.runtime.plan import Condition, DispatchPlan, HandoffCheck
+from gencoord.protocol.plan import Conjunct, DispatchPlan, HandoffCheck
 from gencoord.worlds.actions import Program
 from gencoord.worlds.executor import ActionRecord, WorldSnapshot
 
@@ -51,7 +51,7 @@ def amount(snapshot: WorldSnapshot, kind: Kind, holder: str, item: str, by: str 
     return table.get(holder, {}).get(item, 0)
 
 
-def unmet(requirements: Iterable[Requirement | Condition], snapshot: WorldSnapshot) -> list[str]:
+def unmet(requirements: Iterable[Requirement | Conjunct], snapshot: WorldSnapshot) -> list[str]:
     """Descriptions of the requirements the world does not satisfy (empty: all hold)."""
     missing: list[str] = []
     for need in requirements:

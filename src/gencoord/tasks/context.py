@@ -8,10 +8,13 @@ model-visible text: deterministic, so paired contexts can be compared byte for b
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from gencoord.dsl.ast import Task
 from gencoord.dsl.surface import SurfaceName
 from gencoord.prior.episode import Ref
+from gencoord.prior.ledger import inventory_after
+from gencoord.prior.prior import Prior
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,3 +47,8 @@ class LocalContext:
             lines.append("private:")
             lines += [f"  {key}: {value}" for key, value in sorted(self.private.items())]
         return "\n".join(lines) + "\n"
+
+
+def after_step(context: LocalContext, step: Task, prior: Prior) -> LocalContext:
+    """The agent's view once ``step`` is carried out: its inventory after the step's ledger effect."""
+    return replace(context, inventory=inventory_after(dict(context.inventory), step, prior))

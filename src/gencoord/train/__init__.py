@@ -1,4 +1,1 @@
-"""Training data and training for learned commitment backends."""
-
-MANIFEST = "gencoord-model.json"
-"""What every trained checkpoint folder holds beside the weights (light: read without torch)."""
+"""Training data and training for learned commitment backends (checkpoints are read by ``gencoord.models``)."""

@@ -1,69 +1,21 @@
-"""What every trained commitment model shares: the manifest name, the report, decoding."""
+"""What both training paths share: masked batches and greedy exact match."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any, Protocol
 
 import torch
 from transformers import PreTrainedModel
 
-
-class Codec(Protocol):
-    """Text ↔ token ids, with the end-of-sequence and padding ids."""
-
-    eos: int
-    pad: int
-
-    def encode(self, text: str) -> list[int]: ...
-
-    def decode(self, ids: Sequence[int]) -> str: ...
+from gencoord.models.codec import Codec
+from gencoord.models.generate import generate
+from gencoord.train.data import SupervisionRow
 
 
-@dataclass
-class TrainReport:
-    steps: int
-    seconds: float
-    first_loss: float
-    last_loss: float
-    exact_match: float | None  # greedy exact match on in-distribution rows (seen templates, unseen worlds)
-    evaluated: int
-    held_out_templates: float | None = None  # the same on rows of templates never trained on
-    held_out_evaluated: int = 0
-
-
-MAX_NEW_TOKENS = 512
-"""Decode budget for a whole record or turn: a JSON record of a real tokenizer runs to ~270 tokens."""
-
-
-def generate(
-    model: PreTrainedModel,
-    codec: Codec,
-    prompt: str,
-    max_new: int = MAX_NEW_TOKENS,
-    processors: list[Any] | None = None,
-) -> tuple[str, int, int]:
-    """Greedy decoding, optionally under logits processors (a grammar): (text, prompt tokens, output tokens)."""
-    ids = torch.tensor([codec.encode(prompt)], device=model.device)
-    with torch.no_grad():
-        out = model.generate(  # type: ignore[operator]
-            ids,
-            attention_mask=torch.ones_like(ids),
-            max_new_tokens=max_new,
-            do_sample=False,
-            eos_token_id=codec.eos,
-            pad_token_id=codec.pad,
-            logits_processor=processors or None,
-        )
-    new = out[0, ids.shape[1] :].tolist()
-    return codec.decode(new), int(ids.shape[1]), len(new)
-
-
-def masked_batch(rows: Sequence[Any], codec: Codec) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def masked_batch(rows: Sequence[SupervisionRow], codec: Codec) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Padded (ids, labels, attention mask) with the prompt masked from the loss (label −100).
 
-    ``rows`` carry ``prompt`` and ``target``; the target is followed by end-of-sequence.
+    Each target is followed by end-of-sequence.
     """
     encoded = []
     for row in rows:
@@ -80,7 +32,7 @@ def masked_batch(rows: Sequence[Any], codec: Codec) -> tuple[torch.Tensor, torch
     return ids, labels, mask
 
 
-def exact_match(model: PreTrainedModel, codec: Codec, rows: Sequence[Any]) -> float | None:
+def exact_match(model: PreTrainedModel, codec: Codec, rows: Sequence[SupervisionRow]) -> float | None:
     """The share of ``rows`` whose target greedy decoding reproduces exactly (None: no rows)."""
     if not rows:
         return None

@@ -15,40 +15,31 @@ import hashlib
 import json
 import random
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
-from enum import StrEnum
 from pathlib import Path
 
 from gencoord import __version__
-from gencoord.backends.context import PriorView, model_input
+from gencoord.backends.context import model_input
 from gencoord.backends.rule import RuleRequester, at_stage, composed
 from gencoord.dsl.ast import Proposal
 from gencoord.dsl.dialogue import parse_line, scripted
 from gencoord.dsl.surface import SurfaceName, surface
-from gencoord.errors import ConfigError
+from gencoord.models.spec import Horizon, ModelSpec, Target
 from gencoord.prior.load import default_prior
 from gencoord.prior.prior import Prior
+from gencoord.protocol.generation import GenerationRequest, Stage
 from gencoord.protocol.response import respond
-from gencoord.run.episode import after_step
-from gencoord.run.lifecycle import GenerationRequest, Stage
 from gencoord.tasks.cluster import Cluster, Split, draw_pool
+from gencoord.tasks.context import after_step
 from gencoord.tasks.episode import build_episode
 from gencoord.tasks.spec import SuiteDocument, default_suites
 
 
-class Horizon(StrEnum):
-    MULTI = "multi"  # the sender commits its whole path and the request at once
-    SINGLE = "single"  # one step first, the rest at the intermediate state (paper S7)
-
-
-class Target(StrEnum):
-    DIRECT = "direct"  # the whole record in the surface (Direct Short DSL / Direct JSON)
-    FACTOR = "factor"  # the binding code; the composer writes the record
-
-
 @dataclass(frozen=True, slots=True)
-class Row:
+class SupervisionRow:
+    """One training example: the model input at a stage, and the record the model should write."""
+
     stage: str
     prompt: str
     target: str
@@ -59,45 +50,9 @@ class Row:
     split: str
 
 
-@dataclass(frozen=True)
-class RowSpec:
-    target: Target = Target.DIRECT
-    surface: SurfaceName = SurfaceName.DSL
-    view: PriorView = PriorView.NONE
-    compact: bool = True
-    horizon: Horizon = Horizon.MULTI
-
-    def fields(self) -> dict[str, str | bool]:
-        """What a checkpoint manifest records about the rows its model was trained on."""
-        return {
-            "target": self.target.value,
-            "surface": self.surface.value,
-            "view": self.view.value,
-            "compact": self.compact,
-            "horizon": self.horizon.value,
-        }
-
-    @classmethod
-    def from_fields(cls, fields: Mapping[str, object]) -> RowSpec:
-        """The inverse of :meth:`fields`; manifests written before horizons existed are multi-step."""
-        return cls(
-            Target(str(fields["target"])),
-            SurfaceName(str(fields["surface"])),
-            PriorView(str(fields["view"])),
-            bool(fields["compact"]),
-            Horizon(str(fields.get("horizon", Horizon.MULTI.value))),
-        )
-
-    def __post_init__(self) -> None:
-        if self.surface == SurfaceName.FREEFORM and (self.target is Target.FACTOR or self.horizon is Horizon.SINGLE):
-            raise ConfigError(
-                "TARGET_SURFACE", "free-form turns are whole text: no factor target and no single-step horizon"
-            )
-
-
 def _dialogue(
-    cluster: Cluster, role: int, seed: int, prior: Prior, suites: SuiteDocument, spec: RowSpec
-) -> Iterator[Row]:
+    cluster: Cluster, role: int, seed: int, prior: Prior, suites: SuiteDocument, spec: ModelSpec
+) -> Iterator[SupervisionRow]:
     """One row per turn of the faithful dialogue: each sees the turns before it (context grows)."""
     episode = build_episode(cluster, role, seed, prior, suites, spec.surface)
     assert episode.binding is not None
@@ -109,14 +64,14 @@ def _dialogue(
         stage = Stage.DIALOGUE_SENDER if turn.speaker == episode.sender else Stage.DIALOGUE_RECEIVER
         request = GenerationRequest(turn.speaker, stage, peer, dialogue=tuple(said[:index]))
         prompt = model_input(episode.contexts[turn.speaker], request, prior, spec.view, spec.compact)
-        yield Row(
+        yield SupervisionRow(
             stage.value, prompt, turn.text, cluster.id, cluster.template, episode.binding, role, cluster.split.value
         )
 
 
 def _forward(
-    cluster: Cluster, role: int, seed: int, prior: Prior, suites: SuiteDocument, spec: RowSpec
-) -> Iterator[Row]:
+    cluster: Cluster, role: int, seed: int, prior: Prior, suites: SuiteDocument, spec: ModelSpec
+) -> Iterator[SupervisionRow]:
     episode = build_episode(cluster, role, seed, prior, suites, spec.surface)
     assert episode.binding is not None
     spoken = surface(spec.surface, prior.vocab)
@@ -144,7 +99,7 @@ def _forward(
             context = after_step(context, spoken.parse(request.executed).self_plan[0], prior)
         prompt = model_input(context, request, prior, spec.view, spec.compact)
         target = spoken.serialize(record) if spec.target is Target.DIRECT else episode.binding
-        yield Row(
+        yield SupervisionRow(
             request.stage.value,
             prompt,
             target,
@@ -157,8 +112,8 @@ def _forward(
 
 
 def _capability(
-    cluster: Cluster, role: int, seed: int, prior: Prior, suites: SuiteDocument, spec: RowSpec
-) -> Iterator[Row]:
+    cluster: Cluster, role: int, seed: int, prior: Prior, suites: SuiteDocument, spec: ModelSpec
+) -> Iterator[SupervisionRow]:
     episode = build_episode(cluster, role, seed, prior, suites, spec.surface)
     spoken = surface(spec.surface, prior.vocab)
     context = episode.contexts[episode.sender]
@@ -180,18 +135,20 @@ def _capability(
         reply = requester.generate(context, request)
         target = reply.text if spec.target is Target.DIRECT else binding
         prompt = model_input(context, request, prior, spec.view, spec.compact)
-        yield Row(request.stage.value, prompt, target, cluster.id, cluster.template, binding, role, cluster.split.value)
+        yield SupervisionRow(
+            request.stage.value, prompt, target, cluster.id, cluster.template, binding, role, cluster.split.value
+        )
 
 
 def build_rows(
     clusters: Iterable[Cluster],
     prior: Prior,
     suites: SuiteDocument,
-    spec: RowSpec,
+    spec: ModelSpec,
     roles: tuple[int, ...] = (0, 1),
     seed: int = 0,
-) -> list[Row]:
-    rows: list[Row] = []
+) -> list[SupervisionRow]:
+    rows: list[SupervisionRow] = []
     dialogue = spec.surface == SurfaceName.FREEFORM
     for cluster in clusters:
         if dialogue and cluster.suite == "goal_capability":
@@ -202,7 +159,7 @@ def build_rows(
     return rows
 
 
-def evaluation_rows(spec: RowSpec, count: int, seed: int = 0) -> tuple[list[Row], list[Row]]:
+def evaluation_rows(spec: ModelSpec, count: int, seed: int = 0) -> tuple[list[SupervisionRow], list[SupervisionRow]]:
     """Up to ``count`` rows each from unseen worlds of seen templates and from held-out templates.
 
     Neither pool shares a world with training (their own seed namespaces); the second
@@ -218,12 +175,12 @@ def evaluation_rows(spec: RowSpec, count: int, seed: int = 0) -> tuple[list[Row]
     return picked[0], picked[1]
 
 
-def rows_text(rows: Iterable[Row]) -> str:
+def rows_text(rows: Iterable[SupervisionRow]) -> str:
     """The JSONL form of ``rows``: what is written, and what a checkpoint's data hash covers."""
     return "".join(json.dumps(asdict(row), ensure_ascii=False, separators=(",", ":")) + "\n" for row in rows)
 
 
-def write_rows(rows: list[Row], folder: Path, name: str, spec: RowSpec) -> Path:
+def write_rows(rows: list[SupervisionRow], folder: Path, name: str, spec: ModelSpec) -> Path:
     """``<name>.jsonl`` plus ``<name>.manifest.json`` (counts by stage and split, sha256)."""
     folder.mkdir(parents=True, exist_ok=True)
     text = rows_text(rows)
@@ -242,5 +199,5 @@ def write_rows(rows: list[Row], folder: Path, name: str, spec: RowSpec) -> Path:
     return path
 
 
-def read_rows(path: Path) -> list[Row]:
-    return [Row(**json.loads(line)) for line in path.read_text(encoding="utf-8").splitlines() if line]
+def read_rows(path: Path) -> list[SupervisionRow]:
+    return [SupervisionRow(**json.loads(line)) for line in path.read_text(encoding="utf-8").splitlines() if line]

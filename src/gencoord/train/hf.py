@@ -17,16 +17,17 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
 import torch
-from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedTokenizerBase, get_cosine_schedule_with_warmup
+from transformers import get_cosine_schedule_with_warmup
 
 from gencoord import __version__
 from gencoord.errors import ConfigError
-from gencoord.train import MANIFEST
-from gencoord.train.common import TrainReport, exact_match, masked_batch
-from gencoord.train.data import Row, RowSpec, evaluation_rows, rows_text
+from gencoord.models.load import load_pretrained
+from gencoord.models.manifest import CheckpointManifest, TrainReport
+from gencoord.models.spec import ModelSpec
+from gencoord.train.common import exact_match, masked_batch
+from gencoord.train.data import SupervisionRow, evaluation_rows, rows_text
 
 
 @dataclass(frozen=True)
@@ -39,40 +40,10 @@ class PaperSettings:
     weight_decay: float = 0.0
 
 
-class HfCodec:
-    """The checkpoint's own tokenizer behind the interface the tiny codec offers."""
-
-    def __init__(self, tokenizer: PreTrainedTokenizerBase) -> None:
-        self.tokenizer = tokenizer
-        if tokenizer.eos_token_id is None:
-            raise ConfigError("BAD_TOKENIZER", "the checkpoint's tokenizer has no end-of-sequence token")
-        self.eos: int = int(tokenizer.eos_token_id)
-        self.pad: int = int(tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id)
-
-    def encode(self, text: str) -> list[int]:
-        return list(self.tokenizer.encode(text, add_special_tokens=False))
-
-    def decode(self, ids: Sequence[int]) -> str:
-        return str(self.tokenizer.decode([i for i in ids if i not in (self.eos, self.pad)]))
-
-
-def _device() -> torch.device:
-    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-
-
-def load_checkpoint(path: Path) -> tuple[Any, HfCodec]:
-    if not (path / "config.json").exists():
-        raise ConfigError("NOT_A_MODEL", f"{path} is not a Hugging Face checkpoint folder (no config.json)")
-    dtype = torch.bfloat16 if torch.cuda.is_available() else torch.float32
-    tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
-    model: Any = AutoModelForCausalLM.from_pretrained(path, local_files_only=True, dtype=dtype)
-    return model.to(_device()), HfCodec(tokenizer)
-
-
 def train_checkpoint(
     model_path: Path,
-    rows: Sequence[Row],
-    spec: RowSpec,
+    rows: Sequence[SupervisionRow],
+    spec: ModelSpec,
     out: Path,
     settings: PaperSettings | None = None,
     seed: int = 0,
@@ -86,7 +57,7 @@ def train_checkpoint(
     if not rows:
         raise ConfigError("NO_ROWS", "no supervision rows to train on")
     torch.manual_seed(seed)
-    model, codec = load_checkpoint(model_path)
+    model, codec = load_pretrained(model_path)
     accumulation = settings.batch // settings.micro_batch
     steps_per_epoch = math.ceil(len(rows) / settings.batch)
     total = steps_per_epoch * settings.epochs
@@ -122,30 +93,29 @@ def train_checkpoint(
     seconds = time.perf_counter() - started
     seen, unseen = evaluation_rows(spec, evaluate, seed)
     report = TrainReport(
-        step,
-        seconds,
-        losses[0],
-        losses[-1],
-        exact_match(model, codec, seen),
-        len(seen),
-        exact_match(model, codec, unseen),
-        len(unseen),
+        steps=step,
+        seconds=seconds,
+        first_loss=losses[0],
+        last_loss=losses[-1],
+        exact_match=exact_match(model, codec, seen),
+        evaluated=len(seen),
+        held_out_templates=exact_match(model, codec, unseen),
+        held_out_evaluated=len(unseen),
     )
     out.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out)
     codec.tokenizer.save_pretrained(out)
     config_text = json.dumps({"spec": spec.fields(), "settings": asdict(settings)}, sort_keys=True)
-    manifest: dict[str, Any] = {
-        "kind": "hf",
-        "base": str(model_path),
-        **spec.fields(),
-        "seed": seed,
-        "settings": asdict(settings),
-        "rows": len(rows),
-        "data_sha256": hashlib.sha256(rows_text(rows).encode("utf-8")).hexdigest(),
-        "config_sha256": hashlib.sha256(config_text.encode("utf-8")).hexdigest(),
-        "report": asdict(report),
-        "versions": {"gencoord": __version__, "torch": torch.__version__, "python": platform.python_version()},
-    }
-    (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    CheckpointManifest.of(
+        spec,
+        kind="hf",
+        base=str(model_path),
+        seed=seed,
+        settings=asdict(settings),
+        rows=len(rows),
+        data_sha256=hashlib.sha256(rows_text(rows).encode("utf-8")).hexdigest(),
+        config_sha256=hashlib.sha256(config_text.encode("utf-8")).hexdigest(),
+        report=report,
+        versions={"gencoord": __version__, "torch": torch.__version__, "python": platform.python_version()},
+    ).write(out)
     return report

@@ -22,7 +22,6 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
 import torch
 from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
@@ -30,12 +29,14 @@ from transformers import Qwen3Config, Qwen3ForCausalLM
 
 from gencoord import __version__
 from gencoord.errors import ConfigError
+from gencoord.models.codec import TextCodec
+from gencoord.models.manifest import CheckpointManifest, TrainReport
+from gencoord.models.spec import ModelSpec
 from gencoord.prior.load import default_prior
 from gencoord.tasks.cluster import Split, draw_pool, forward_space
 from gencoord.tasks.spec import default_suites
-from gencoord.train import MANIFEST
-from gencoord.train.common import TrainReport, exact_match, masked_batch
-from gencoord.train.data import Row, RowSpec, build_rows, evaluation_rows
+from gencoord.train.common import exact_match, masked_batch
+from gencoord.train.data import SupervisionRow, build_rows, evaluation_rows
 
 SPECIAL = ("[PAD]", "[UNK]", "[EOS]")
 PIECES = r"[a-z_]+\.[a-z_]+\(|,?[a-z_]+=|[A-Za-z_]+|\d| > |\n|."
@@ -79,24 +80,6 @@ def build_tokenizer(texts: Sequence[str]) -> Tokenizer:
     return tokenizer
 
 
-class TextCodec:
-    """Text ↔ ids for the tiny model (a word-level tokenizer joined without separators)."""
-
-    def __init__(self, tokenizer: Tokenizer) -> None:
-        self.tokenizer = tokenizer
-        eos, pad = tokenizer.token_to_id("[EOS]"), tokenizer.token_to_id("[PAD]")
-        if eos is None or pad is None:
-            raise ConfigError("BAD_TOKENIZER", "the tokenizer lacks the [EOS] or [PAD] token")
-        self.eos: int = eos
-        self.pad: int = pad
-
-    def encode(self, text: str) -> list[int]:
-        return list(self.tokenizer.encode(text).ids)
-
-    def decode(self, ids: Sequence[int]) -> str:
-        return "".join(self.tokenizer.id_to_token(i) or "" for i in ids if i not in (self.eos, self.pad))
-
-
 def build_model(vocab: int, preset: TinyPreset, seed: int) -> Qwen3ForCausalLM:
     torch.manual_seed(seed)
     config = Qwen3Config(
@@ -113,13 +96,19 @@ def build_model(vocab: int, preset: TinyPreset, seed: int) -> Qwen3ForCausalLM:
     return Qwen3ForCausalLM(config)
 
 
-def fresh_rows(spec: RowSpec, seed: int) -> Iterator[Row]:
+def fresh_rows(spec: ModelSpec, seed: int) -> Iterator[SupervisionRow]:
     """Endless training rows: every round draws new world variants from a new seed.
 
     Each round covers every (template, parameter set) of the training split once (a pool
     twice the size of that space, in matched pairs) plus one Goal×Capability block, so no
     template is starved by the order pools enumerate them in.
     """
+    for rows in training_rounds(spec, seed):
+        yield from rows
+
+
+def training_rounds(spec: ModelSpec, seed: int) -> Iterator[list[SupervisionRow]]:
+    """The rounds :func:`fresh_rows` draws from, each shuffled; deterministic in ``seed``."""
     prior, suites = default_prior(), default_suites()
     rng = random.Random(seed)
     forward = 2 * len(forward_space(Split.TRAINING, suites))
@@ -129,11 +118,21 @@ def fresh_rows(spec: RowSpec, seed: int) -> Iterator[Row]:
         clusters += draw_pool(Split.GOAL_CAPABILITY, block, seed=rng.randrange(1_000_000))
         rows = build_rows(clusters, prior, suites, spec, seed=rng.randrange(1000))
         rng.shuffle(rows)
-        yield from rows
+        yield rows
+
+
+VOCABULARY_ROWS = "the 480-cluster training pool and the first round of training rows (training seeds only)"
+"""Where the tiny tokenizer's pieces come from: rows the model trains on, never an evaluation pool."""
+
+
+def vocabulary_rows(spec: ModelSpec, seed: int) -> list[SupervisionRow]:
+    """The rows :data:`VOCABULARY_ROWS` names."""
+    rows = build_rows(draw_pool(Split.TRAINING, 480), default_prior(), default_suites(), spec)
+    return rows + next(training_rounds(spec, seed))
 
 
 def train_tiny(
-    spec: RowSpec,
+    spec: ModelSpec,
     out: Path,
     steps: int,
     seed: int = 0,
@@ -146,10 +145,9 @@ def train_tiny(
         raise ConfigError("BAD_STEPS", "steps must be positive")
     preset = preset or TinyPreset()
     torch.set_num_threads(preset.threads)
-    prior, suites = default_prior(), default_suites()
-    vocabulary_rows = build_rows(draw_pool(Split.TRAINING, 480), prior, suites, spec)
-    vocabulary_rows += build_rows(draw_pool(Split.GOAL_CAPABILITY, 40), prior, suites, spec)
-    codec = TextCodec(build_tokenizer([text for row in vocabulary_rows for text in (row.prompt, row.target)]))
+    codec = TextCodec(
+        build_tokenizer([text for row in vocabulary_rows(spec, seed) for text in (row.prompt, row.target)])
+    )
     model = build_model(codec.tokenizer.get_vocab_size(), preset, seed)
     optimizer = torch.optim.AdamW(model.parameters(), lr=preset.lr, betas=(0.9, 0.95), weight_decay=0.01)
 
@@ -178,14 +176,14 @@ def train_tiny(
     model.train(False)
     seen, unseen = evaluation_rows(spec, evaluate, seed)
     report = TrainReport(
-        steps,
-        time.perf_counter() - started,
-        losses[0],
-        sum(losses[-10:]) / len(losses[-10:]),
-        exact_match(model, codec, seen),
-        len(seen),
-        exact_match(model, codec, unseen),
-        len(unseen),
+        steps=steps,
+        seconds=time.perf_counter() - started,
+        first_loss=losses[0],
+        last_loss=sum(losses[-10:]) / len(losses[-10:]),
+        exact_match=exact_match(model, codec, seen),
+        evaluated=len(seen),
+        held_out_templates=exact_match(model, codec, unseen),
+        held_out_evaluated=len(unseen),
     )
     save(out, model, codec, spec, preset, seed, report)
     return report
@@ -195,7 +193,7 @@ def save(
     out: Path,
     model: Qwen3ForCausalLM,
     codec: TextCodec,
-    spec: RowSpec,
+    spec: ModelSpec,
     preset: TinyPreset,
     seed: int,
     report: TrainReport,
@@ -204,13 +202,13 @@ def save(
     model.save_pretrained(out)
     codec.tokenizer.save(str(out / "tokenizer.json"))
     config_text = json.dumps({"spec": spec.fields(), "preset": asdict(preset)}, sort_keys=True)
-    manifest: dict[str, Any] = {
-        "kind": "tiny",
-        **spec.fields(),
-        "seed": seed,
-        "config_sha256": hashlib.sha256(config_text.encode()).hexdigest(),
-        "data": "fresh rows from the training split each step (seeded)",
-        "report": asdict(report),
-        "versions": {"gencoord": __version__, "torch": torch.__version__, "python": platform.python_version()},
-    }
-    (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    CheckpointManifest.of(
+        spec,
+        kind="tiny",
+        seed=seed,
+        config_sha256=hashlib.sha256(config_text.encode()).hexdigest(),
+        data="fresh rows from the training split each step (seeded)",
+        vocabulary=VOCABULARY_ROWS,
+        report=report,
+        versions={"gencoord": __version__, "torch": torch.__version__, "python": platform.python_version()},
+    ).write(out)

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from gencoord.errors import CallOrderError
 from gencoord.worlds.actions import Action, Program
 from gencoord.worlds.spec import Position, WorldSpec
 
@@ -52,6 +53,30 @@ class WorldSnapshot:
     credits: Mapping[str, Mapping[str, Items]] = field(default_factory=dict)  # holder → agent → items added
     crafted: Mapping[str, Items] = field(default_factory=dict)  # agent → items it crafted
     discrepancies: tuple[str, ...] = ()  # where the agents' view and the world's ground truth disagree
+
+
+class CallOrder:
+    """The guard every executor shares: ``run`` and ``snapshot`` need a world that ``reset`` set up.
+
+    Misuse is a typed :class:`CallOrderError` naming the call, as Gymnasium's order-enforcing
+    wrapper does, rather than an ``AttributeError`` from deep inside.
+    """
+
+    def __init__(self, executor: str) -> None:
+        self._executor = executor
+        self._ready = False
+
+    def reset_done(self) -> None:
+        self._ready = True
+
+    def closed(self) -> None:
+        self._ready = False
+
+    def require(self, operation: str) -> None:
+        if not self._ready:
+            raise CallOrderError(
+                "NOT_RESET", f"{self._executor} executor: {operation}() before reset(); call reset(world) first"
+            )
 
 
 class Executor(Protocol):

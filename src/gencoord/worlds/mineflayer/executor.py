@@ -30,7 +30,7 @@ from gencoord.worlds.actions import (
     Program,
     Withdraw,
 )
-from gencoord.worlds.executor import ActionFailure, ActionRecord, Items, WorldSnapshot
+from gencoord.worlds.executor import ActionFailure, ActionRecord, CallOrder, Items, WorldSnapshot
 from gencoord.worlds.mineflayer.bridge import Bridge, NodeBridge
 from gencoord.worlds.mineflayer.layout import Cell, Layout, lay_out, shift
 from gencoord.worlds.spec import Position, WorldSpec
@@ -91,6 +91,7 @@ class MinecraftExecutor:
         self._bridge: Bridge | None = None
         self._agents: tuple[str, ...] = ()
         self._world: WorldSpec | None = None
+        self._order = CallOrder(self.name)
         self._layout: Layout | None = None
         self._fresh = True  # a server no episode has used yet: clear the whole area
         self._zero = time.perf_counter()  # the episode clock's zero, set again at each reset
@@ -109,6 +110,7 @@ class MinecraftExecutor:
             self._start(agents)
         assert self._bridge is not None
         self._world = world
+        self._order.reset_done()
         self._layout = lay_out(world, self.game, self.options.origin)
         self._credits: dict[str, dict[str, Items]] = {}
         self._crafted: dict[str, Items] = {}
@@ -139,8 +141,8 @@ class MinecraftExecutor:
         return self.snapshot()
 
     def run(self, program: Program, start: int, stop: int) -> list[ActionRecord]:
-        if self._world is None or self._bridge is None:
-            raise RuntimeError("MinecraftExecutor.run before reset: call reset(world) first")
+        self._order.require("run")
+        assert self._world is not None and self._bridge is not None
         records: list[ActionRecord] = []
         for index in range(start, stop):
             action = program.actions[index]
@@ -154,8 +156,8 @@ class MinecraftExecutor:
         return records
 
     def snapshot(self) -> WorldSnapshot:
-        if self._world is None or self._bridge is None or self._layout is None:
-            raise RuntimeError("MinecraftExecutor.snapshot before reset: call reset(world) first")
+        self._order.require("snapshot")
+        assert self._world is not None and self._bridge is not None and self._layout is not None
         seen = self._bridge.call("observe", {}, OBSERVE_TIMEOUT_S)
         bots = seen["bots"]
         origin = self.options.origin
@@ -201,6 +203,7 @@ class MinecraftExecutor:
             self._bridge.close()
         self._bridge = None
         self._world = None
+        self._order.closed()
 
     # ------------------------------------------------------------------ helpers
     def _start(self, agents: tuple[str, ...]) -> None:

@@ -29,7 +29,7 @@ from gencoord.worlds.actions import (
     Wait,
     Withdraw,
 )
-from gencoord.worlds.executor import ActionFailure, ActionRecord, Items, WorldSnapshot
+from gencoord.worlds.executor import ActionFailure, ActionRecord, CallOrder, Items, WorldSnapshot
 from gencoord.worlds.sim.physics import TICKS_PER_S, Physics, default_physics
 from gencoord.worlds.spec import Position, WorldSpec
 
@@ -91,10 +91,12 @@ class SimExecutor:
             Wait: self._wait,
         }
         self._world: WorldSpec | None = None
+        self._order = CallOrder(self.name)
 
     # ------------------------------------------------------------------ protocol
     def reset(self, world: WorldSpec) -> WorldSnapshot:
         self._world = world
+        self._order.reset_done()
         self.positions: dict[str, Position] = {a.name: a.position for a in world.agents}
         self.inventories: dict[str, Items] = {a.name: dict(a.inventory) for a in world.agents}
         self.forbidden = {a.name: a.forbidden_actions for a in world.agents}
@@ -115,8 +117,7 @@ class SimExecutor:
         return self.snapshot()
 
     def run(self, program: Program, start: int, stop: int) -> list[ActionRecord]:
-        if self._world is None:
-            raise RuntimeError("SimExecutor.run before reset: call reset(world) first")
+        self._order.require("run")
         records: list[ActionRecord] = []
         for index in range(start, stop):
             action = program.actions[index]
@@ -140,6 +141,7 @@ class SimExecutor:
         return records
 
     def snapshot(self) -> WorldSnapshot:
+        self._order.require("snapshot")
         return WorldSnapshot(
             clock_s=max(self.clocks.values(), default=0.0),
             positions=dict(self.positions),
@@ -152,6 +154,7 @@ class SimExecutor:
 
     def close(self) -> None:
         self._world = None
+        self._order.closed()
 
     # ------------------------------------------------------------------ helpers
     def _inventories_after(self, action: Action) -> dict[str, Items]:

@@ -39,7 +39,7 @@ class HandoffCheck:
 
 
 @dataclass(frozen=True, slots=True)
-class Condition:
+class Conjunct:
     """One conjunct of the declared terminal predicate T."""
 
     kind: Literal["container_contains", "site_has", "inventory_contains"]
@@ -54,7 +54,7 @@ class DispatchPlan:
     binding: str | None
     tasks: tuple[PlannedTask, ...]  # in a topological order of the merged DAG
     handoff: HandoffCheck
-    terminal: tuple[Condition, ...]
+    terminal: tuple[Conjunct, ...]
 
     def task(self, task_id: str) -> PlannedTask:
         return next(task for task in self.tasks if task.id == task_id)

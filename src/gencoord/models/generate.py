@@ -1,0 +1,36 @@
+"""Greedy decoding of one record or turn, with real token counts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from transformers import PreTrainedModel
+
+from gencoord.models.codec import Codec
+
+MAX_NEW_TOKENS = 512
+"""Decode budget for a whole record or turn: a JSON record of a real tokenizer runs to ~270 tokens."""
+
+
+def generate(
+    model: PreTrainedModel,
+    codec: Codec,
+    prompt: str,
+    max_new: int = MAX_NEW_TOKENS,
+    processors: list[Any] | None = None,
+) -> tuple[str, int, int]:
+    """Greedy decoding, optionally under logits processors (a grammar): (text, prompt tokens, output tokens)."""
+    ids = torch.tensor([codec.encode(prompt)], device=model.device)
+    with torch.no_grad():
+        out = model.generate(  # type: ignore[operator]
+            ids,
+            attention_mask=torch.ones_like(ids),
+            max_new_tokens=max_new,
+            do_sample=False,
+            eos_token_id=codec.eos,
+            pad_token_id=codec.pad,
+            logits_processor=processors or None,
+        )
+    new = out[0, ids.shape[1] :].tolist()
+    return codec.decode(new), int(ids.shape[1]), len(new)

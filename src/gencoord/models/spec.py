@@ -1,0 +1,55 @@
+"""What a commitment model reads and writes: its target, surface, prior view and horizon."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from gencoord.dsl.surface import SurfaceName
+from gencoord.errors import ConfigError
+
+
+class Horizon(StrEnum):
+    MULTI = "multi"  # the sender commits its whole path and the request at once
+    SINGLE = "single"  # one step first, the rest at the intermediate state (paper S7)
+
+
+class Target(StrEnum):
+    DIRECT = "direct"  # the whole record in the surface (Direct Short DSL / Direct JSON)
+    FACTOR = "factor"  # the binding code; the composer writes the record
+
+
+class PriorView(StrEnum):
+    """How much of the shared task prior the model input shows (paper S9)."""
+
+    FULL = "full"
+    SKELETON = "skeleton"
+    NODE = "node"
+    NONE = "none"
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """The input and output a model was trained on; a checkpoint's manifest records it."""
+
+    target: Target = Target.DIRECT
+    surface: SurfaceName = SurfaceName.DSL
+    view: PriorView = PriorView.NONE
+    compact: bool = True
+    horizon: Horizon = Horizon.MULTI
+
+    def fields(self) -> dict[str, str | bool]:
+        """The spec as JSON values (training-data manifests and config hashes record it so)."""
+        return {
+            "target": self.target.value,
+            "surface": self.surface.value,
+            "view": self.view.value,
+            "compact": self.compact,
+            "horizon": self.horizon.value,
+        }
+
+    def __post_init__(self) -> None:
+        if self.surface == SurfaceName.FREEFORM and (self.target is Target.FACTOR or self.horizon is Horizon.SINGLE):
+            raise ConfigError(
+                "TARGET_SURFACE", "free-form turns are whole text: no factor target and no single-step horizon"
+            )

@@ -1,0 +1,260 @@
+"""Executor conformance: what every Executor (the simulator, real Minecraft, yours) must do.
+
+Shipped with the package, as Gymnasium ships its environment checker, so that a user's
+own executor can be held to the same contract:
+
+    from gencoord.worlds.conformance import check_executor
+    check_executor(MyExecutor())   # raises ConformanceError listing every check that failed
+
+The checks are about effects and failure reporting, not timing: a real server's clock is
+not the simulator's. ``reset`` is what each check relies on, so one warm executor serves
+them all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+from gencoord.errors import CallOrderError, ConformanceError
+from gencoord.prior.load import default_prior
+from gencoord.prior.prior import Prior
+from gencoord.worlds.actions import (
+    Action,
+    CraftItem,
+    Deposit,
+    GiveItem,
+    GoTo,
+    ObtainBlock,
+    PlaceBlock,
+    Program,
+    Withdraw,
+)
+from gencoord.worlds.executor import ActionRecord, Executor
+from gencoord.worlds.spec import AgentSpec, WorldSpec
+
+A, B = "agent_a", "agent_b"
+
+
+class ExpectationError(Exception):
+    """One broken expectation inside a check."""
+
+
+def expect(holds: bool, what: str) -> None:
+    if not holds:
+        raise ExpectationError(what)
+
+
+def conformance_world(
+    prior: Prior,
+    inventories: Mapping[str, Mapping[str, int]] | None = None,
+    forbidden: Mapping[str, frozenset[str]] | None = None,
+    contents: Mapping[str, Mapping[str, int]] | None = None,
+) -> WorldSpec:
+    """The prior's default grounding with its agents at the origin, holding ``inventories``."""
+    inventories = inventories or {}
+    forbidden = forbidden or {}
+    agents = tuple(
+        AgentSpec(name, (float(i), 64.0, 0.0), dict(inventories.get(name, {})), forbidden.get(name, frozenset()))
+        for i, name in enumerate(prior.default_episode.agents)
+    )
+    return WorldSpec(agents, dict(prior.default_episode.refs), contents or {})
+
+
+def conformance_program(
+    actions: Sequence[Action], deps: Mapping[int, tuple[int, ...]] | None = None, handoff: int = 0
+) -> Program:
+    """A program of ``actions`` with the given dependencies (index → predecessor indices)."""
+    deps = deps or {}
+    return Program(tuple(actions), tuple(deps.get(i, ()) for i in range(len(actions))), handoff)
+
+
+def handoff_actions() -> list[Action]:
+    """The paper's recorded episode, written as actions: B gathers 8 planks, hands them over, A crafts."""
+    return [
+        GoTo(B, "b#1", "lumber_yard", "ref"),
+        *(ObtainBlock(B, "b#1", "lumber_yard", "oak_planks") for _ in range(8)),
+        GoTo(B, "b#2", A, "agent"),
+        GiveItem(B, "b#2", A, "oak_planks", 8),
+        GoTo(A, "a#1", "crafting_station", "ref"),
+        CraftItem(A, "a#1", "crafting_table", 1, "oak_planks", "crafting_station"),
+    ]
+
+
+def _failure_code(record: ActionRecord) -> str | None:
+    return None if record.failure is None else record.failure.code
+
+
+def reset_reports_the_initial_world(executor: Executor, prior: Prior) -> None:
+    snapshot = executor.reset(conformance_world(prior, {A: {"stick": 3}}, contents={"chest_a": {"cobblestone": 5}}))
+    expect(snapshot.inventories[A] == {"stick": 3}, f"{A} starts with 3 stick, snapshot says {snapshot.inventories[A]}")
+    expect(snapshot.inventories[B] == {}, f"{B} starts empty, snapshot says {snapshot.inventories[B]}")
+    expect(snapshot.containers["chest_a"] == {"cobblestone": 5}, "chest_a starts with 5 cobblestone")
+    expect(snapshot.containers["order_chest"] == {}, "order_chest starts empty")
+    expect(all(items == {} for items in snapshot.sites.values()), "every site starts empty")
+
+
+def recorded_episode_moves_the_items_it_should(executor: Executor, prior: Prior) -> None:
+    executor.reset(conformance_world(prior))
+    actions = handoff_actions()
+    records = executor.run(conformance_program(actions, {11: (10,)}, handoff=10), 0, len(actions))
+    expect([r.ok for r in records] == [True] * 13, f"all 13 actions succeed, got {[_failure_code(r) for r in records]}")
+    give = records[10]
+    expect(give.inventories[B].get("oak_planks", 0) == 0, "the giver holds no planks after the hand-over")
+    expect(give.inventories[A].get("oak_planks") == 8, "the receiver holds 8 planks after the hand-over")
+    final = executor.snapshot()
+    expect(final.inventories[A] == {"crafting_table": 1, "oak_planks": 4}, f"final {A}: {final.inventories[A]}")
+    expect(final.crafted.get(A) == {"crafting_table": 1}, f"{A} is credited with the table it crafted")
+    expect(final.discrepancies == (), f"no discrepancies, got {final.discrepancies}")
+    expect(all(r.end_s >= r.start_s for r in records), "no action ends before it starts")
+    expect(records[11].start_s >= records[10].end_s, "the craft waits for the hand-over it depends on")
+
+
+def running_in_spans_equals_running_at_once(executor: Executor, prior: Prior) -> None:
+    actions = handoff_actions()[9:]  # B already holds the planks: the handoff and the craft
+    compiled = conformance_program(actions, {3: (1,)}, handoff=1)
+    start = conformance_world(prior, {B: {"oak_planks": 8}})
+    executor.reset(start)
+    executor.run(compiled, 0, len(actions))
+    whole = executor.snapshot()
+    executor.reset(start)
+    for begin, stop in ((0, 1), (1, 2), (2, len(actions))):
+        executor.run(compiled, begin, stop)
+    spans = executor.snapshot()
+    expected = {A: {"crafting_table": 1, "oak_planks": 4}, B: {}}
+    expect(spans.inventories == whole.inventories == expected, f"spans {spans.inventories}, once {whole.inventories}")
+
+
+def a_failed_action_stops_the_run_with_a_stable_code(executor: Executor, prior: Prior) -> None:
+    executor.reset(conformance_world(prior, {B: {"oak_planks": 3}}))
+    actions: list[Action] = [
+        GoTo(B, "b#1", A, "agent"),
+        GiveItem(B, "b#1", A, "oak_planks", 8),
+        GoTo(A, "a#1", "order_chest", "ref"),
+    ]
+    records = executor.run(conformance_program(actions), 0, 3)
+    expect(len(records) == 2 and not records[1].ok, "the run stops at the failed hand-over")
+    expect(_failure_code(records[1]) == "MISSING_ITEMS", f"MISSING_ITEMS, got {_failure_code(records[1])}")
+    message = "" if records[1].failure is None else records[1].failure.message
+    expect("3 oak_planks" in message and "needs 8" in message, f"the message names the numbers: {message!r}")
+    expect(executor.snapshot().inventories[B] == {"oak_planks": 3}, "nothing is half-done")
+
+
+def missing_ingredient_and_no_recipe_are_different_failures(executor: Executor, prior: Prior) -> None:
+    go = GoTo(A, "a#1", "crafting_station", "ref")
+    executor.reset(conformance_world(prior, {A: {"oak_planks": 2}}))
+    table = CraftItem(A, "a#1", "crafting_table", 1, "oak_planks", "crafting_station")
+    short = executor.run(conformance_program([go, table]), 0, 2)
+    executor.reset(conformance_world(prior, {A: {"oak_planks": 2}}))
+    axe = CraftItem(A, "a#1", "stone_axe", 1, "oak_planks", "crafting_station")
+    nonsense = executor.run(conformance_program([go, axe]), 0, 2)
+    expect(len(short) == 2 and len(nonsense) == 2, "both crafts are attempted")
+    short_failure, nonsense_failure = short[1].failure, nonsense[1].failure
+    expect(
+        short_failure is not None
+        and (short_failure.code, short_failure.message) == ("MISSING_INGREDIENT", "missing ingredient: 2 oak_planks"),
+        f"a short craft is MISSING_INGREDIENT naming the shortfall, got {short_failure}",
+    )
+    expect(
+        nonsense_failure is not None
+        and nonsense_failure.code == "NO_RECIPE"
+        and "stone_axe" in nonsense_failure.message,
+        f"a craft with no recipe from these items is NO_RECIPE, got {nonsense_failure}",
+    )
+
+
+def deposits_withdrawals_and_placements_show_in_ground_truth(executor: Executor, prior: Prior) -> None:
+    executor.reset(conformance_world(prior, {A: {"cobblestone": 6}}, contents={"chest_b": {"stick": 4}}))
+    actions: list[Action] = [
+        GoTo(A, "a#1", "chest_a", "ref"),
+        Deposit(A, "a#1", "chest_a", "cobblestone", 4),
+        GoTo(A, "a#2", "site_a", "ref"),
+        PlaceBlock(A, "a#2", "site_a", "cobblestone"),
+        PlaceBlock(A, "a#2", "site_a", "cobblestone"),
+        GoTo(A, "a#3", "chest_b", "ref"),
+        Withdraw(A, "a#3", "chest_b", "stick", 4),
+    ]
+    records = executor.run(conformance_program(actions), 0, len(actions))
+    expect(all(r.ok for r in records), f"every action succeeds, got {[_failure_code(r) for r in records]}")
+    final = executor.snapshot()
+    expect(final.containers["chest_a"] == {"cobblestone": 4}, f"chest_a: {final.containers['chest_a']}")
+    expect(final.containers["chest_b"] == {}, f"chest_b: {final.containers['chest_b']}")
+    expect(final.sites["site_a"] == {"cobblestone": 2}, f"site_a: {final.sites['site_a']}")
+    expect(final.inventories[A] == {"stick": 4}, f"{A}: {final.inventories[A]}")
+    expect(final.credits.get("site_a", {}).get(A) == {"cobblestone": 2}, "site_a credits the placer")
+    expect(final.credits.get("chest_a", {}).get(A) == {"cobblestone": 4}, "chest_a credits the depositor")
+
+
+def acting_out_of_reach_fails(executor: Executor, prior: Prior) -> None:
+    executor.reset(conformance_world(prior, {A: {"cobblestone": 1}}))
+    records = executor.run(conformance_program([Deposit(A, "a#1", "depot_chest", "cobblestone", 1)]), 0, 1)
+    expect(len(records) == 1 and _failure_code(records[0]) == "OUT_OF_REACH", "a deposit from afar is OUT_OF_REACH")
+
+
+def a_workcell_refuses_what_its_mode_forbids(executor: Executor, prior: Prior) -> None:
+    executor.reset(conformance_world(prior, {B: {"oak_planks": 2}}, forbidden={B: frozenset({"craft_item"})}))
+    records = executor.run(conformance_program([CraftItem(B, "b#1", "stick", 1, "oak_planks", None)]), 0, 1)
+    expect(len(records) == 1 and _failure_code(records[0]) == "WORKCELL_CANNOT", "a forbidden craft is WORKCELL_CANNOT")
+
+
+def a_refused_transfer_moves_nothing(executor: Executor, prior: Prior) -> None:
+    full = {"chest_a": {"dirt": 27 * 64}}
+    executor.reset(conformance_world(prior, {A: {"cobblestone": 4}}, contents=full))
+    actions: list[Action] = [GoTo(A, "a#1", "chest_a", "ref"), Deposit(A, "a#1", "chest_a", "cobblestone", 4)]
+    records = executor.run(conformance_program(actions), 0, 2)
+    expect(len(records) == 2 and _failure_code(records[1]) == "NO_SPACE", "a deposit into a full chest is NO_SPACE")
+    after = executor.snapshot()
+    expect(after.inventories[A] == {"cobblestone": 4}, "the depositor keeps its items")
+    expect(after.containers["chest_a"] == {"dirt": 27 * 64}, "the full chest is unchanged")
+
+
+def misuse_is_a_typed_error(executor: Executor, prior: Prior) -> None:
+    """After ``close``, ``run`` and ``snapshot`` fail with CALL_ORDER, not with whatever breaks inside."""
+    executor.close()
+    for name, call in (("snapshot", executor.snapshot), ("run", lambda: executor.run(conformance_program([]), 0, 0))):
+        try:
+            call()
+        except CallOrderError as error:
+            expect(error.reason == "NOT_RESET", f"{name} before reset: reason NOT_RESET, got {error.reason}")
+        except Exception as error:  # the check's point: anything else is the violation
+            raise ExpectationError(f"{name} before reset raised {type(error).__name__}, not CallOrderError") from None
+        else:
+            raise ExpectationError(f"{name} before reset did not fail")
+
+
+Check = Callable[[Executor, Prior], None]
+
+CHECKS: dict[str, Check] = {
+    check.__name__: check
+    for check in (
+        reset_reports_the_initial_world,
+        recorded_episode_moves_the_items_it_should,
+        running_in_spans_equals_running_at_once,
+        a_failed_action_stops_the_run_with_a_stable_code,
+        missing_ingredient_and_no_recipe_are_different_failures,
+        deposits_withdrawals_and_placements_show_in_ground_truth,
+        acting_out_of_reach_fails,
+        a_workcell_refuses_what_its_mode_forbids,
+        a_refused_transfer_moves_nothing,
+        misuse_is_a_typed_error,
+    )
+}
+"""Every check by name, in the order :func:`check_executor` runs them."""
+
+
+def violations(executor: Executor, prior: Prior | None = None, checks: Sequence[str] | None = None) -> list[str]:
+    """``check name: what broke`` for each failed check (empty: conformant)."""
+    prior = prior or default_prior()
+    found: list[str] = []
+    for name in checks or list(CHECKS):
+        try:
+            CHECKS[name](executor, prior)
+        except ExpectationError as violation:
+            found.append(f"{name}: {violation}")
+    return found
+
+
+def check_executor(executor: Executor, prior: Prior | None = None, checks: Sequence[str] | None = None) -> None:
+    """Run the checks (default: all); raise :class:`ConformanceError` listing every one that failed."""
+    found = violations(executor, prior, checks)
+    if found:
+        raise ConformanceError("EXECUTOR", f"{len(found)} check(s) failed:\n" + "\n".join(found))

@@ -1,0 +1,78 @@
+"""Packages depend one way: the layer order written in the README, checked on every import.
+
+Imports inside functions count too (they are still dependencies, only deferred), so a
+lazy import cannot hide a cycle. The package root's ``__init__`` is the public surface,
+which re-exports from every layer, and is the one exemption.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parents[1]
+SOURCE = ROOT / "src" / "gencoord"
+
+
+def _layers() -> list[list[str]]:
+    """The README's ``Layer order:`` line: groups joined by arrows, lowest first."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    found = re.search(r"^Layer order: `([^`]+)`", text, flags=re.MULTILINE)
+    assert found, "README.md must state the layer order on a line starting 'Layer order: `'"
+    return [[name.strip() for name in group.split(",")] for group in found.group(1).split("→")]
+
+
+def _unit(module: Path) -> str:
+    """The layer unit a source file belongs to: its top package, or its own name for a top-level module."""
+    relative = module.relative_to(SOURCE)
+    return relative.parts[0] if len(relative.parts) > 1 else relative.stem
+
+
+def _imports(module: Path) -> list[tuple[int, str]]:
+    tree = ast.parse(module.read_text(encoding="utf-8"))
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [f"gencoord.{alias.name}" for alias in node.names] if node.module == "gencoord" else [node.module]
+            found += [(node.lineno, name) for name in names if name.startswith("gencoord.")]
+        elif isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names if alias.name.startswith("gencoord.")]
+    return found
+
+
+def _target_unit(name: str) -> str | None:
+    parts = name.split(".")
+    if len(parts) < 2:
+        return None
+    candidate = SOURCE / parts[1]
+    return parts[1] if candidate.is_dir() or candidate.with_suffix(".py").exists() else None
+
+
+def test_every_unit_is_placed() -> None:
+    placed = {name for group in _layers() for name in group}
+    units = {_unit(path) for path in SOURCE.rglob("*.py") if "node_modules" not in path.parts} - {"__init__"}
+    assert units <= placed, f"not in the README's layer order: {sorted(units - placed)}"
+
+
+def test_imports_go_down_the_layers() -> None:
+    rank = {name: index for index, group in enumerate(_layers()) for name in group}
+    upward: list[str] = []
+    for module in sorted(SOURCE.rglob("*.py")):
+        if "node_modules" in module.parts or module == SOURCE / "__init__.py":
+            continue
+        unit = _unit(module)
+        for line, name in _imports(module):
+            target = _target_unit(name)
+            if target is not None and rank[target] > rank[unit]:
+                upward.append(f"{module.relative_to(ROOT)}:{line} ({unit}) imports {name} ({target})")
+    assert not upward, "imports against the layer order:\n" + "\n".join(sorted(set(upward)))
+
+
+@pytest.mark.parametrize("bad", ["gencoord.cli", "gencoord.eval.runner"])
+def test_the_check_sees_an_upward_import(bad: str, tmp_path: Path) -> None:
+    module = tmp_path / "probe.py"
+    module.write_text(f"def f():\n    from {bad} import x\n", encoding="utf-8")
+    assert [name for _, name in _imports(module)] == [bad]
