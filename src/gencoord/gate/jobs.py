@@ -33,7 +33,7 @@ class NodeSpec(BaseModel):
     critical: bool = True
 
 
-class JobSpec(BaseModel):
+class TaskGraphSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     agents: int = Field(ge=2, le=4)
     start: list[dict[str, int]]
@@ -41,9 +41,9 @@ class JobSpec(BaseModel):
     nodes: list[NodeSpec] = Field(min_length=1)
 
 
-class JobDocument(BaseModel):
+class TaskGraphDocument(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-    jobs: dict[str, JobSpec]
+    jobs: dict[str, TaskGraphSpec]
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,12 +56,17 @@ class Node:
 
 
 @dataclass(frozen=True)
-class Job:
+class TaskGraph:
+    """One job of the gate suite: a team's task graph, who does each node, and what each agent starts with.
+
+    (The experiment runner's work unit is ``gencoord.eval.jobs.Job``; this is the team's work itself.)
+    """
+
     name: str
     agents: tuple[str, ...]
     nodes: tuple[Node, ...]
     start: dict[str, dict[str, int]]
-    spec: JobSpec
+    spec: TaskGraphSpec
 
     def node(self, ident: str) -> Node:
         return next(node for node in self.nodes if node.id == ident)
@@ -86,7 +91,7 @@ def _parse_task(text: str, agent: str, prior: Prior, episode: PublicEpisode) -> 
     return task
 
 
-def instantiate(name: str, spec: JobSpec, prior: Prior) -> Job:
+def instantiate(name: str, spec: TaskGraphSpec, prior: Prior) -> TaskGraph:
     agents = AGENT_IDS[: spec.agents]
     names = {f"a{i}": agent for i, agent in enumerate(agents)}
     episode = prior.episode(None, agents)
@@ -112,12 +117,12 @@ def instantiate(name: str, spec: JobSpec, prior: Prior) -> Job:
     if len(spec.start) != spec.agents:
         raise ConfigError("BAD_JOB", f"jobs.{name}: start lists {len(spec.start)} inventories for {spec.agents} agents")
     start = {agent: dict(items) for agent, items in zip(agents, spec.start, strict=True)}
-    return Job(name, agents, tuple(nodes), start, spec)
+    return TaskGraph(name, agents, tuple(nodes), start, spec)
 
 
 @cache
-def default_jobs(prior: Prior) -> dict[str, Job]:
+def default_jobs(prior: Prior) -> dict[str, TaskGraph]:
     document = load_model(
-        JobDocument, package_text("gencoord.gate", "jobs.toml"), "jobs.toml", ConfigError, "INVALID_JOBS"
+        TaskGraphDocument, package_text("gencoord.gate", "jobs.toml"), "jobs.toml", ConfigError, "INVALID_JOBS"
     )
     return {name: instantiate(name, spec, prior) for name, spec in document.jobs.items()}

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from gencoord.gate.jobs import Job
+from gencoord.gate.jobs import TaskGraph
 from gencoord.gate.needs import node_needs
 from gencoord.prior.gamedata import GameData
 from gencoord.prior.prior import Prior
@@ -60,7 +60,7 @@ class Anomaly:
 
 @dataclass
 class _Draft:
-    job: Job
+    job: TaskGraph
     start: dict[str, dict[str, int]]
     deposits: dict[str, int] = field(default_factory=dict)
     blocked: set[str] = field(default_factory=set)
@@ -73,7 +73,7 @@ class _Draft:
 @dataclass(frozen=True)
 class GateInstance:
     id: str
-    job: Job
+    job: TaskGraph
     world: WorldSpec
     board: Mapping[str, Mapping[str, int]]  # public: what each agent advertises it can spare
     anomalies: tuple[Anomaly, ...]
@@ -81,7 +81,7 @@ class GateInstance:
     budget: int  # rounds before the episode is cut off
 
 
-def _spare(job: Job, start: Mapping[str, Mapping[str, int]], game: GameData) -> dict[str, dict[str, int]]:
+def _spare(job: TaskGraph, start: Mapping[str, Mapping[str, int]], game: GameData) -> dict[str, dict[str, int]]:
     """Start inventory minus what the agent's own nodes consume: what it could give away."""
     spare: dict[str, dict[str, int]] = {}
     for agent in job.agents:
@@ -187,7 +187,7 @@ def _inject(kind: AnomalyKind, draft: _Draft, rng: random.Random, game: GameData
 
 
 def make_instance(
-    job: Job, seed: int, prior: Prior, budget: int, kinds: tuple[AnomalyKind, ...] | None = None
+    job: TaskGraph, seed: int, prior: Prior, budget: int, kinds: tuple[AnomalyKind, ...] | None = None
 ) -> GateInstance:
     """One instance of ``job`` with anomalies drawn from ``seed`` (or exactly ``kinds``)."""
     rng = random.Random(f"gate:{job.name}:{seed}")

@@ -1,1 +1,1 @@
-"""Worlds that execute compiled actions: the embedded simulator, and (later) real Minecraft."""
+"""Worlds that execute compiled actions: the embedded simulator, and real Minecraft through Mineflayer."""
