@@ -19,7 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from gencoord._config import validation_message
-from gencoord.cli.app import UNAVAILABLE, USAGE, command, console, fail
+from gencoord.cli.common import UNAVAILABLE, USAGE, command, console, fail
 from gencoord.cli.options import HostOption, OriginOption, PortOption, VersionOption, WorldOption, world_choice
 from gencoord.errors import BackendError, ConfigError
 from gencoord.eval.config import Experiment, ExperimentConfig, find_experiment, load_experiment

@@ -10,7 +10,7 @@ from typing import Annotated, BinaryIO
 import typer
 from rich.text import Text
 
-from gencoord.cli.app import command, console, fail
+from gencoord.cli.common import command, console, fail
 from gencoord.cli.options import Surface
 from gencoord.dsl.ast import Proposal
 from gencoord.dsl.json_surface import parse_json, serialize_json

@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from gencoord.cli.app import command, console
+from gencoord.cli.common import command, console
 from gencoord.cli.options import Surface
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError

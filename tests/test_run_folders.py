@@ -1,0 +1,110 @@
+"""Run folders are safe: one writer at a time, interruptions stop the workers, reports trust the records."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from gencoord.errors import ConfigError
+from gencoord.eval.config import parse_experiment
+from gencoord.eval.report import write_report
+from gencoord.eval.runner import MANIFEST, RECORDS, create_run, read_records, run_experiment, run_lock
+
+SMALL = 'name = "small"\npool = "request_intervention"\nclusters = 4\nconditions = ["request", "no_request"]\n'
+BIG = (
+    'name = "big"\npool = "request_intervention"\nconditions = ["request", "no_request", "alternative_request"]\n'
+    "seeds = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]\n"
+)
+
+
+def test_a_second_writer_is_refused_while_the_first_holds_the_folder(tmp_path: Path) -> None:
+    config = parse_experiment(SMALL)
+    run_dir = create_run(config, tmp_path)
+    with run_lock(run_dir):
+        with pytest.raises(ConfigError) as caught:
+            run_experiment(config, run_dir, workers=1)
+        assert caught.value.reason == "RUN_LOCKED" and str(os.getpid()) in caught.value.message
+    assert run_experiment(config, run_dir, workers=1).ran == len(read_records(run_dir))  # released: it runs
+
+
+def test_the_report_drops_and_flags_duplicate_jobs(tmp_path: Path) -> None:
+    config = parse_experiment(SMALL)
+    run_dir = create_run(config, tmp_path)
+    run_experiment(config, run_dir, workers=1)
+    lines = (run_dir / RECORDS).read_text(encoding="utf-8").splitlines()
+    with (run_dir / RECORDS).open("a", encoding="utf-8") as handle:  # a second writer's copies of three jobs
+        handle.write("\n".join(lines[:3]) + "\n")
+    written = write_report(run_dir)
+    text = written.markdown.read_text(encoding="utf-8")
+    assert f"Episodes: {len(lines)} of {len(lines)}" in text
+    assert "3 duplicate records of jobs already recorded were dropped" in text
+    assert written.tables[0].rows[0][3] == str(len(lines) // 2)  # each row counts each job once
+
+
+def test_the_report_header_comes_from_the_records(tmp_path: Path) -> None:
+    config = parse_experiment(SMALL)
+    run_dir = create_run(config, tmp_path)
+    run_experiment(config, run_dir, workers=1)
+    clean = write_report(run_dir).markdown.read_text(encoding="utf-8")
+    assert "Warning" not in clean and "Recorded by gencoord" in clean
+    manifest = json.loads((run_dir / MANIFEST).read_text(encoding="utf-8"))
+    manifest["config"]["description"] = "edited afterwards"
+    manifest["gencoord"] = "9.9.9"
+    (run_dir / MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
+    edited = write_report(run_dir).markdown.read_text(encoding="utf-8")
+    assert "not the one these records were made with" in edited
+    assert "9.9.9" not in edited  # the version shown is the one in the records
+
+
+def _processes_running(marker: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if marker in (entry / "cmdline").read_bytes().decode("utf-8", "replace"):
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])
+def test_an_interrupted_run_stops_its_workers_and_says_how_to_resume(tmp_path: Path, stop: signal.Signals) -> None:
+    config_file = tmp_path / f"interrupted-{stop.name}.toml"
+    config_file.write_text(BIG, encoding="utf-8")
+    command = [sys.executable, "-m", "gencoord.cli", "run", str(config_file), "--workers", "2", "--no-report"]
+    process = subprocess.Popen(
+        [*command, "--out", str(tmp_path / "runs")], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        found = list((tmp_path / "runs").glob("big-*/episodes.jsonl"))
+        if found and found[0].stat().st_size > 50_000:
+            break
+        time.sleep(0.01)
+    process.send_signal(stop)
+    _, stderr = process.communicate(timeout=60)
+    message = stderr.decode("utf-8")
+    assert process.returncode == 130, message
+    assert "the workers are stopped" in message and "gencoord run --resume" in message and "Traceback" not in message
+    time.sleep(0.5)
+    assert _processes_running(str(config_file)) == []  # no orphaned worker
+    run_dir = next((tmp_path / "runs").glob("big-*"))
+    keys = [record["job"] for record in read_records(run_dir)]
+    assert keys and len(keys) == len(set(keys))
+    resumed = subprocess.run(
+        [sys.executable, "-m", "gencoord.cli", "run", "--resume", str(run_dir), "--no-report"],
+        capture_output=True,
+        timeout=300,
+        check=False,
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    final = [record["job"] for record in read_records(run_dir)]
+    assert len(final) == len(set(final)) > len(keys)
