@@ -40,7 +40,8 @@ def validation_message(exc: ValidationError) -> str:
     path = chosen[0][0]
     messages = list(dict.fromkeys(message for candidate, message in chosen if candidate == path))
     field = ".".join(path) or "(top level)"
-    others = len({candidate for candidate, _ in problems} - {path})
+    # a shorter path the chosen one extends is the union's other member, not another problem
+    others = len({candidate for candidate, _ in problems if candidate != path and path[: len(candidate)] != candidate})
     more = f" (and {others} more problem{'s' if others != 1 else ''})" if others else ""
     return f"{field}: {'; or '.join(messages)}{more}"
 
