@@ -8,6 +8,7 @@ import json
 import re
 from pathlib import Path
 
+from scipy.stats import binomtest
 from typer.testing import CliRunner
 
 from gencoord.cli import app
@@ -35,8 +36,14 @@ def test_feedback_report_regenerates_tables_s18_and_s19(tmp_path: Path) -> None:
     report = write_report(_run("feedback_intervention", tmp_path, 8))
     markdown = report.markdown.read_text()
     outcomes = {row[0]: row for row in _table(markdown, "Outcomes by condition")}
-    assert outcomes["feedback"][1] == "request-realizer, rule-requester"
-    assert [outcomes[c][4] for c in ("local_only", "feedback", "counterfactual_feedback", "centralized")] == [
+    assert outcomes["feedback"][1].startswith("rule: ") and "by construction" in outcomes["feedback"][1]
+    assert outcomes["feedback"][2] == "request-realizer, rule-requester"
+    for row in outcomes.values():  # the strict count's exact interval, checked against scipy's own binomial test
+        strict, clusters = (int(n) for n in row[7].split("/"))
+        exact = binomtest(strict, clusters).proportion_ci(method="exact")
+        assert row[8] == f"[{100 * exact.low:.1f}, {100 * exact.high:.1f}]"
+    assert "*Computed differently from the paper:*" in markdown and "0 B across the boundary" in markdown
+    assert [outcomes[c][5] for c in ("local_only", "feedback", "counterfactual_feedback", "centralized")] == [
         "50.0%",
         "100.0%",
         "0.0%",
