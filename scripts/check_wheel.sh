@@ -8,8 +8,17 @@ python="${PYTHON:-python3}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 "$python" -m pip wheel --quiet --disable-pip-version-check --no-deps "$root" -w "$work/dist"
+wheel=$(ls "$work"/dist/gencoord-*.whl)
+listing=$("$python" -m zipfile -l "$wheel")
+if grep -q node_modules <<<"$listing"; then
+    echo "the wheel carries npm files:" >&2; grep node_modules <<<"$listing" >&2; exit 1
+fi
+for needed in gencoord/py.typed gencoord/gate/data/jobs.toml gencoord/experiments/request_intervention.toml \
+    gencoord/experiments/checkpoints/tiny-dsl/model.safetensors gencoord/worlds/mineflayer/js/package-lock.json; do
+    grep -q "$needed" <<<"$listing" || { echo "the wheel lacks $needed" >&2; exit 1; }
+done
 "$python" -m venv "$work/venv"
-"$work/venv/bin/python" -m pip install --quiet --disable-pip-version-check "$work"/dist/gencoord-*.whl
+"$work/venv/bin/python" -m pip install --quiet --disable-pip-version-check "$wheel"
 cd "$work"  # nothing from the checkout is importable from here
 gencoord="$work/venv/bin/gencoord"
 "$gencoord" --version
