@@ -73,8 +73,8 @@ def guarded(command: Callable[P, R]) -> Callable[P, R]:
     return run
 
 
-def command(**settings: Any) -> Callable[[Callable[P, R]], Callable[P, R]]:
-    """``app.command`` for a guarded command."""
+def command(app: typer.Typer = app, **settings: Any) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """``app.command`` for a guarded command (on the main app, or a command group's)."""
 
     def register(function: Callable[P, R]) -> Callable[P, R]:
         app.command(**settings)(guarded(function))

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable
+import tomllib
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -52,15 +53,21 @@ class GameData:
 
     @classmethod
     def load(cls, path: Path) -> GameData:
+        """The game data at ``path``; a ``tags.toml`` beside it restores collapsed ingredient tags."""
         raw = json.loads(path.read_text(encoding="utf-8"))
+        recipes = {
+            item: tuple(Recipe(r["count"], r["grid"], dict(r["ingredients"])) for r in variants if r["count"] >= 1)
+            for item, variants in raw["recipes"].items()
+        }  # a recipe that makes nothing (minecraft-data's map-extending entry for "air") is not one
+        recipes = {item: variants for item, variants in recipes.items() if variants}
+        tags = path.with_name("tags.toml")
+        if tags.is_file():
+            recipes = expand_dye_tags(recipes, tomllib.loads(tags.read_text(encoding="utf-8")))
         return cls(
             game_version=raw["game_version"],
             source=raw["source"],
             stack_sizes=dict(raw["items"]),
-            recipes={
-                item: tuple(Recipe(r["count"], r["grid"], dict(r["ingredients"])) for r in variants)
-                for item, variants in raw["recipes"].items()
-            },
+            recipes=recipes,
             blocks={
                 name: Block(
                     b["hardness"],
@@ -140,3 +147,40 @@ class GameData:
         no such recipe, so callers can say "no recipe" rather than "missing ingredient".
         """
         return self._recipe_index.get((item, material))
+
+
+def expand_dye_tags(
+    recipes: Mapping[str, tuple[Recipe, ...]], tags: Mapping[str, object]
+) -> dict[str, tuple[Recipe, ...]]:
+    """Dyeing recipes that take one other colour's item (``black_wool``) take any other colour's.
+
+    ``tags`` is ``tags.toml``: the colours and the dyed families. A recipe is a dyeing
+    recipe when its result is a member of a family and it consumes exactly one other
+    member plus the result's dye; other recipes that use a member for itself (a bed made
+    of black wool) are left as they are.
+    """
+    colors = [str(color) for color in tags["colors"]]  # type: ignore[attr-defined]
+    families = [str(family) for family in tags["dyed_families"]]  # type: ignore[attr-defined]
+    expanded = dict(recipes)
+    for family in families:
+        members = {f"{color}_{family}" for color in colors}
+        for color in colors:
+            result, dye = f"{color}_{family}", f"{color}_dye"
+            variants = list(expanded.get(result, ()))
+            dyeing = [
+                recipe
+                for recipe in variants
+                if len(recipe.ingredients) == 2
+                and recipe.ingredients.get(dye) == 1
+                and any(item in members and item != result and n == 1 for item, n in recipe.ingredients.items())
+            ]
+            if not dyeing:
+                continue
+            present = {item for recipe in dyeing for item in recipe.ingredients if item in members}
+            template = dyeing[0]
+            variants += [
+                Recipe(template.count, template.grid, {member: 1, dye: 1})
+                for member in sorted(members - present - {result})
+            ]
+            expanded[result] = tuple(variants)
+    return expanded

@@ -1,0 +1,171 @@
+"""Is a team task reachable from the team's pooled holdings? Said before any action, with a reason.
+
+The check is the centralized view of the task (every agent's inventory pooled): if the
+pooled holdings, what agents that may gather can gather, and the real recipes cannot
+make the goal, no coordination can, and the task is refused with what is missing ("no
+recipe path to 1 cake from the pooled inventories: needs 3 milk_bucket, team has 2").
+
+It is an integer program over the recipe variants reachable from the goal (scipy's
+HiGHS): integer runs per variant, an item balance per item, a crafting table when any
+3×3 variant runs and none is placed in the world. Exact where a greedy recipe search is
+not (a chest made from the only planks a boat can use). Missing items are slack
+variables priced so that the solver names a raw missing item before conjuring anything
+craftable, which is what a person would fix.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import Bounds, LinearConstraint, milp
+
+from gencoord.prior.gamedata import GameData, Recipe
+from gencoord.prior.prior import Prior
+from gencoord.tasks.team import TeamTask
+
+GATHER_SKILL = "resource.obtain"
+CRAFT_SKILL = "craft.item"
+TABLE = "crafting_table"
+MAX_DEPTH = 12
+"""Recipe levels explored below the goal."""
+_RAW_SLACK, _CRAFTED_SLACK, _RUN = 1_000.0, 1_000_000.0, 1.0
+_BIG = 100_000
+
+
+@dataclass(frozen=True, slots=True)
+class Shortfall:
+    """What the team lacks: ``needed`` of ``item`` where it holds ``held``."""
+
+    item: str
+    needed: int
+    held: int
+    via: tuple[str, ...]  # the recipe chain from the goal down to ``item``'s parent (empty: the goal itself)
+
+
+@dataclass(frozen=True, slots=True)
+class Feasibility:
+    feasible: bool
+    code: str | None  # UNREACHABLE_GOAL, NO_STATION
+    reason: str
+    shortfall: Shortfall | None = None
+    also_missing: tuple[Shortfall, ...] = ()
+    crafts: int = 0  # recipe runs in the cheapest plan (0 when the team already holds the goal)
+
+
+def _closure(game: GameData, roots: tuple[str, ...], crafting: bool) -> tuple[list[str], list[tuple[str, Recipe]]]:
+    """Items and recipe variants reachable from ``roots`` within MAX_DEPTH levels."""
+    items: dict[str, int] = {}
+    variants: list[tuple[str, Recipe]] = []
+    queue = deque((root, 0) for root in roots)
+    while queue:
+        item, depth = queue.popleft()
+        if item in items:
+            continue
+        items[item] = depth
+        if not crafting or depth >= MAX_DEPTH:
+            continue
+        for recipe in game.recipes.get(item, ()):
+            variants.append((item, recipe))
+            queue.extend((ingredient, depth + 1) for ingredient in recipe.ingredients if ingredient not in items)
+    return list(items), variants
+
+
+def _chain(goal: str, target: str, used: list[tuple[str, Recipe]]) -> tuple[str, ...]:
+    """The path of used recipes from the goal down to ``target``'s parent."""
+    parents: dict[str, str] = {}
+    queue = deque([goal])
+    while queue:
+        item = queue.popleft()
+        for result, recipe in used:
+            if result == item:
+                for ingredient in recipe.ingredients:
+                    if ingredient not in parents and ingredient != goal:
+                        parents[ingredient] = item
+                        queue.append(ingredient)
+    if target == goal or target not in parents:
+        return ()
+    path = [parents[target]]
+    while path[-1] != goal:
+        path.append(parents[path[-1]])
+    return tuple(reversed(path))
+
+
+def diagnose(task: TeamTask, prior: Prior) -> Feasibility:
+    """Whether the goal is reachable from what the team holds, gathers and crafts (blocked skills respected)."""
+    game = prior.game
+    gatherers = [agent for agent in task.agents if GATHER_SKILL not in agent.blocked]
+    crafters = [agent for agent in task.agents if CRAFT_SKILL not in agent.blocked]
+    gatherable = set(task.world.resources) if gatherers else set()
+    goal, count = task.goal.item, task.goal.count
+    table_needed = not task.world.crafting_table
+    items, variants = _closure(game, (goal, TABLE) if table_needed else (goal,), bool(crafters))
+    index = {item: i for i, item in enumerate(items)}
+    held = task.holdings()
+    n_items, n_variants = len(items), len(variants)
+    # variables: runs per variant | slack per item | table indicator
+    n = n_variants + n_items + 1
+    balance = np.zeros((n_items, n))
+    for column, (result, recipe) in enumerate(variants):
+        balance[index[result], column] += recipe.count
+        for ingredient, amount in recipe.ingredients.items():
+            balance[index[ingredient], column] -= amount
+    balance[np.arange(n_items), n_variants + np.arange(n_items)] = 1.0  # slack makes up what is missing
+    demand = np.array([-held.get(item, 0) for item in items], dtype=float)
+    demand[index[goal]] += count
+    upper = np.full(n_items, np.inf)
+    for item in gatherable & set(index):  # gathered without limit: never short
+        demand[index[item]] = -np.inf
+    constraints = []
+    if table_needed:
+        balance[index[TABLE], -1] = -1.0  # placing the table uses one up
+        table_rows = [column for column, (_, recipe) in enumerate(variants) if recipe.grid == 3]
+        if table_rows:
+            link = np.zeros((len(table_rows), n))
+            link[np.arange(len(table_rows)), table_rows] = 1.0
+            link[:, -1] = -_BIG
+            constraints.append(LinearConstraint(link, -np.inf, 0.0))  # a 3×3 run needs the table placed
+    constraints.insert(0, LinearConstraint(balance, demand, upper))
+    cost = np.concatenate(
+        [
+            np.full(n_variants, _RUN),
+            [_CRAFTED_SLACK if game.recipes.get(item) else _RAW_SLACK for item in items],
+            [_RUN],
+        ]
+    )
+    top = np.concatenate([np.full(n_variants, _BIG), np.full(n_items, _BIG), [1.0 if table_needed else 0.0]])
+    solved = milp(cost, constraints=constraints, integrality=np.ones(n), bounds=Bounds(np.zeros(n), top))
+    assert solved.success and solved.x is not None, solved.message  # slack keeps it feasible and bounded
+    x = np.round(solved.x).astype(int)
+    used = [variants[column] for column in range(n_variants) if x[column] > 0]
+    crafts = int(x[:n_variants].sum())
+    missing = [
+        Shortfall(item, held.get(item, 0) + int(x[n_variants + i]), held.get(item, 0), _chain(goal, item, used))
+        for i, item in enumerate(items)
+        if x[n_variants + i] > 0
+    ]
+    if not missing:
+        return Feasibility(True, None, "", crafts=crafts)
+    missing.sort(key=lambda short: (short.item == goal, short.item == TABLE, -len(short.via), short.item))
+    first = missing[0]
+    if first.item == TABLE and table_needed:
+        return Feasibility(
+            False,
+            "NO_STATION",
+            f"a 3×3 recipe on the way to {goal} needs a crafting table: none is placed in the world, none is "
+            f"held, and none can be made from what is left",
+            first,
+            tuple(missing[1:]),
+        )
+    has = f"team has {first.held}" if first.held else "team has none"
+    chain = " → ".join((*first.via, first.item)) if first.via else ""
+    reason = f"no recipe path to {count} {goal} from the pooled inventories: needs {first.needed} {first.item}, {has}"
+    reason += f" (via {chain})" if chain else ""
+    if len(missing) > 1:
+        reason += "; also short: " + ", ".join(f"{s.needed - s.held} {s.item}" for s in missing[1:])
+    if table_needed and x[-1] > 0 and not held.get(TABLE):
+        reason += " — counting the crafting table a 3×3 recipe needs, which must be made: none is placed or held"
+    if not crafters and game.recipes.get(goal):
+        reason += " (no agent may craft: every agent blocks craft.item)"
+    return Feasibility(False, "UNREACHABLE_GOAL", reason, first, tuple(missing[1:]), crafts)
