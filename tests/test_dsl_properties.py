@@ -82,6 +82,40 @@ def test_syntax_round_trip_for_any_primitive_values(mine: list[Task], theirs: li
     assert PRIOR.parse(PRIOR.serialize(proposal)) == proposal
 
 
+peers = st.lists(st.from_regex(r"[a-z][a-z0-9_]{0,8}", fullmatch=True), min_size=2, max_size=6, unique=True)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(raw_task, max_size=5), peers, st.data())
+def test_n_party_round_trip_one_sorted_req_line_per_peer(
+    mine: list[Task], targets: list[str], data: st.DataObject
+) -> None:
+    """gencoord's n-party extension: decode(encode(q)) == q, with REQ lines sorted by agent whatever the order sent."""
+    requests = tuple(PeerRequest(t, tuple(data.draw(st.lists(raw_task, min_size=1, max_size=5)))) for t in targets)
+    proposal = Proposal(tuple(mine), requests)
+    text = PRIOR.serialize(proposal)
+    lines = text.split("\n")
+    assert len(lines) == 1 + len(targets) and [line.split(" ")[1] for line in lines[1:]] == sorted(targets)
+    decoded = PRIOR.parse(text)
+    assert decoded == Proposal(tuple(mine), tuple(sorted(requests, key=lambda r: r.target)))
+    shuffled = "\n".join([lines[0], *data.draw(st.permutations(lines[1:]))])
+    assert PRIOR.parse(shuffled) == decoded  # the order sent does not matter
+
+
+def test_n_party_form_keeps_req_dash_alone_and_one_line_per_peer() -> None:
+    wait = "control.wait(q=1)"
+    for text, reason in (
+        (f"SELF -\nREQ agent_b {wait}\nREQ -", "REQ_DASH_NOT_ALONE"),
+        (f"SELF -\nREQ agent_b {wait}\nREQ agent_b {wait}", "DUPLICATE_PEER"),
+        (f"SELF -\nREQ -\nREQ agent_b {wait}", "EXTRA_LINE"),
+    ):
+        with pytest.raises(ParseError) as caught:
+            PRIOR.parse(text)
+        assert caught.value.reason == reason and caught.value.location.line == 3
+    with pytest.raises(ValueError, match="one REQ line per peer"):
+        PRIOR.serialize(Proposal((), (PeerRequest("x", (Task("control.wait", (("q", 1),)),)),) * 2))
+
+
 def _decode_or_reject(message: str | bytes) -> None:
     with contextlib.suppress(ParseError, ContractError):
         check_proposal(PRIOR.parse(message), "agent_a", PRIOR, EPISODE)

@@ -336,25 +336,54 @@ def split_lines(text: str) -> list[str]:
 
 
 def parse_scanned(lines: list[str], vocab: Vocabulary) -> Proposal:
-    """The scanner on already split lines: tolerant of spacing, precise in its errors."""
+    """The scanner on already split lines: tolerant of spacing, precise in its errors.
+
+    Two lines are the paper's grammar. More are gencoord's n-party extension: one
+    ``REQ <agent> <path>`` line per distinct peer (any order; the object keeps them sorted
+    by agent, as the canonical serializer writes them). ``REQ -`` stands alone.
+    """
     if len(lines) < 2:
         raise ParseError(
             "MISSING_REQ_LINE", "expected two lines, SELF then REQ; the REQ line is missing", Location(line=2)
         )
-    if len(lines) > 2:
-        raise ParseError("EXTRA_LINE", f"expected exactly two lines, found {len(lines)}", Location(line=3, column=1))
-
     head = _Line(lines[0], 1, "SELF", vocab)
     head.keyword("SELF")
     self_plan: Path = ()
     if not head.dash_only():
         self_plan = head.path()
         head.end()
+    requests: dict[str, PeerRequest] = {}
+    for number, text in enumerate(lines[1:], start=2):
+        if number > 2 and not requests:
+            raise ParseError(
+                "EXTRA_LINE", f"'REQ -' stands alone; found {len(lines)} lines", Location(line=number, column=1)
+            )
+        if number > 2 and not text.lstrip(" \t").startswith("REQ"):
+            raise ParseError(
+                "EXTRA_LINE",
+                f"expected another REQ line or the end of the message, found {len(lines)} lines",
+                Location(line=number, column=1),
+            )
+        request = _request_line(_Line(text, number, "REQ", vocab), alone=number == 2 and len(lines) == 2)
+        if request is None:
+            if number > 2:
+                raise ParseError("REQ_DASH_NOT_ALONE", "'REQ -' cannot follow a request", Location(line=number))
+            continue
+        if request.target in requests:
+            raise ParseError(
+                "DUPLICATE_PEER",
+                f"two REQ lines address {request.target!r}; one line per peer",
+                Location(line=number, section="REQ"),
+            )
+        requests[request.target] = request
+    return Proposal(self_plan, tuple(requests[target] for target in sorted(requests)))
 
-    tail = _Line(lines[1], 2, "REQ", vocab)
+
+def _request_line(tail: _Line, alone: bool) -> PeerRequest | None:
+    """One REQ line: its request, or None for ``REQ -``."""
     tail.keyword("REQ")
     if tail.dash_only():
-        return Proposal(self_plan, ())
+        return None
     agent = ATOM.match(tail.text, tail.pos)
     if agent is None:
         raise tail.fail(
@@ -371,4 +400,4 @@ def parse_scanned(lines: list[str], vocab: Vocabulary) -> Proposal:
         raise tail.fail("EMPTY_REQUEST", f"the request to {target!r} has no requested plan")
     plan = tail.path()
     tail.end()
-    return Proposal(self_plan, (PeerRequest(target, plan),))
+    return PeerRequest(target, plan)

@@ -51,12 +51,21 @@ def request_line(request: PeerRequest | None) -> str:
 
 
 def serialize(proposal: Proposal, vocab: Vocabulary | None = None) -> str:
-    """Encode_K: the canonical two-line text of a proposal (``vocab`` defaults to the packaged prior's)."""
+    """Encode_K: the canonical text of a proposal (``vocab`` defaults to the packaged prior's).
+
+    Two lines for the paper's bilateral form; with several peers, gencoord's n-party
+    extension: one REQ line per peer, sorted by agent. A peer addressed twice has no
+    canonical text and is refused.
+    """
     vocab = vocab or default_vocabulary()
-    if len(proposal.peer_requests) > 1:
-        raise ValueError("the Short DSL carries at most one REQ line; use the JSON surface for more")
     canonical = normalize(proposal, vocab)
-    return f"{self_line(canonical)}\n{request_line(canonical.request)}"
+    targets = [request.target for request in canonical.peer_requests]
+    if len(set(targets)) != len(targets):
+        raise ValueError(f"one REQ line per peer: {sorted(targets)} addresses a peer twice")
+    if len(canonical.peer_requests) <= 1:
+        return f"{self_line(canonical)}\n{request_line(canonical.request)}"
+    ordered = sorted(canonical.peer_requests, key=lambda request: request.target)
+    return "\n".join([self_line(canonical), *(request_line(request) for request in ordered)])
 
 
 def normalize_path(path: Path, vocab: Vocabulary) -> Path:
