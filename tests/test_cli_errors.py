@@ -15,6 +15,7 @@ import gencoord.cli.episodes
 import gencoord.extras
 from gencoord.cli import app, main
 from gencoord.errors import ConfigError
+from gencoord.eval.config import ExperimentConfig, load_experiment
 from gencoord.extras import require_learn
 
 runner = CliRunner()
@@ -149,13 +150,11 @@ def test_checkpoint_paths_resolve_against_the_config_file(tmp_path: Path) -> Non
     (folder / "c.toml").write_text(
         'name = "c"\npool = "timing"\nconditions = ["request"]\nbackends = ["model:ckpt/tiny"]\n', encoding="utf-8"
     )
-    from gencoord.eval.config import load_experiment  # noqa: PLC0415
-
     config = load_experiment(folder / "c.toml")
-    assert isinstance(config, gencoord.eval.config.ExperimentConfig)
+    assert isinstance(config, ExperimentConfig)
     assert Path(config.backends[0].removeprefix("model:")).resolve() == (folder / "ckpt" / "tiny").resolve()
     shipped = load_experiment(Path(__file__).parents[1] / "experiments" / "learned_backends.toml")
-    assert isinstance(shipped, gencoord.eval.config.ExperimentConfig)
+    assert isinstance(shipped, ExperimentConfig)
     for name in shipped.backends[1:]:
         assert (Path(name.removeprefix("model:")) / "gencoord-model.json").is_file()
 

@@ -48,9 +48,14 @@ def console(stderr: bool = False) -> Console:
     return Console(stderr=stderr, soft_wrap=True, width=_PIPED_WIDTH)
 
 
-def fail(error: GencoordError | str, status: int = USAGE) -> NoReturn:
-    """Print ``error`` on stderr as plain text and end the command with ``status``."""
+def show_error(error: GencoordError | str) -> None:
+    """``error`` on stderr, as plain text (never read as markup)."""
     console(stderr=True).print(Text(str(error), style="red"))
+
+
+def fail(error: GencoordError | str, status: int = USAGE) -> NoReturn:
+    """Show ``error`` and end the command with ``status``."""
+    show_error(error)
     raise typer.Exit(status)
 
 
@@ -103,16 +108,13 @@ def main() -> None:
     try:
         app(prog_name="gencoord")
     except GencoordError as error:
-        console(stderr=True).print(Text(str(error), style="red"))
+        show_error(error)
         sys.exit(USAGE)
     except Exception as error:  # a bug: say so in one line, keep the traceback for the report
         with tempfile.NamedTemporaryFile("w", prefix="gencoord-crash-", suffix=".txt", delete=False) as handle:
             traceback.print_exc(file=handle)
-        console(stderr=True).print(
-            Text(
-                f"gencoord hit an internal error ({type(error).__name__}: {error}). This is a bug in gencoord, "
-                f"not in your input; the traceback is in {handle.name}. Please report it with that file.",
-                style="red",
-            )
+        show_error(
+            f"gencoord hit an internal error ({type(error).__name__}: {error}). This is a bug in gencoord, "
+            f"not in your input; the traceback is in {handle.name}. Please report it with that file."
         )
         sys.exit(INTERNAL)

@@ -14,7 +14,6 @@ from gencoord.cli.options import (
     HostOption,
     OriginOption,
     PortOption,
-    Surface,
     VersionOption,
     WorldOption,
     world_choice,
@@ -80,8 +79,8 @@ def episode(
     params: Annotated[int, typer.Option(min=0, help="Which of the template's parameter sets to use.")] = 0,
     condition: Annotated[Condition | None, typer.Option(help="What crosses the boundary (default per suite).")] = None,
     fault: Annotated[Fault, typer.Option(help="A controlled fault to inject (v2 Table S46).")] = Fault.CLEAN,
-    surface: Annotated[Surface, typer.Option(help="The wire form: one record (dsl, json) or a dialogue.")] = (
-        Surface.dsl
+    surface: Annotated[SurfaceName, typer.Option(help="The wire form: one record (dsl, json) or a dialogue.")] = (
+        SurfaceName.DSL
     ),
     backend: Annotated[
         str, typer.Option(help="Who writes: rule, model:<checkpoint>, constrained:<checkpoint>, api:<url>#<model>.")
@@ -98,7 +97,7 @@ def episode(
     suites = default_suites()
     choice = _choice(suites, template, binding, mode)
     cluster = make_cluster(template, choice, seed, param_choice=params, suites=suites)
-    spec = build_episode(cluster, role, seed, prior, suites, SurfaceName(surface.value))
+    spec = build_episode(cluster, role, seed, prior, suites, surface)
     team = backend_set(backend)(spec, condition is Condition.NO_REQUEST, prior, suites)
     executor = executor_for(world_choice(world, host, port, mc_version, origin) or WorldChoice())
     result = run_episode(spec, condition, fault=fault, backends=team, executor=executor, prior=prior, suites=suites)

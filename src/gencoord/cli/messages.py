@@ -8,13 +8,12 @@ from pathlib import Path
 from typing import Annotated, BinaryIO
 
 import typer
-from rich.text import Text
 
-from gencoord.cli.common import command, console, fail
-from gencoord.cli.options import Surface
+from gencoord.cli.common import command, fail, show_error
 from gencoord.dsl.ast import Proposal
 from gencoord.dsl.json_surface import parse_json, serialize_json
 from gencoord.dsl.parse import WIRE_CAP_BYTES
+from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError, GencoordError
 from gencoord.prior.contract import check_proposal
 from gencoord.prior.load import load_prior
@@ -51,7 +50,7 @@ def _speaker(proposal: Proposal, prior: Prior, agent: str | None) -> str:
 )
 def parse(
     source: Annotated[str, typer.Argument(help="A file holding one message, or - for standard input.")] = "-",
-    surface: Annotated[Surface, typer.Option(help="The message's surface: dsl or json.")] = Surface.dsl,
+    surface: Annotated[SurfaceName, typer.Option(help="The message's surface: dsl or json.")] = SurfaceName.DSL,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of text.")] = False,
     prior_file: Annotated[
         Path | None, typer.Option("--prior", help="A prior TOML file (default: the packaged prior).")
@@ -60,7 +59,7 @@ def parse(
     template: Annotated[str | None, typer.Option(help="Restrict bindings to this template's branches.")] = None,
 ) -> None:
     """Parse and contract-check one SELF+REQ message; exit 0 when legal, 1 when not, 2 on usage errors."""
-    if surface is Surface.freeform:
+    if surface is SurfaceName.FREEFORM:
         fail(
             "parse reads one record (dsl or json); a free-form dialogue is many turns, not one message. "
             "Run it with `gencoord episode --surface freeform`."
@@ -70,13 +69,13 @@ def parse(
         fail(f"unknown template {template!r}; known: {', '.join(sorted(prior.templates))}")
     message = _read(source)
     try:
-        proposal = parse_json(message, prior.vocab) if surface is Surface.json else prior.parse(message)
+        proposal = parse_json(message, prior.vocab) if surface is SurfaceName.JSON else prior.parse(message)
         check_proposal(proposal, _speaker(proposal, prior, agent), prior, prior.episode(template))
-        canonical = serialize_json(proposal, prior.vocab) if surface is Surface.json else prior.serialize(proposal)
+        canonical = serialize_json(proposal, prior.vocab) if surface is SurfaceName.JSON else prior.serialize(proposal)
     except GencoordError as exc:
         if as_json:
             typer.echo(json.dumps(exc.as_dict(), ensure_ascii=True))
         else:
-            console(stderr=True).print(Text(str(exc), style="red"))
+            show_error(exc)
         raise typer.Exit(1) from None
     typer.echo(json.dumps({"ok": True, "canonical": canonical}) if as_json else canonical)

@@ -16,12 +16,6 @@ class WorldKind(StrEnum):
     MINECRAFT = "minecraft"
 
 
-class Surface(StrEnum):
-    dsl = "dsl"
-    json = "json"
-    freeform = "freeform"
-
-
 WorldOption = Annotated[
     WorldKind | None, typer.Option(help="Where actions run: the embedded simulator, or real Minecraft.")
 ]

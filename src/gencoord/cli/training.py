@@ -11,7 +11,6 @@ from rich.console import Console
 from rich.text import Text
 
 from gencoord.cli.common import command, console
-from gencoord.cli.options import Surface
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
 from gencoord.extras import require_learn
@@ -41,7 +40,7 @@ def train(
     target: Annotated[Target, typer.Option(help="direct (the whole record) or factor (the binding code).")] = (
         Target.DIRECT
     ),
-    surface: Annotated[Surface, typer.Option(help="The wire form a direct model writes.")] = Surface.dsl,
+    surface: Annotated[SurfaceName, typer.Option(help="The wire form a direct model writes.")] = SurfaceName.DSL,
     horizon: Annotated[
         Horizon,
         typer.Option(help="multi: SELF+REQ at once; single: one step, then the rest at the intermediate state."),
@@ -61,7 +60,7 @@ def train(
     out_console = console()
     require_learn("gencoord train")
     chosen = view or (PriorView.FULL if model else PriorView.NONE)
-    spec = ModelSpec(target, SurfaceName(surface.value), chosen, model is None, horizon)
+    spec = ModelSpec(target, surface, chosen, model is None, horizon)
     if model is None and preset != "tiny":
         raise ConfigError("UNKNOWN_PRESET", f"unknown preset {preset!r}; available: tiny (or give --model)")
 

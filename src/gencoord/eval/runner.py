@@ -59,8 +59,6 @@ def _write_atomically(path: Path, text: str) -> None:
 def _make_folder(run_dir: Path) -> None:
     try:
         run_dir.mkdir(parents=True)
-    except FileExistsError:
-        raise
     except OSError as exc:
         where = next((parent for parent in run_dir.parents if parent.exists()), run_dir)
         why = "it is a file, not a folder" if where.is_file() else exc.strerror
