@@ -27,4 +27,7 @@ grep -q "replayed from the paper's recording" demo.txt
 "$gencoord" run request_intervention --clusters 4 --workers 2 --out runs
 "$gencoord" run gate_ablation --clusters 2 --workers 2 --out runs
 ls runs/*/report.html > /dev/null
-echo "wheel check passed: demo, request_intervention (4 clusters) and gate_ablation (2 instances) from an installed wheel"
+printf '%s' '{"t": {"agent_count": 2, "initial_inventory": {"0": {"milk_bucket": 2}, "1": {"sugar": 2, "egg": 1, "wheat": 3}},
+  "target": "cake", "number_of_target": 1, "timeout": 300, "blocked_actions": {"0": ["!collectBlocks"], "1": ["!collectBlocks"]}}}' > tasks.json
+"$gencoord" tasks check tasks.json --jsonl | grep -q 'needs 3 milk_bucket, team has 2'
+echo "wheel check passed: demo, request_intervention (4 clusters), gate_ablation (2 instances) and a MINDcraft task check from an installed wheel"
