@@ -12,6 +12,7 @@ from gencoord.errors import ConfigError, GencoordError, PriorError
 from gencoord.eval.config import ExperimentConfig, GateExperimentConfig, load_experiment
 from gencoord.models.manifest import MANIFEST, CheckpointManifest
 from gencoord.prior.load import load_prior
+from gencoord.tasks.team_files import load_team_tasks
 
 FIELDS = sorted({*ExperimentConfig.model_fields, *GateExperimentConfig.model_fields, "extends", "nonsense"})
 
@@ -68,3 +69,32 @@ def test_any_checkpoint_manifest_reads_or_fails_with_a_config_error(tmp_path: Pa
         CheckpointManifest.read(tmp_path)
     except GencoordError as error:
         assert error.reason in {"BAD_MANIFEST", "NOT_A_MODEL"} and MANIFEST in error.message
+
+
+MINDCRAFT_KEYS = ["agent_count", "initial_inventory", "target", "number_of_target", "blocked_actions", "timeout", "x"]
+json_value = st.recursive(
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(-5, 40),
+        st.sampled_from(["stick", "!collectBlocks", "oak_planks", "0", "1", ""]),
+    ),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.dictionaries(st.sampled_from(["0", "1", "2", "stick", "oak_log", *MINDCRAFT_KEYS]), inner, max_size=4),
+    ),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.dictionaries(st.sampled_from(["t1", "t2"]), st.dictionaries(st.sampled_from(MINDCRAFT_KEYS), json_value)))
+def test_any_task_file_loads_or_fails_with_a_config_error(tmp_path: Path, document: dict[str, object]) -> None:
+    path = tmp_path / "tasks.json"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    try:
+        tasks = load_team_tasks(path)
+    except ConfigError as error:
+        assert error.reason and str(path) in error.message
+    else:
+        assert all(task.agents for task in tasks)
