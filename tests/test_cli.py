@@ -77,7 +77,7 @@ def test_episode_json_record_of_the_papers_episode() -> None:
     assert result.exit_code == 0, result.output
     record = json.loads(result.stdout)
     assert len(record["actions"]) == 13 and record["outcome"]["G"] is True
-    assert record["handoff"]["giver"] == {"agent": "agent_b", "before": 8, "after": 0}
+    assert record["handoffs"][0]["giver"] == {"agent": "agent_b", "before": 8, "after": 0}
 
 
 def test_episode_trace_shows_messages_actions_and_verdict() -> None:

@@ -35,7 +35,7 @@ def test_recorded_episode_compiles_to_the_papers_13_actions(prior: Prior, suites
     names = [action.name for action in program.actions]
     assert names == ["go_to", *["obtain_block"] * 8, "go_to", "give_item", "go_to", "craft_item"]
     assert [a.agent for a in program.actions] == ["agent_b"] * 11 + ["agent_a"] * 2
-    assert isinstance(program.actions[program.handoff], GiveItem) and program.handoff == 10
+    assert program.handoffs == (10,) and isinstance(program.actions[10], GiveItem)
     assert program.deps[11] == (10,)  # the receiver's consuming task waits for the handoff
 
 
@@ -84,7 +84,7 @@ def test_furnace_skills_compile_and_smelt(prior: Prior) -> None:
         ),
         task("agent_a#2", a, "resource.deliver", {"q": 4, "item": "stone", "to": b}, ("agent_a#1",)),
     )
-    plan = DispatchPlan(None, tasks, HandoffCheck("agent_a#2", "agent_a#2", a, b, "stone", 4), ())
+    plan = DispatchPlan(None, tasks, (HandoffCheck("agent_a#2", "agent_a#2", a, b, "stone", 4),), ())
     spec = world(prior, {b: {"cobblestone": 4, "coal": 1}})
     program = compile_plan(plan, spec, prior.game)
     assert [type(action) for action in program.actions if isinstance(action, (FurnaceLoad, FurnaceCollect))] == [

@@ -106,8 +106,8 @@ def _recorded(prior: Prior, suites: SuiteDocument) -> EpisodeResult:
 
 def test_recorded_episode_matches_table_s9(prior: Prior, suites: SuiteDocument) -> None:
     result = _recorded(prior, suites)
-    assert result.execution is not None and result.execution.handoff is not None
-    handoff = result.execution.handoff
+    assert result.execution is not None and len(result.execution.handoffs) == 1
+    (handoff,) = result.execution.handoffs
     assert (handoff.giver_before, handoff.giver_after, handoff.receiver_before, handoff.receiver_after) == (8, 0, 0, 8)
     final = result.execution.final.inventories["agent_a"]
     assert (final["crafting_table"], final["oak_planks"]) == (1, 4)
@@ -136,7 +136,7 @@ def test_recorded_model_outputs_run_through_the_same_pipeline(prior: Prior, suit
         "go_to",
         "craft_item",
     ]
-    assert record["outcome"]["G"] is True and record["handoff"]["receiver"] == {
+    assert record["outcome"]["G"] is True and record["handoffs"][0]["receiver"] == {
         "agent": "agent_a",
         "before": 0,
         "after": 8,

@@ -73,7 +73,7 @@ def test_html_report_is_standalone_with_figures_and_every_episode(tmp_path: Path
     assert payload is not None
     episodes = json.loads(gzip.decompress(base64.b64decode(payload.group(1))))
     assert len(episodes) == len((run_dir / "episodes.jsonl").read_text().splitlines())
-    assert {"protocol", "actions", "outcome", "handoff"} <= set(episodes[0])
+    assert {"protocol", "actions", "outcome", "handoffs"} <= set(episodes[0])
 
 
 def test_cli_runs_a_reduced_experiment_and_reports(tmp_path: Path) -> None:

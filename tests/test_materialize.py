@@ -27,7 +27,7 @@ def test_paper_plan_shape(prior: Prior) -> None:
     assert [t.id for t in plan.tasks] == ["agent_a#1", "agent_a#2", "agent_b#1"]
     assert plan.task("agent_b#1").preds == ("agent_a#2",)
     assert plan.task("agent_a#2").place == Place("agent", "agent_b")
-    assert (plan.handoff.giver, plan.handoff.receiver, plan.handoff.item, plan.handoff.quantity) == (
+    assert (plan.handoffs[0].giver, plan.handoffs[0].receiver, plan.handoffs[0].item, plan.handoffs[0].quantity) == (
         "agent_a",
         "agent_b",
         "oak_planks",

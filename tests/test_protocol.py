@@ -40,8 +40,8 @@ def test_paper_forward_episode_resolves(prior: Prior) -> None:
     assert isinstance(result, Success)
     commitment = result.commitment
     assert commitment.binding == "WORK_BRANCH" and commitment.direction == "forward"
-    assert commitment.handoff.item == "oak_planks" and commitment.handoff.quantity == 8
-    assert (commitment.handoff.producer, commitment.handoff.consumer) == (("agent_b", 1), ("agent_a", 0))
+    assert commitment.handoffs[0].item == "oak_planks" and commitment.handoffs[0].quantity == 8
+    assert (commitment.handoffs[0].producer, commitment.handoffs[0].consumer) == (("agent_b", 1), ("agent_a", 0))
     assert result.trace.calls == 2
     [message] = result.trace.wire.messages
     assert message.payload == ACTIVE_SENDER.split("\n")[1] and message.nbytes == 81
@@ -181,8 +181,8 @@ def test_raw_processor_accepts_and_finished_receiver_counters(prior: Prior) -> N
     assert countered.trace.responses == [
         Response("COUNTER", "FINISHED_ITEM_REQUIRED", "CRAFT_AT_REQUESTER_HANDOFF_FINISHED")
     ]
-    assert (accepted.commitment.handoff.item, accepted.commitment.handoff.quantity) == ("oak_planks", 2)
-    assert (countered.commitment.handoff.item, countered.commitment.handoff.quantity) == ("stick", 4)
+    assert (accepted.commitment.handoffs[0].item, accepted.commitment.handoffs[0].quantity) == ("oak_planks", 2)
+    assert (countered.commitment.handoffs[0].item, countered.commitment.handoffs[0].quantity) == ("stick", 4)
     # goal fields are invariant: 4 sticks end in the order chest either way
     for result in (accepted, countered):
         assert [(c.holder, c.item, c.quantity) for c in result.plan.terminal] == [("order_chest", "stick", 4)]

@@ -84,8 +84,8 @@ def show(console: Console, title: str, result: ProtocolResult, prior: Prior) -> 
         branch = tree.add(Text(path.agent, style="cyan"))
         for task in path.tasks:
             branch.add(Text(format_task(task)))
-    handoff = commitment.handoff
-    tree.add(Text(f"handoff: {handoff.giver} → {handoff.receiver}: {handoff.quantity} × {handoff.item}"))
+    for handoff in commitment.handoffs:
+        tree.add(Text(f"handoff: {handoff.giver} → {handoff.receiver}: {handoff.quantity} × {handoff.item}"))
     console.print(tree)
     table = Table("task", "actor", "skill", title="dispatch plan")
     for column in ("args", "place", "after"):
@@ -100,12 +100,9 @@ def show(console: Console, title: str, result: ProtocolResult, prior: Prior) -> 
             )
         )
     console.print(table)
-    check = plan.handoff
     terminal = " ∧ ".join(f"{c.kind}({c.holder}, {c.quantity} {c.item})" for c in plan.terminal)
-    console.print(
-        f"checks: H = {check.receiver} gains {check.quantity} {check.item} after {check.producer}; T = {terminal}",
-        highlight=False,
-    )
+    checks = "; ".join(f"H = {c.receiver} gains {c.quantity} {c.item} after {c.producer}" for c in plan.handoffs)
+    console.print(f"checks: {checks}; T = {terminal}", highlight=False)
     console.print(
         f"model calls: {trace.calls} (every output above is {REPLAYED}) · wire bytes: {trace.wire.total_bytes}",
         highlight=False,

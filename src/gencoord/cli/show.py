@@ -46,13 +46,11 @@ def show_episode(console: Console, record: dict[str, Any]) -> None:
         console.print(Text(line))
     if "commitment" in protocol:
         commitment = protocol["commitment"]
-        handoff = commitment["handoff"]
-        console.print(
-            Text(
-                f"commitment ({commitment['direction']}, binding {commitment['binding']}): "
-                f"{handoff['giver']} hands {handoff['quantity']} {handoff['item']} to {handoff['receiver']}"
+        console.print(Text(f"commitment ({commitment['direction']}, binding {commitment['binding']})"))
+        for handoff in commitment["handoffs"]:
+            console.print(
+                Text(f"  {handoff['giver']} hands {handoff['quantity']} {handoff['item']} to {handoff['receiver']}")
             )
-        )
         for agent, path in commitment["paths"].items():
             console.print(Text(f"  {agent}: {path}"))
     elif "error" in protocol:
@@ -77,8 +75,7 @@ def show_episode(console: Console, record: dict[str, Any]) -> None:
                 Text(inventories),
             )
         console.print(table)
-    handoff = record["handoff"]
-    if handoff is not None:
+    for handoff in record["handoffs"]:
         g, r = handoff["giver"], handoff["receiver"]
         console.print(
             Text(

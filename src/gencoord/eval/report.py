@@ -49,7 +49,7 @@ _VIEWER_FIELDS = (
     "backend_set",
     "protocol",
     "actions",
-    "handoff",
+    "handoffs",
     "goal",
     "outcome",
 )

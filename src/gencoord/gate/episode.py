@@ -258,7 +258,7 @@ class _Episode:
     # ----------------------------------------------------------------- acting
     def _act(self, agent: _Agent) -> None:
         action = agent.queue.popleft()
-        [record] = self.executor.run(Program((action,), ((),), 0), 0, 1)
+        [record] = self.executor.run(Program((action,), ((),), ()), 0, 1)
         self._observe(agent, record)
         if record.failure is None and isinstance(action, ObtainBlock):
             self.mined[action.source] += 1

@@ -22,12 +22,14 @@ class PublicEpisode:
     """What every agent of an episode may know: the agents, the refs, the template.
 
     ``template`` restricts admissible bindings to that template's branches; None
-    admits the whole codebook.
+    admits the whole codebook. ``unplaced`` names stations that stand only once an
+    agent places the block (a team task whose crafting table is still in someone's bag).
     """
 
     agents: tuple[str, ...]
     refs: Mapping[str, Ref]
     template: str | None = None
+    unplaced: frozenset[str] = frozenset()  # station spots with no block until an agent places one
 
     def ref_kind(self, name: str) -> str | None:
         ref = self.refs.get(name)

@@ -1,4 +1,8 @@
-"""The resolved commitment C = (S_i, S_j, b, P_C) and its handoff edge."""
+"""The resolved commitment C = ({S_i}, b, {h}, P_C): role paths, hand-over edges and their merged DAG.
+
+The paper's commitment joins two agents by one hand-over; a team commitment joins any
+number of agents by any number of hand-overs (none when one agent does the task alone).
+"""
 
 from __future__ import annotations
 
@@ -26,14 +30,18 @@ class RolePath:
 
 @dataclass(frozen=True, slots=True)
 class Handoff:
-    """The cross-agent edge: ``giver`` hands ``quantity`` × ``item`` to ``receiver``."""
+    """A cross-agent edge: ``giver`` hands ``quantity`` × ``item`` to ``receiver``.
+
+    ``consumer`` is the receiver's first task that uses the item; None when the items
+    are the point of the hand-over (the goal delivered to the agent who must hold it).
+    """
 
     giver: str
     receiver: str
     item: str
     quantity: int
     producer: TaskRef
-    consumer: TaskRef
+    consumer: TaskRef | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +51,7 @@ class Commitment:
     direction: Literal["forward", "feedback"]
     paths: tuple[RolePath, ...]
     binding: str | None
-    handoff: Handoff
+    handoffs: tuple[Handoff, ...]
     edges: tuple[tuple[TaskRef, TaskRef], ...]
     order: tuple[TaskRef, ...]
 

@@ -31,7 +31,7 @@ class HandoffCheck:
     """H: after ``producer`` runs, ``receiver``'s inventory has gained ``quantity`` × ``item``."""
 
     producer: str
-    consumer: str
+    consumer: str | None
     giver: str
     receiver: str
     item: str
@@ -53,7 +53,7 @@ class Conjunct:
 class DispatchPlan:
     binding: str | None
     tasks: tuple[PlannedTask, ...]  # in a topological order of the merged DAG
-    handoff: HandoffCheck
+    handoffs: tuple[HandoffCheck, ...]  # in dispatch order; H runs after each
     terminal: tuple[Conjunct, ...]
 
     def task(self, task_id: str) -> PlannedTask:

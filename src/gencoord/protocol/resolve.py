@@ -8,6 +8,7 @@ cross-agent handoff edge and the prior's public predecessors into one acyclic gr
 from __future__ import annotations
 
 from graphlib import CycleError, TopologicalSorter
+from collections.abc import Mapping
 from typing import Literal
 
 from gencoord.dsl.ast import Path, Proposal
@@ -25,53 +26,133 @@ def _actorize(agent: str, path: Path, prior: Prior) -> RolePath:
     return RolePath(agent, normalize_path(path, prior.vocab))
 
 
+Holdings = Mapping[str, Mapping[str, int]]
+"""What each agent is known to hold when the commitment starts (agent → item → count)."""
+
+
 def handoff_compatible(paths: tuple[RolePath, ...], prior: Prior) -> Handoff:
-    """HandoffCompatible: exactly one handoff whose item and count the receiver's path uses."""
-    agents = {path.agent for path in paths}
-    found = [(path.agent, index, task) for path in paths for index, task in enumerate(path.tasks) if task.has("to")]
+    """HandoffCompatible (the paper's pair): exactly one handoff whose item and count the receiver's path uses."""
+    found = [(path.agent, index) for path in paths for index, task in enumerate(path.tasks) if task.has("to")]
     if not found:
         raise ResolutionError("NO_HANDOFF", "the commitment has no handoff (no task delivers to the peer)")
     if len(found) > 1:
-        listed = ", ".join(task_id((agent, i)) for agent, i, _ in found)
+        listed = ", ".join(task_id(ref) for ref in found)
         raise ResolutionError("MULTIPLE_HANDOFFS", f"expected one handoff, found {len(found)}: {listed}")
-    giver, index, task = found[0]
-    receiver, item, quantity = str(task.get("to")), str(task.get("item")), task.get("q")
-    if receiver not in agents:
-        raise ResolutionError("HANDOFF_TARGET", f"{giver} hands {item} to {receiver}, who has no path here")
-    assert isinstance(quantity, int)  # the contract check guarantees a positive integer
-    receiving = next(path for path in paths if path.agent == receiver)
-    balance, lowest, consumer = 0, 0, None
+    (handoff,) = handoffs_of(paths, prior, {}, consumed=True)
+    return handoff
+
+
+def handoffs_of(
+    paths: tuple[RolePath, ...], prior: Prior, holdings: Holdings, *, consumed: bool = False
+) -> tuple[Handoff, ...]:
+    """Every hand-over of the paths, each checked against its receiver's item ledger.
+
+    The receiver's ledger starts from what it is known to hold (``holdings``), adds every
+    hand-over of the item to it, and must never go below zero along its path. With
+    ``consumed`` (the paper's rule) every hand-over must feed a task of the receiver;
+    otherwise a hand-over nobody consumes delivers the goal itself and is a terminal effect.
+    """
+    agents = {path.agent: path for path in paths}
+    found = [(path.agent, index, task) for path in paths for index, task in enumerate(path.tasks) if task.has("to")]
+    delivered: dict[tuple[str, str], int] = {}
+    for giver, _, task in found:
+        receiver = str(task.get("to"))
+        if receiver not in agents and consumed:
+            raise ResolutionError(
+                "HANDOFF_TARGET", f"{giver} hands {task.get('item')} to {receiver}, who has no path here"
+            )
+        quantity = task.get("q")
+        assert isinstance(quantity, int)  # the contract check guarantees a positive integer
+        key = (receiver, str(task.get("item")))
+        delivered[key] = delivered.get(key, 0) + quantity
+    handoffs: list[Handoff] = []
+    for giver, index, task in found:
+        receiver, item, quantity = str(task.get("to")), str(task.get("item")), task.get("q")
+        assert isinstance(quantity, int)
+        receiving = agents.get(receiver)
+        givers = {other for other, _, given in found if given.get("to") == receiver}
+        consumer = None if receiving is None else _consumer(receiving, givers, item, prior)
+        if consumer is None and consumed:
+            raise ResolutionError(
+                "HANDOFF_NOT_CONSUMED", f"{giver} hands over {quantity} {item}, but {receiver}'s path never uses {item}"
+            )
+        if receiving is not None:
+            start = holdings.get(receiver, {}).get(item, 0)
+            lowest = _lowest_balance(receiving, item, prior)
+            available = start + delivered[(receiver, item)]
+            if -lowest > available:
+                held = f" ({start} held)" if start else ""
+                raise ResolutionError(
+                    "HANDOFF_QUANTITY",
+                    f"{receiver}'s path needs {-lowest} {item}, but the handoffs deliver only "
+                    f"{delivered[(receiver, item)]}{held}",
+                )
+        producer = (giver, index)
+        handoffs.append(
+            Handoff(giver, receiver, item, quantity, producer, None if consumer is None else (receiver, consumer))
+        )
+    return tuple(handoffs)
+
+
+def _consumer(receiving: RolePath, givers: set[str], item: str, prior: Prior) -> int | None:
+    """The receiver's first task that uses ``item``; a task naming a source that gives nothing is refused."""
+    first = None
     for position, step in enumerate(receiving.tasks):
         source = step.get("from")
-        if source is not None and source != giver:
+        if source is not None and source not in givers:
+            giving = ", ".join(sorted(givers))
             raise ResolutionError(
-                "HANDOFF_SOURCE", f"{task_id((receiver, position))} expects items from {source}, but {giver} gives"
+                "HANDOFF_SOURCE",
+                f"{task_id((receiving.agent, position))} expects items from {source}, but {giving} gives",
             )
-        used = consumption(step, prior).get(item, 0)
-        if used and consumer is None:
-            consumer = position
-        balance -= used
+        if first is None and consumption(step, prior).get(item, 0):
+            first = position
+    return first
+
+
+def _lowest_balance(path: RolePath, item: str, prior: Prior) -> int:
+    """The lowest running balance of ``item`` along ``path``, counted from zero."""
+    balance, lowest = 0, 0
+    for step in path.tasks:
+        balance -= consumption(step, prior).get(item, 0)
         lowest = min(lowest, balance)
         balance += production(step, prior).get(item, 0)
-    if consumer is None:
-        raise ResolutionError(
-            "HANDOFF_NOT_CONSUMED", f"{giver} hands over {quantity} {item}, but {receiver}'s path never uses {item}"
-        )
-    if -lowest > quantity:
-        raise ResolutionError(
-            "HANDOFF_QUANTITY", f"{receiver}'s path needs {-lowest} {item}, but the handoff delivers only {quantity}"
-        )
-    return Handoff(giver, receiver, item, quantity, (giver, index), (receiver, consumer))
+    return lowest
+
+
+def check_ledgers(paths: tuple[RolePath, ...], handoffs: tuple[Handoff, ...], prior: Prior, holdings: Holdings) -> None:
+    """Every agent's path runs on what it holds, makes, and receives; the first shortfall is named.
+
+    Items received count from the start of the path: the merged DAG makes the consuming
+    task wait for its hand-over, so only the amounts, not their timing, are checked here.
+    """
+    for path in paths:
+        stock = dict(holdings.get(path.agent, {}))
+        for handoff in handoffs:
+            if handoff.receiver == path.agent:
+                stock[handoff.item] = stock.get(handoff.item, 0) + handoff.quantity
+        for position, step in enumerate(path.tasks):
+            for item, used in consumption(step, prior).items():
+                have = stock.get(item, 0)
+                if have < used:
+                    raise ResolutionError(
+                        "LEDGER_SHORT",
+                        f"{task_id((path.agent, position))} ({step.skill}) uses {used} {item}, "
+                        f"but {path.agent} would have {have}",
+                    )
+                stock[item] = have - used
+            for item, made in production(step, prior).items():
+                stock[item] = stock.get(item, 0) + made
 
 
 def merge(
-    paths: tuple[RolePath, ...], handoff: Handoff, prior: Prior
+    paths: tuple[RolePath, ...], handoffs: tuple[Handoff, ...], prior: Prior
 ) -> tuple[tuple[tuple[TaskRef, TaskRef], ...], tuple[TaskRef, ...]]:
-    """P_C: role-local orders + handoff edge + public predecessors; fails on a cycle."""
+    """P_C: role-local orders + hand-over edges + public predecessors; fails on a cycle."""
     edges: list[tuple[TaskRef, TaskRef]] = []
     for path in paths:
         edges += [((path.agent, i - 1), (path.agent, i)) for i in range(1, len(path.tasks))]
-    edges.append((handoff.producer, handoff.consumer))
+    edges += [(handoff.producer, handoff.consumer) for handoff in handoffs if handoff.consumer is not None]
     refs = [(path.agent, i, task) for path in paths for i, task in enumerate(path.tasks)]
     for agent, index, task in refs:
         spec = prior.skills[task.skill]
@@ -118,8 +199,33 @@ def _close(
 ) -> Commitment:
     handoff = handoff_compatible(paths, prior)
     binding = select_binding(paths, prior, episode)
-    edges, order = merge(paths, handoff, prior)
-    return Commitment(direction, paths, binding, handoff, edges, order)
+    edges, order = merge(paths, (handoff,), prior)
+    return Commitment(direction, paths, binding, (handoff,), edges, order)
+
+
+def resolve_team(proposal: Proposal, lead: str, holdings: Holdings, prior: Prior, episode: PublicEpisode) -> Commitment:
+    """Resolve an n-party SELF+REQ: the lead's SELF and one REQ path per peer, ledgers from ``holdings``.
+
+    Any number of hand-overs, none included: a lead that can do the task alone commits
+    its own path with ``REQ -``. Peers with no REQ line take no part.
+    """
+    paths = tuple(
+        path
+        for path in (
+            _actorize(lead, proposal.self_plan, prior),
+            *(_actorize(request.target, request.plan, prior) for request in proposal.peer_requests),
+        )
+        if path.tasks
+    )
+    if not paths:
+        raise ResolutionError("EMPTY_COMMITMENT", "the commitment gives no agent a task")
+    unknown = sorted({path.agent for path in paths} - set(episode.agents))
+    if unknown:
+        raise ResolutionError("UNKNOWN_AGENT", f"{', '.join(unknown)} is not an agent of this team")
+    handoffs = handoffs_of(paths, prior, holdings)
+    check_ledgers(paths, handoffs, prior, holdings)
+    edges, order = merge(paths, handoffs, prior)
+    return Commitment("forward", paths, None, handoffs, edges, order)
 
 
 def resolve_forward(

@@ -39,8 +39,10 @@ from gencoord.runtime.verify import Execution, HandoffObservation, Outcome, judg
 from gencoord.tasks.context import LocalContext, after_step
 from gencoord.tasks.episode import EpisodeSpec
 from gencoord.tasks.spec import SuiteDocument, default_suites
-from gencoord.worlds.executor import Executor
+from gencoord.worlds.actions import Program
+from gencoord.worlds.executor import ActionRecord, Executor
 from gencoord.worlds.sim.executor import SimExecutor
+from gencoord.worlds.spec import WorldSpec
 
 
 class Condition(StrEnum):
@@ -168,24 +170,37 @@ def coordinate(
 def execute(
     plan: DispatchPlan, spec: EpisodeSpec, executor: Executor, prior: Prior, fault: Fault = Fault.CLEAN
 ) -> Execution:
-    """Compile and run in three spans around the handoff; stop when the handoff is not verified.
+    """Compile and run the program; stop when an action fails or a hand-over is not verified.
 
     Raises CompileError when the plan cannot become actions in this world.
     """
     program = compile_plan(plan, spec.world, prior.game)
     world = faulty_world(spec.world, program, fault)
     program = faulty_program(program, fault)
+    return run_checked(plan, program, world, executor)
+
+
+def run_checked(plan: DispatchPlan, program: Program, world: WorldSpec, executor: Executor) -> Execution:
+    """Run ``program`` in spans around each hand-over, checking H the moment each one lands."""
     initial = executor.reset(world)
-    records = executor.run(program, 0, program.handoff)
-    handoff: HandoffObservation | None = None
-    if all(r.ok for r in records):
+    records: list[ActionRecord] = []
+    observed: list[HandoffObservation] = []
+    cursor = 0
+    for check, index in zip(plan.handoffs, program.handoffs, strict=True):
+        records += executor.run(program, cursor, index)
+        if not all(r.ok for r in records):
+            break
         before = executor.snapshot()
-        records += executor.run(program, program.handoff, program.handoff + 1)
-        if records[-1].ok:
-            handoff = observe_handoff(plan.handoff, before, executor.snapshot())
-            if handoff.verified:
-                records += executor.run(program, program.handoff + 1, len(program.actions))
-    return Execution(program, tuple(records), handoff, initial, executor.snapshot())
+        records += executor.run(program, index, index + 1)
+        if not records[-1].ok:
+            break
+        observed.append(observe_handoff(check, before, executor.snapshot()))
+        cursor = index + 1
+        if not observed[-1].verified:
+            break
+    else:
+        records += executor.run(program, cursor, len(program.actions))
+    return Execution(program, tuple(records), tuple(observed), initial, executor.snapshot())
 
 
 def run_episode(

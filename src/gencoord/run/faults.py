@@ -81,7 +81,7 @@ def faulty_world(world: WorldSpec, program: Program, fault: Fault) -> WorldSpec:
         agents = tuple(replace(a, inventory={**a.inventory, "bread": 2}) for a in world.agents)
         return replace(world, agents=agents, contents=contents)
     if fault is Fault.WRONG_TRANSFER_ITEM:
-        give = program.actions[program.handoff]
+        give = program.actions[program.handoffs[0]] if program.handoffs else None
         if isinstance(give, GiveItem):
             wrong = substitute(give.item)
             agents = tuple(_with_item(a, wrong, give.count) if a.name == give.agent else a for a in world.agents)
@@ -95,7 +95,9 @@ def _with_item(agent: AgentSpec, item: str, count: int) -> AgentSpec:
 
 def faulty_program(program: Program, fault: Fault) -> Program:
     """What the giver's body does at the handoff: one item short, or the wrong item."""
-    give = program.actions[program.handoff]
+    if not program.handoffs:
+        return program
+    give = program.actions[program.handoffs[0]]
     if not isinstance(give, GiveItem) or fault not in (Fault.INSUFFICIENT_HANDOFF, Fault.WRONG_TRANSFER_ITEM):
         return program
     if fault is Fault.INSUFFICIENT_HANDOFF:
@@ -103,5 +105,5 @@ def faulty_program(program: Program, fault: Fault) -> Program:
     else:
         changed = replace(give, item=substitute(give.item))
     actions = list(program.actions)
-    actions[program.handoff] = changed
+    actions[program.handoffs[0]] = changed
     return replace(program, actions=tuple(actions))

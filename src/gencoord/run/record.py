@@ -16,8 +16,9 @@ from gencoord.dsl.serialize import format_path, format_task
 from gencoord.protocol.plan import DispatchPlan
 from gencoord.protocol.result import Fail, NoCommitment, Success
 from gencoord.run.episode import EpisodeResult
+from gencoord.runtime.verify import HandoffObservation
 
-RECORD_VERSION = 1
+RECORD_VERSION = 2  # 2: "handoffs" lists (any number of hand-overs) replace "handoff"
 DEADLINES_S = (30, 60)
 
 
@@ -96,12 +97,10 @@ def _protocol(result: EpisodeResult) -> dict[str, Any]:
             "direction": commitment.direction,
             "binding": commitment.binding,
             "paths": {path.agent: format_path(path.tasks) for path in commitment.paths},
-            "handoff": {
-                "giver": commitment.handoff.giver,
-                "receiver": commitment.handoff.receiver,
-                "item": commitment.handoff.item,
-                "quantity": commitment.handoff.quantity,
-            },
+            "handoffs": [
+                {"giver": h.giver, "receiver": h.receiver, "item": h.item, "quantity": h.quantity}
+                for h in commitment.handoffs
+            ],
         }
     elif isinstance(protocol, Fail):
         body["error"] = protocol.error.as_dict()
@@ -110,19 +109,21 @@ def _protocol(result: EpisodeResult) -> dict[str, Any]:
     return body
 
 
+def observation_record(h: HandoffObservation) -> dict[str, Any]:
+    """One hand-over check H as it was observed in the world."""
+    return {
+        "item": h.check.item,
+        "quantity": h.check.quantity,
+        "giver": {"agent": h.check.giver, "before": h.giver_before, "after": h.giver_after},
+        "receiver": {"agent": h.check.receiver, "before": h.receiver_before, "after": h.receiver_after},
+        "verified": h.verified,
+    }
+
+
 def episode_record(result: EpisodeResult) -> dict[str, Any]:
     spec, outcome = result.spec, result.outcome
     execution = result.execution
-    handoff = None
-    if execution is not None and execution.handoff is not None:
-        h = execution.handoff
-        handoff = {
-            "item": h.check.item,
-            "quantity": h.check.quantity,
-            "giver": {"agent": h.check.giver, "before": h.giver_before, "after": h.giver_after},
-            "receiver": {"agent": h.check.receiver, "before": h.receiver_before, "after": h.receiver_after},
-            "verified": h.verified,
-        }
+    handoffs = [] if execution is None else [observation_record(h) for h in execution.handoffs]
     return {
         "version": RECORD_VERSION,
         "episode": spec.id,
@@ -144,7 +145,7 @@ def episode_record(result: EpisodeResult) -> dict[str, Any]:
         "backends": dict(result.backends),
         "protocol": _protocol(result),
         "actions": _actions(result),
-        "handoff": handoff,
+        "handoffs": handoffs,
         "final": None
         if execution is None
         else {

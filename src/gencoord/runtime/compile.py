@@ -25,6 +25,7 @@ from gencoord.worlds.actions import (
     GoTo,
     ObtainBlock,
     PlaceBlock,
+    PlaceStation,
     Program,
     Wait,
     Withdraw,
@@ -107,6 +108,9 @@ class _Compiler:
             station = _need(task, "station")
             collect = FurnaceCollect(actor, ident, station, _need(task, "item"), _int(task, "q"))
             return [*self.go(actor, ident, station), collect]
+        if skill == "station.place":
+            station = _need(task, "station")
+            return [*self.go(actor, ident, station), PlaceStation(actor, ident, station, _need(task, "item"))]
         if skill == "build.component":
             site, item = _need(task, "site"), _need(task, "item")
             return [
@@ -156,7 +160,6 @@ def compile_plan(plan: DispatchPlan, world: WorldSpec, game: GameData) -> Progra
     actions: list[Action] = []
     deps: list[tuple[int, ...]] = []
     last: dict[str, int] = {}
-    handoff = -1
     for task in plan.tasks:
         waits = tuple(sorted(last[pred] for pred in task.preds if pred in last))
         steps = compiler.task(task)
@@ -166,8 +169,8 @@ def compile_plan(plan: DispatchPlan, world: WorldSpec, game: GameData) -> Progra
             deps.append(waits if position == 0 else ())
             actions.append(action)
         last[task.id] = len(actions) - 1
-        if task.id == plan.handoff.producer:
-            handoff = len(actions) - 1
-    if handoff < 0:
-        raise CompileError("NO_HANDOFF_ACTION", f"the handoff task {plan.handoff.producer} compiled to no action")
-    return Program(tuple(actions), tuple(deps), handoff)
+    handoffs = tuple(last[check.producer] for check in plan.handoffs if check.producer in last)
+    if len(handoffs) < len(plan.handoffs):
+        missing = next(check.producer for check in plan.handoffs if check.producer not in last)
+        raise CompileError("NO_HANDOFF_ACTION", f"the handoff task {missing} compiled to no action")
+    return Program(tuple(actions), tuple(deps), handoffs)

@@ -3,7 +3,9 @@
 The materializer instantiates what the commitment leaves implicit: task-instance ids,
 where each task happens (crafting happens at the episode's crafting station, its
 workcell; without one only a 2x2 recipe can be crafted in the inventory grid), the
-predecessor lists, and the checker attachments (handoff check H, terminal predicate T).
+predecessor lists, and the checker attachments (a check H per hand-over, terminal predicate T).
+A station the episode only marks as a spot (``unplaced``: a held crafting table goes there)
+is used only by the tasks that name it, after the task that places it.
 """
 
 from __future__ import annotations
@@ -29,11 +31,11 @@ def _place(task: Task, prior: Prior, episode: PublicEpisode) -> Place | None:
         return Place("agent", str(task.get("to")))
     spec = prior.skills[task.skill]
     if spec.consumes == "recipe" and spec.station_block is not None:
-        station = episode.station_for(spec.station_block)
-        if station is not None:  # the episode's workcell: crafting happens there
-            return Place("ref", station)
         material = task.get("input")
         recipe = prior.game.recipe(str(task.get("item")), None if material is None else str(material))
+        station = episode.station_for(spec.station_block)
+        if station is not None and station not in episode.unplaced:  # the workcell: crafting happens there
+            return Place("ref", station)
         if recipe is not None and recipe.grid > 2:
             raise MaterializationError(
                 "NO_STATION", f"{task.get('item')} needs a 3x3 grid and this episode has no {spec.station_block}"
@@ -73,16 +75,19 @@ def materialize(commitment: Commitment, prior: Prior, episode: PublicEpisode) ->
                 terminal.append(condition)
     if not terminal:
         raise MaterializationError("NO_TERMINAL", "no final task has an observable effect to verify")
-    handoff = commitment.handoff
-    check = HandoffCheck(
-        task_id(handoff.producer),
-        task_id(handoff.consumer),
-        handoff.giver,
-        handoff.receiver,
-        handoff.item,
-        handoff.quantity,
+    position = {ref: index for index, ref in enumerate(commitment.order)}
+    checks = tuple(
+        HandoffCheck(
+            task_id(handoff.producer),
+            None if handoff.consumer is None else task_id(handoff.consumer),
+            handoff.giver,
+            handoff.receiver,
+            handoff.item,
+            handoff.quantity,
+        )
+        for handoff in sorted(commitment.handoffs, key=lambda handoff: position[handoff.producer])
     )
-    plan = DispatchPlan(commitment.binding, tuple(tasks), check, tuple(terminal))
+    plan = DispatchPlan(commitment.binding, tuple(tasks), checks, tuple(terminal))
     check_plan(plan, commitment)
     return plan
 
@@ -100,8 +105,10 @@ def check_plan(plan: DispatchPlan, commitment: Commitment) -> None:
         if not set(planned.preds) <= seen:
             raise MaterializationError("PLAN_INCONSISTENT", f"{planned.id} is dispatched before its predecessors")
         seen.add(planned.id)
-    consumer = plan.task(plan.handoff.consumer)
-    if plan.handoff.producer not in consumer.preds:
-        raise MaterializationError("PLAN_INCONSISTENT", "the handoff edge is missing from the consumer's predecessors")
+    for check in plan.handoffs:
+        if check.consumer is not None and check.producer not in plan.task(check.consumer).preds:
+            raise MaterializationError(
+                "PLAN_INCONSISTENT", f"the handoff edge {check.producer} → {check.consumer} is missing"
+            )
     if any(condition.task not in expected for condition in plan.terminal):
         raise MaterializationError("PLAN_INCONSISTENT", "a terminal checker is attached to an unknown task")

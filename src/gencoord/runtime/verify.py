@@ -125,11 +125,11 @@ def not_formed(failure: FailureCode | None, reason: str, message: str) -> Outcom
 
 @dataclass(frozen=True)
 class Execution:
-    """What happened in the world: the program, one record per action run, the handoff check."""
+    """What happened in the world: the program, one record per action run, the hand-over checks."""
 
     program: Program
     records: tuple[ActionRecord, ...]
-    handoff: HandoffObservation | None  # None: the handoff action was never reached
+    handoffs: tuple[HandoffObservation, ...]  # one per hand-over reached, in order; the last may have failed
     initial: WorldSnapshot
     final: WorldSnapshot
 
@@ -140,35 +140,50 @@ def _failed_at(record: ActionRecord) -> str:
     return f"{action.agent} {action.name} ({action.task}): {record.failure.message}"
 
 
+def _handoff_problem(plan: DispatchPlan, observed: tuple[HandoffObservation, ...]) -> str | None:
+    """Why H fails (the first hand-over that never ran or did not land), or None when every one held."""
+    total = len(plan.handoffs)
+    for number, check in enumerate(plan.handoffs, start=1):
+        seen = observed[number - 1] if number <= len(observed) else None
+        if seen is not None and seen.verified:
+            continue
+        which = "" if total == 1 else f" {number} of {total} ({check.producer})"
+        what = "the handoff never ran" if seen is None else seen.describe()
+        return f"handoff{which} not verified: {what}"
+    return None
+
+
 def judge(plan: DispatchPlan, goal: Iterable[Requirement], execution: Execution) -> Outcome:
-    """C/H/T/F/G of a formed commitment, with the failing stage's code and its reason."""
-    final, handoff = execution.final, execution.handoff
+    """C/H/T/F/G of a formed commitment, with the failing stage's code and its reason.
+
+    H holds when every hand-over landed; a commitment with none (one agent did it alone)
+    has no H stage, which is None like a stage not reached.
+    """
+    final, observed = execution.final, execution.handoffs
     goal_missing = unmet(goal, final)
     verdict = Outcome(True, None, None, False, not goal_missing, duration_s=final.clock_s)
+    handoff_ok: bool | None = all(seen.verified for seen in observed) if observed else None
     failed = next((r for r in execution.records if not r.ok), None)
     if failed is not None:
         assert failed.failure is not None
         return replace(
             verdict,
-            handoff=None if handoff is None else handoff.verified,
+            handoff=handoff_ok,
             failure=FailureCode.EXECUTION_FAILURE,
             reason=failed.failure.code,
             message=_failed_at(failed),
         )
-    if handoff is None or not handoff.verified:
-        seen = "the handoff never ran" if handoff is None else handoff.describe()
+    problem = _handoff_problem(plan, observed)
+    if problem is not None:
         return replace(
-            verdict,
-            handoff=False,
-            failure=FailureCode.HANDOFF_FAILURE,
-            reason="HANDOFF_UNVERIFIED",
-            message=f"handoff not verified: {seen}",
+            verdict, handoff=False, failure=FailureCode.HANDOFF_FAILURE, reason="HANDOFF_UNVERIFIED", message=problem
         )
+    stage_h = True if plan.handoffs else None
     missing = unmet(plan.terminal, final)
     if missing:
         return replace(
             verdict,
-            handoff=True,
+            handoff=stage_h,
             terminal=False,
             failure=FailureCode.TERMINAL_FAILURE,
             reason="TERMINAL_UNMET",
@@ -176,6 +191,11 @@ def judge(plan: DispatchPlan, goal: Iterable[Requirement], execution: Execution)
         )
     if goal_missing:
         return replace(
-            verdict, handoff=True, terminal=True, fulfilled=True, reason="GOAL_UNMET", message="; ".join(goal_missing)
+            verdict,
+            handoff=stage_h,
+            terminal=True,
+            fulfilled=True,
+            reason="GOAL_UNMET",
+            message="; ".join(goal_missing),
         )
-    return replace(verdict, handoff=True, terminal=True, fulfilled=True)
+    return replace(verdict, handoff=stage_h, terminal=True, fulfilled=True)

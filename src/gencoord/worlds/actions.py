@@ -84,6 +84,17 @@ class PlaceBlock:
 
 
 @dataclass(frozen=True, slots=True)
+class PlaceStation:
+    """Put a held station block (a crafting table) down at the station spot ``station``."""
+
+    name: ClassVar[str] = "place_station"
+    agent: str
+    task: str
+    station: str
+    item: str
+
+
+@dataclass(frozen=True, slots=True)
 class FurnaceLoad:
     name: ClassVar[str] = "furnace_load"
     agent: str
@@ -115,7 +126,17 @@ class Wait:
 
 
 Action = (
-    GoTo | ObtainBlock | Withdraw | GiveItem | Deposit | CraftItem | PlaceBlock | FurnaceLoad | FurnaceCollect | Wait
+    GoTo
+    | ObtainBlock
+    | Withdraw
+    | GiveItem
+    | Deposit
+    | CraftItem
+    | PlaceBlock
+    | PlaceStation
+    | FurnaceLoad
+    | FurnaceCollect
+    | Wait
 )
 ACTION_NAMES = frozenset(
     kind.name
@@ -127,6 +148,7 @@ ACTION_NAMES = frozenset(
         Deposit,
         CraftItem,
         PlaceBlock,
+        PlaceStation,
         FurnaceLoad,
         FurnaceCollect,
         Wait,
@@ -139,10 +161,11 @@ class Program:
     """A compiled plan: actions in a valid execution order, with cross-task dependencies.
 
     ``deps[i]`` lists the actions that must finish before action ``i`` may start (the
-    same agent's earlier actions are implied). ``handoff`` is the index of the action
-    that carries the committed handoff, after which the handoff check H runs.
+    same agent's earlier actions are implied). ``handoffs`` are the indexes of the
+    actions that carry the committed hand-overs, in program order; the hand-over check
+    H runs after each.
     """
 
     actions: tuple[Action, ...]
     deps: tuple[tuple[int, ...], ...]
-    handoff: int
+    handoffs: tuple[int, ...]

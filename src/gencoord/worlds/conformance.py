@@ -61,11 +61,11 @@ def conformance_world(
 
 
 def conformance_program(
-    actions: Sequence[Action], deps: Mapping[int, tuple[int, ...]] | None = None, handoff: int = 0
+    actions: Sequence[Action], deps: Mapping[int, tuple[int, ...]] | None = None, handoffs: tuple[int, ...] = ()
 ) -> Program:
     """A program of ``actions`` with the given dependencies (index → predecessor indices)."""
     deps = deps or {}
-    return Program(tuple(actions), tuple(deps.get(i, ()) for i in range(len(actions))), handoff)
+    return Program(tuple(actions), tuple(deps.get(i, ()) for i in range(len(actions))), handoffs)
 
 
 def handoff_actions() -> list[Action]:
@@ -96,7 +96,7 @@ def reset_reports_the_initial_world(executor: Executor, prior: Prior) -> None:
 def recorded_episode_moves_the_items_it_should(executor: Executor, prior: Prior) -> None:
     executor.reset(conformance_world(prior))
     actions = handoff_actions()
-    records = executor.run(conformance_program(actions, {11: (10,)}, handoff=10), 0, len(actions))
+    records = executor.run(conformance_program(actions, {11: (10,)}, handoffs=(10,)), 0, len(actions))
     expect([r.ok for r in records] == [True] * 13, f"all 13 actions succeed, got {[_failure_code(r) for r in records]}")
     give = records[10]
     expect(give.inventories[B].get("oak_planks", 0) == 0, "the giver holds no planks after the hand-over")
@@ -111,7 +111,7 @@ def recorded_episode_moves_the_items_it_should(executor: Executor, prior: Prior)
 
 def running_in_spans_equals_running_at_once(executor: Executor, prior: Prior) -> None:
     actions = handoff_actions()[9:]  # B already holds the planks: the handoff and the craft
-    compiled = conformance_program(actions, {3: (1,)}, handoff=1)
+    compiled = conformance_program(actions, {3: (1,)}, handoffs=(1,))
     start = conformance_world(prior, {B: {"oak_planks": 8}})
     executor.reset(start)
     executor.run(compiled, 0, len(actions))

@@ -31,6 +31,7 @@ class WorldSpec:
     deposits: Mapping[str, int] = field(default_factory=dict)  # resource ref → blocks available
     blocked: frozenset[str] = frozenset()  # refs whose direct route is blocked: reach them by a detour
     busy_until: Mapping[str, float] = field(default_factory=dict)  # station ref → seconds it stays occupied
+    unplaced: frozenset[str] = frozenset()  # station spots with no block until an agent places one there
 
     def agent(self, name: str) -> AgentSpec:
         return next(agent for agent in self.agents if agent.name == name)

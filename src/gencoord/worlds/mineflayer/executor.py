@@ -27,6 +27,7 @@ from gencoord.worlds.actions import (
     GoTo,
     ObtainBlock,
     PlaceBlock,
+    PlaceStation,
     Program,
     Withdraw,
 )
@@ -67,7 +68,7 @@ def _ref_of(action: Action) -> tuple[str, str] | None:
         return action.site, "site"
     if isinstance(action, CraftItem) and action.station is not None:
         return action.station, "station"
-    if isinstance(action, FurnaceLoad | FurnaceCollect):
+    if isinstance(action, FurnaceLoad | FurnaceCollect | PlaceStation):
         return action.station, "station"
     return None
 

@@ -65,7 +65,7 @@ def lay_out(world: WorldSpec, game: GameData, origin: Cell = (0, 0, 0)) -> Layou
         if at in cells:  # two refs on one block in the task data: a world has room for one
             at = _nearest_free(at, 1, set(cells))[0]
         cells.append(at)
-        refs[name] = {"kind": ref.kind, "block": ref.block, "position": list(at)}
+        refs[name] = {"kind": ref.kind, "block": ref.block, "position": list(at), "placed": name not in world.unplaced}
     # every ref's own block, and where agents start, stays clear of other refs' cells
     taken = set(cells) | {
         (int(a.position[0]) + origin[0], int(a.position[1]) + origin[1], int(a.position[2]) + origin[2])

@@ -25,6 +25,7 @@ from gencoord.worlds.actions import (
     GoTo,
     ObtainBlock,
     PlaceBlock,
+    PlaceStation,
     Program,
     Wait,
     Withdraw,
@@ -86,6 +87,7 @@ class SimExecutor:
             Deposit: self._deposit,
             CraftItem: self._craft_item,
             PlaceBlock: self._place_block,
+            PlaceStation: self._place_station,
             FurnaceLoad: self._furnace_load,
             FurnaceCollect: self._furnace_collect,
             Wait: self._wait,
@@ -112,6 +114,7 @@ class SimExecutor:
         self.furnaces = {
             name: _Furnace() for name, ref in world.refs.items() if ref.kind == "station" and ref.block == "furnace"
         }
+        self.unplaced = set(world.unplaced)
         self.clocks = dict.fromkeys(self.positions, 0.0)
         self._ends: dict[int, float] = {}
         return self.snapshot()
@@ -290,6 +293,8 @@ class SimExecutor:
             where = self._ref(action.station, "station")
             if self._world.refs[action.station].block != "crafting_table":
                 raise _RefusedError("WRONG_STATION", f"{action.station} is not a crafting_table")
+            if action.station in self.unplaced:
+                raise _RefusedError("STATION_NOT_PLACED", f"no crafting_table has been placed at {action.station} yet")
             self._within_reach(action.agent, where, action.station)
             free_at = self._world.busy_until.get(action.station, 0.0)
             if began < free_at:
@@ -316,6 +321,19 @@ class SimExecutor:
         _take(self.inventories[action.agent], action.item, 1, action.agent)
         _add(self.sites[action.site], action.item, 1)
         self._credit(action.site, action.agent, action.item, 1)
+        return began + self._ticks(self.physics.place_ticks)
+
+    def _place_station(self, action: PlaceStation, began: float) -> float:
+        assert self._world is not None
+        where = self._ref(action.station, "station")
+        self._within_reach(action.agent, where, action.station)
+        block = self._world.refs[action.station].block
+        if action.item != block:
+            raise _RefusedError("WRONG_STATION", f"{action.station} takes a {block}, not {action.item}")
+        if action.station not in self.unplaced:
+            raise _RefusedError("STATION_OCCUPIED", f"a {block} already stands at {action.station}")
+        _take(self.inventories[action.agent], action.item, 1, action.agent)
+        self.unplaced.discard(action.station)
         return began + self._ticks(self.physics.place_ticks)
 
     def _furnace(self, station: str, agent: str) -> _Furnace:

@@ -131,7 +131,8 @@ function setupCommands ({ layout, agents, contents, clear }) {
   for (const [name, ref] of Object.entries(layout.refs)) {
     if (ref.kind === 'container' || ref.kind === 'station') {
       commands.push(cmd(['setblock', ...ref.position, mc('air')]))
-      commands.push(cmd(['setblock', ...ref.position, mc(ref.block)]))
+      // an unplaced station is a spot: an agent puts the block there from its inventory
+      if (ref.placed !== false) commands.push(cmd(['setblock', ...ref.position, mc(ref.block)]))
     }
     let slot = 0
     for (const [item, count] of Object.entries(contents[name] ?? {})) {
@@ -167,7 +168,8 @@ function setupDifferences ({ layout, agents }) {
   for (const [name, ref] of Object.entries(layout.refs)) {
     if (ref.kind !== 'container' && ref.kind !== 'station') continue
     const block = viewer.blockAt(new Vec3(...ref.position))
-    if (block?.name !== ref.block) problems.push(`${name} shows ${block?.name ?? 'nothing'}, not ${ref.block}`)
+    const expected = ref.placed === false ? 'air' : ref.block
+    if (block?.name !== expected) problems.push(`${name} shows ${block?.name ?? 'nothing'}, not ${expected}`)
   }
   for (const [source, cells] of Object.entries(layout.resources)) {
     const missing = cells.filter((c) => viewer.blockAt(new Vec3(...c))?.name !== layout.refs[source].block).length

@@ -220,6 +220,7 @@ async function craftItem (ctx, bot, action) {
     if (ref.block !== 'crafting_table') throw new SkillFailure('WRONG_STATION', `${action.station} is not a crafting_table`)
     withinReach(bot, ref.position, action.station)
     table = blockAt(bot, ref.position)
+    if (table.name !== 'crafting_table') throw new SkillFailure('STATION_NOT_PLACED', `no crafting_table has been placed at ${action.station} yet`)
   }
   const usable = recipes.filter((r) => table || !r.requiresTable)
   const shortfall = (recipe) => Object.entries(ingredientsOf(recipe))
@@ -256,6 +257,19 @@ async function placeBlock (ctx, bot, action) {
   await bot.placeBlock(ground, new Vec3(0, 1, 0))
 }
 
+async function placeStation (ctx, bot, action) {
+  const ref = ctx.layout.refs[action.station]
+  if (ref.block !== action.item) throw new SkillFailure('WRONG_STATION', `${action.station} takes a ${ref.block}, not ${action.item}`)
+  withinReach(bot, ref.position, action.station)
+  if (blockAt(bot, ref.position).name !== 'air') throw new SkillFailure('STATION_OCCUPIED', `a ${blockAt(bot, ref.position).name} already stands at ${action.station}`)
+  need(bot, action.item, 1)
+  const ground = blockAt(bot, [ref.position[0], ref.position[1] - 1, ref.position[2]])
+  await bot.equip(itemId(bot, action.item), 'hand')
+  await bot.placeBlock(ground, new Vec3(0, 1, 0))
+  await waitFor(() => blockAt(bot, ref.position).name === action.item, 2000,
+    () => new SkillFailure('PLACE_FAILED', `${action.station} shows ${blockAt(bot, ref.position).name} after placing`))
+}
+
 async function wait (ctx, bot, action) {
   await bot.waitForTicks(action.ticks)
 }
@@ -268,6 +282,7 @@ const SKILLS = {
   withdraw,
   craft_item: craftItem,
   place_block: placeBlock,
+  place_station: placeStation,
   wait
 }
 
