@@ -17,7 +17,6 @@ import xgrammar as xgr
 from tokenizers import Tokenizer
 from transformers import PreTrainedTokenizerFast
 
-from gencoord.dsl.parse import MAX_PATH_TASKS
 from gencoord.models.codec import TextCodec
 from gencoord.models.load import LoadedModel
 from gencoord.prior.prior import Prior
@@ -46,7 +45,7 @@ def dsl_grammar(prior: Prior, context: LocalContext) -> str:
         "number": "[1-9] [0-9]? [0-9]? [0-9]?",  # bounded: the prior caps quantities (2304)
     }
     key_kind = {"bind": "code", "q": "number", "item": "item", "input": "item", "to": "agent", "from": "agent"}
-    paths = [' " > " '.join(["task"] * n) for n in range(1, MAX_PATH_TASKS + 1)]
+    paths = [' " > " '.join(["task"] * n) for n in range(1, prior.vocab.max_path_tasks + 1)]
     lines = [
         'root ::= "SELF " ("-" | path) "\\nREQ " ("-" | agent " " path)',
         "path ::= " + " | ".join(f"({p})" for p in paths),  # the codec's path length limit

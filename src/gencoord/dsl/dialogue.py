@@ -37,6 +37,7 @@ VERBS: dict[str, str] = {
     "transform.supply_fuel": "fuel with",
     "transform.collect_output": "collect",
     "build.component": "build",
+    "station.place": "place",
 }
 """The verb each catalog skill is said with; a skill outside this table is said by its name."""
 

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, ValidationError
 
 from gencoord.dsl.ast import Path, PeerRequest, Proposal, Task, Value
-from gencoord.dsl.parse import MAX_PATH_TASKS, check_size
+from gencoord.dsl.parse import check_size
 from gencoord.dsl.vocabulary import Vocabulary
 from gencoord.errors import Location, ParseError, did_you_mean
 
@@ -30,12 +30,12 @@ class JsonTask(BaseModel):
 class JsonPeerRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     target: StrictStr
-    requested_plan: Annotated[list[JsonTask], Field(min_length=1, max_length=MAX_PATH_TASKS)]
+    requested_plan: Annotated[list[JsonTask], Field(min_length=1)]
 
 
 class JsonProposal(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-    self_plan: Annotated[list[JsonTask], Field(max_length=MAX_PATH_TASKS)]
+    self_plan: list[JsonTask]
     peer_requests: list[JsonPeerRequest]
 
 
@@ -68,6 +68,9 @@ def _task(raw: JsonTask, vocab: Vocabulary, section: str, index: int) -> Task:
 
 
 def _path(raw: list[JsonTask], vocab: Vocabulary, section: str) -> Path:
+    if len(raw) > vocab.max_path_tasks:
+        where = Location(section="JSON")
+        raise ParseError("INVALID_JSON_SCHEMA", f"{section}: a path holds at most {vocab.max_path_tasks} tasks", where)
     return tuple(_task(task, vocab, section, i) for i, task in enumerate(raw, start=1))
 
 

@@ -19,7 +19,6 @@ from gencoord.errors import Location, ParseError, WireError, did_you_mean
 WIRE_CAP_BYTES = 4096
 """Largest message accepted, in UTF-8 bytes; larger input is rejected before parsing."""
 
-MAX_PATH_TASKS = 5
 
 _SPACE = re.compile(r"[ \t]*")
 _SKILL = re.compile(r"[A-Za-z][A-Za-z0-9_]*(?:\.[A-Za-z][A-Za-z0-9_]*)*")
@@ -118,8 +117,9 @@ class _Line:
     def path(self) -> Path:
         tasks: list[Task] = []
         while True:
-            if len(tasks) == MAX_PATH_TASKS:
-                raise self.fail("TOO_MANY_TASKS", f"a path holds at most {MAX_PATH_TASKS} tasks; this one has more")
+            cap = self.vocab.max_path_tasks
+            if len(tasks) == cap:
+                raise self.fail("TOO_MANY_TASKS", f"a path holds at most {cap} tasks; this one has more")
             self.task_index = len(tasks) + 1
             tasks.append(self.task())
             self.skill = None
@@ -240,7 +240,7 @@ def number(token: str) -> int | float:
 _FAST_VALUE = r"[A-Za-z0-9_.:/+-]+"
 _FAST_ARG = rf"[A-Za-z][A-Za-z0-9_]*={_FAST_VALUE}"
 _FAST_TASK = rf"[A-Za-z][A-Za-z0-9_]*(?:\.[A-Za-z][A-Za-z0-9_]*)*\((?:{_FAST_ARG}(?:,{_FAST_ARG})*)?\)"
-_FAST_PATH = rf"{_FAST_TASK}(?: > {_FAST_TASK}){{0,{MAX_PATH_TASKS - 1}}}"
+_FAST_PATH = rf"{_FAST_TASK}(?: > {_FAST_TASK})*"  # the path cap is the vocabulary's, checked after
 _FAST_SELF = re.compile(rf"SELF (?:-|{_FAST_PATH})")
 _FAST_REQ = re.compile(rf"REQ (?:-|({_FAST_VALUE}) {_FAST_PATH})")
 
@@ -275,7 +275,7 @@ def _fast_path(text: str, vocab: Vocabulary) -> Path | None:
                 except ValueError:
                     return None
         tasks.append(Task(skill, vocab.canonical_args(skill, args)))
-    return tuple(tasks)
+    return tuple(tasks) if len(tasks) <= vocab.max_path_tasks else None
 
 
 def _parse_fast(head: str, tail: str, vocab: Vocabulary) -> Proposal | None:

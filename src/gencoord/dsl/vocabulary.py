@@ -10,6 +10,9 @@ from pathlib import Path
 
 from gencoord.dsl.ast import Args, Value
 
+MAX_PATH_TASKS = 5
+"""The paper's cap on the tasks of one path; a prior may set another (``limits.max_path_tasks``)."""
+
 
 @dataclass(frozen=True)
 class Vocabulary:
@@ -17,13 +20,14 @@ class Vocabulary:
 
     ``aliases`` maps every accepted key spelling (compact keys included) to its compact
     key; ``key_order`` gives each skill's canonical argument order; ``full_names`` gives
-    each compact key's long name for the JSON surface.
+    each compact key's long name for the JSON surface; ``max_path_tasks`` caps every path.
     """
 
     skills: frozenset[str]
     aliases: Mapping[str, str]
     key_order: Mapping[str, tuple[str, ...]]
     full_names: Mapping[str, str]
+    max_path_tasks: int = MAX_PATH_TASKS
     _rank: dict[str, dict[str, int]] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -35,7 +39,10 @@ class Vocabulary:
 
     @classmethod
     def from_tables(
-        cls, skills: Mapping[str, Sequence[str]], keys: Mapping[str, tuple[str, Sequence[str]]]
+        cls,
+        skills: Mapping[str, Sequence[str]],
+        keys: Mapping[str, tuple[str, Sequence[str]]],
+        max_path_tasks: int = MAX_PATH_TASKS,
     ) -> Vocabulary:
         """From skill → argument keys in canonical order, and key → (JSON-surface name, alias spellings)."""
         return cls(
@@ -43,6 +50,7 @@ class Vocabulary:
             aliases={spelled: key for key, (_, aliases) in keys.items() for spelled in (key, *aliases)},
             key_order={name: tuple(args) for name, args in skills.items()},
             full_names={key: full for key, (full, _) in keys.items()},
+            max_path_tasks=max_path_tasks,
         )
 
     def canonical_args(self, skill: str, args: Mapping[str, Value]) -> Args:

@@ -21,6 +21,7 @@ from gencoord.prior.model import PriorDocument
 from gencoord.prior.prior import Prior
 
 DEFAULT_FILES = ("keys.toml", "skills.toml", "grounding.toml", "templates.toml")
+TEAM_FILE = "team.toml"
 _DATA = resources.files("gencoord.prior") / "data"
 
 
@@ -90,6 +91,13 @@ def _validate_semantics(prior: Prior, origin: str) -> None:
 def default_prior() -> Prior:
     """The packaged prior: 8 skills, the paper's grounding, templates and codebook."""
     return _build(_default_document(), "default prior", Path(str(_DATA)))
+
+
+@cache
+def team_prior() -> Prior:
+    """The default prior plus ``team.toml``: the station.place skill and a path cap for teams."""
+    team = _read_toml((_DATA / TEAM_FILE).read_text(encoding="utf-8"), TEAM_FILE)
+    return _build(_merge(_default_document(), team), "team prior", Path(str(_DATA)))
 
 
 def load_prior(path: Path | None = None) -> Prior:

@@ -70,6 +70,7 @@ class Grounding(_Strict):
 
 class Limits(_Strict):
     max_quantity: PositiveInt
+    max_path_tasks: PositiveInt = 5  # the paper's cap on one path; team priors may raise it
 
 
 class Feedback(_Strict):

@@ -32,6 +32,7 @@ class Prior:
         self.vocab = Vocabulary.from_tables(
             {name: spec.args for name, spec in document.skills.items()},
             {key: (spec.full, spec.aliases) for key, spec in document.keys.items()},
+            document.limits.max_path_tasks,
         )
         self.spellings: dict[str, frozenset[str]] = {
             name: frozenset(s for key in spec.args for s in (key, *document.keys[key].aliases))

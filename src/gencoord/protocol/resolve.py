@@ -7,8 +7,8 @@ cross-agent handoff edge and the prior's public predecessors into one acyclic gr
 
 from __future__ import annotations
 
-from graphlib import CycleError, TopologicalSorter
 from collections.abc import Mapping
+from graphlib import CycleError, TopologicalSorter
 from typing import Literal
 
 from gencoord.dsl.ast import Path, Proposal
