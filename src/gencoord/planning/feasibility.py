@@ -52,6 +52,8 @@ class Feasibility:
     shortfall: Shortfall | None = None
     also_missing: tuple[Shortfall, ...] = ()
     crafts: int = 0  # recipe runs in the cheapest plan (0 when the team already holds the goal)
+    runs: tuple[tuple[str, Recipe, int], ...] = ()  # the cheapest plan: (result, variant, times it runs)
+    places_table: bool = False  # the plan puts a crafting table down (none stands in the world)
 
 
 def _closure(game: GameData, roots: tuple[str, ...], crafting: bool) -> tuple[list[str], list[tuple[str, Recipe]]]:
@@ -66,10 +68,33 @@ def _closure(game: GameData, roots: tuple[str, ...], crafting: bool) -> tuple[li
         items[item] = depth
         if not crafting or depth >= MAX_DEPTH:
             continue
-        for recipe in game.recipes.get(item, ()):
+        for _, recipe in addressable(game, item):
             variants.append((item, recipe))
             queue.extend((ingredient, depth + 1) for ingredient in recipe.ingredients if ingredient not in items)
     return list(items), variants
+
+
+def closure_items(game: GameData, goal: str, table_needed: bool) -> list[str]:
+    """Every item the goal's recipes can use, nearest the goal first (what a lead asks peers about)."""
+    items, _ = _closure(game, (goal, TABLE) if table_needed else (goal,), True)
+    return items
+
+
+def addressable(game: GameData, item: str) -> list[tuple[str | None, Recipe]]:
+    """The variants of ``item`` a task can name, each with the ``input`` that selects it.
+
+    A task picks a variant by one input material (``craft.item(input=...)``); a variant
+    no material selects (another variant wins every one of its materials) cannot be
+    asked for, so plans never use it.
+    """
+    chosen: list[tuple[str | None, Recipe]] = []
+    for recipe in game.recipes.get(item, ()):
+        material = next((m for m in sorted(recipe.ingredients) if game.recipe(item, m) is recipe), None)
+        if material is not None:
+            chosen.append((material, recipe))
+        elif game.recipe(item, None) is recipe:
+            chosen.append((None, recipe))
+    return chosen
 
 
 def _chain(goal: str, target: str, used: list[tuple[str, Recipe]]) -> tuple[str, ...]:
@@ -146,7 +171,8 @@ def diagnose(task: TeamTask, prior: Prior) -> Feasibility:
         if x[n_variants + i] > 0
     ]
     if not missing:
-        return Feasibility(True, None, "", crafts=crafts)
+        runs = tuple((result, recipe, int(x[column])) for column, (result, recipe) in enumerate(variants) if x[column])
+        return Feasibility(True, None, "", crafts=crafts, runs=runs, places_table=bool(table_needed and x[-1] > 0))
     missing.sort(key=lambda short: (short.item == goal, short.item == TABLE, -len(short.via), short.item))
     first = missing[0]
     if first.item == TABLE and table_needed:

@@ -52,6 +52,7 @@ class Stage(StrEnum):
     SENDER_AFTER_OBTAIN = "sender_after_obtain"  # single-step horizon: the rest, at the intermediate state
     DIALOGUE_SENDER = "dialogue_sender"  # controlled free-form: the sender's next turn
     DIALOGUE_RECEIVER = "dialogue_receiver"  # controlled free-form: the receiver's reply
+    TEAM_LEAD = "team_lead"  # a team task: the lead's n-party SELF+REQ from what it knows
 
 
 @dataclass(frozen=True, slots=True)

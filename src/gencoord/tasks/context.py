@@ -15,6 +15,7 @@ from gencoord.dsl.surface import SurfaceName
 from gencoord.prior.episode import Ref
 from gencoord.prior.ledger import inventory_after
 from gencoord.prior.prior import Prior
+from gencoord.tasks.team import TeamTask
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +30,7 @@ class LocalContext:
     refs: Mapping[str, Ref]
     private: Mapping[str, str]
     surface: SurfaceName = SurfaceName.DSL  # the wire form this agent must write
+    team: TeamTask | None = None  # a team task as this agent knows it: its own bag, what peers answered
 
     def render(self) -> str:
         lines = [f"agent: {self.agent}", f"role: {self.role}", f"peer: {self.peer}", f"surface: {self.surface.value}"]
@@ -46,7 +48,21 @@ class LocalContext:
         if self.private:
             lines.append("private:")
             lines += [f"  {key}: {value}" for key, value in sorted(self.private.items())]
+        if self.team is not None:
+            lines += _team_lines(self.team)
         return "\n".join(lines) + "\n"
+
+
+def _team_lines(team: TeamTask) -> list[str]:
+    goal = team.goal
+    lines = [f"team goal: {goal.count} {goal.item} held by {goal.holder}", "team (as known):"]
+    for agent in team.agents:
+        held = ", ".join(f"{k}={v}" for k, v in sorted(agent.inventory.items())) or "nothing known"
+        blocked = f"; cannot {', '.join(agent.blocked)}" if agent.blocked else ""
+        lines.append(f"  {agent.name}: {held}{blocked}")
+    if team.world.resources:
+        lines.append("gatherable: " + ", ".join(team.world.resources))
+    return lines
 
 
 def after_step(context: LocalContext, step: Task, prior: Prior) -> LocalContext:

@@ -1,0 +1,206 @@
+"""The team planner: a goal and what a team holds become role paths and hand-overs.
+
+It works on a :class:`TeamTask` as one agent knows it (its own inventory, what peers
+answered), never on the world. The recipe plan is the feasibility check's integer
+program (cheapest recipe runs over real variants, tags included); on top of it the
+planner chooses who crafts. Every agent that may craft is tried as the crafter; the
+choice minimizes hand-overs, then the tasks on the longest path (a stand-in for
+simulated time: every task is at least one walk and one action). Supplies come from
+the crafter's own holdings first, then from the peers holding the most of each item
+(fewest givers), then from gathering. A crafting table is placed by whoever holds one
+(no hand-over needed: once placed, every agent uses it), or crafted and placed by the
+crafter. Blocked skills are respected everywhere.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from graphlib import TopologicalSorter
+
+from gencoord.dsl.ast import Path, PeerRequest, Proposal, Task
+from gencoord.errors import ResolutionError
+from gencoord.planning.feasibility import CRAFT_SKILL, GATHER_SKILL, TABLE, Feasibility, addressable, diagnose
+from gencoord.prior.gamedata import Recipe
+from gencoord.prior.prior import Prior
+from gencoord.tasks.team import ANY, TeamTask
+from gencoord.tasks.world import STATION, source_ref
+
+DELIVER_SKILL = "resource.deliver"
+PLACE_SKILL = "station.place"
+
+
+@dataclass(frozen=True, slots=True)
+class TeamPlan:
+    """A planner's answer: the n-party proposal of ``lead``, or why there is none."""
+
+    feasibility: Feasibility
+    proposal: Proposal | None = None
+    crafter: str | None = None
+    handoffs: int = 0
+
+
+@dataclass
+class _Draft:
+    """Paths under construction for one choice of crafter."""
+
+    paths: dict[str, list[Task]] = field(default_factory=lambda: defaultdict(list))
+    handoffs: int = 0
+
+    def longest(self) -> int:
+        return max((len(tasks) for tasks in self.paths.values()), default=0)
+
+
+def _task(skill: str, prior: Prior, **args: str | int) -> Task:
+    return Task(skill, prior.vocab.canonical_args(skill, args))
+
+
+def _net_needs(task: TeamTask, runs: tuple[tuple[str, Recipe, int], ...], places_table: bool) -> dict[str, int]:
+    """Items the recipe plan takes from holdings or gathering (what it consumes beyond what it makes)."""
+    balance: dict[str, int] = defaultdict(int)
+    for result, recipe, times in runs:
+        balance[result] -= recipe.count * times
+        for ingredient, amount in recipe.ingredients.items():
+            balance[ingredient] += amount * times
+    balance[task.goal.item] += task.goal.count
+    if places_table:
+        balance[TABLE] += 1
+    return {item: amount for item, amount in balance.items() if amount > 0}
+
+
+def _material(prior: Prior, item: str, recipe: Recipe) -> str | None:
+    return next(material for material, variant in addressable(prior.game, item) if variant is recipe)
+
+
+def _craft_order(runs: tuple[tuple[str, Recipe, int], ...]) -> list[tuple[str, Recipe, int]]:
+    """Recipe runs with every ingredient crafted before the recipes that use it."""
+    made = {result for result, _, _ in runs}
+    graph = {
+        index: {other for other, (result, _, _) in enumerate(runs) if result in recipe.ingredients and result in made}
+        for index, (_, recipe, _) in enumerate(runs)
+    }
+    return [runs[index] for index in TopologicalSorter(graph).static_order()]
+
+
+def _draft(
+    task: TeamTask, crafter: str, needs: dict[str, int], feasibility: Feasibility, prior: Prior
+) -> _Draft | None:
+    """The paths when ``crafter`` crafts; None when the team cannot supply it that way."""
+    blocked = {agent.name: set(agent.blocked) for agent in task.agents}
+    holdings = {agent.name: dict(agent.inventory) for agent in task.agents}
+    draft = _Draft()
+    table_from_bag = feasibility.places_table and any(holdings[a].get(TABLE, 0) for a in holdings)
+    placer = None
+    if feasibility.places_table and table_from_bag:
+        candidates = [crafter, *sorted(a for a in holdings if a != crafter)]
+        placer = next((a for a in candidates if holdings[a].get(TABLE, 0) and PLACE_SKILL not in blocked[a]), None)
+        if placer is None:
+            return None
+        holdings[placer][TABLE] -= 1
+        needs = {**needs, TABLE: needs[TABLE] - 1}
+    gatherers = [
+        agent
+        for agent in (crafter, *sorted(a for a in holdings if a != crafter))
+        if GATHER_SKILL not in blocked[agent] and (agent == crafter or DELIVER_SKILL not in blocked[agent])
+    ]
+    obtained: dict[str, list[Task]] = defaultdict(list)
+    deliveries: dict[str, list[Task]] = defaultdict(list)
+    for item, amount in sorted(needs.items()):
+        if amount <= 0:
+            continue
+        own = min(holdings[crafter].get(item, 0), amount)
+        holdings[crafter][item] = holdings[crafter].get(item, 0) - own
+        left = amount - own
+        givers = sorted(
+            (a for a in holdings if a != crafter and DELIVER_SKILL not in blocked[a]),
+            key=lambda a: (-holdings[a].get(item, 0), a),
+        )
+        for giver in givers:
+            if left == 0:
+                break
+            share = min(holdings[giver].get(item, 0), left)
+            if share:
+                holdings[giver][item] -= share
+                deliveries[giver].append(_task(DELIVER_SKILL, prior, q=share, item=item, to=crafter))
+                draft.handoffs += 1
+                left -= share
+        if left and item in task.world.resources:
+            gatherer = next(iter(gatherers), None)
+            if gatherer is None:
+                return None
+            obtained[gatherer].append(_task(GATHER_SKILL, prior, q=left, item=item, loc=source_ref(item)))
+            if gatherer != crafter:
+                deliveries[gatherer].append(_task(DELIVER_SKILL, prior, q=left, item=item, to=crafter))
+                draft.handoffs += 1
+            left = 0
+        if left:
+            return None
+    for agent in sorted(set(obtained) | set(deliveries)):
+        if agent != crafter:
+            draft.paths[agent] += obtained[agent] + deliveries[agent]
+    place = _task(PLACE_SKILL, prior, q=1, item=TABLE, station=STATION)
+    if placer is not None and placer != crafter:
+        draft.paths[placer].append(place)
+    own_path = draft.paths[crafter]
+    own_path += obtained[crafter]
+    placed = placer is not None and placer != crafter
+    for result, recipe, times in _craft_order(feasibility.runs):
+        if recipe.grid > 2 and feasibility.places_table and not placed:
+            own_path.append(place)
+            placed = True
+        args: dict[str, str | int] = {"q": recipe.count * times, "item": result}
+        material = _material(prior, result, recipe)
+        if material is not None:
+            args["input"] = material
+        if recipe.grid > 2:
+            args["station"] = STATION
+        own_path.append(_task(CRAFT_SKILL, prior, **args))
+    holder = task.goal.holder
+    if holder not in (ANY, crafter):
+        key = "to" if holder in holdings else "dst"
+        own_path.append(_task(DELIVER_SKILL, prior, q=task.goal.count, item=task.goal.item, **{key: holder}))
+        draft.handoffs += key == "to"
+    if any(task.skill in blocked[agent] for agent, tasks in draft.paths.items() for task in tasks):
+        return None
+    return draft
+
+
+def plan_team(task: TeamTask, lead: str, prior: Prior) -> TeamPlan:
+    """The lead's n-party proposal for ``task`` as the lead knows it.
+
+    Raises nothing for an unreachable goal: the answer carries the diagnosis. Raises
+    :class:`ResolutionError` (``PATH_TOO_LONG``) when every choice of crafter needs a
+    path longer than the prior's cap.
+    """
+    feasibility = diagnose(task, prior)
+    if not feasibility.feasible:
+        return TeamPlan(feasibility)
+    needs = _net_needs(task, feasibility.runs, feasibility.places_table)
+    names = [agent.name for agent in task.agents]
+    holder = task.goal.holder
+    if not feasibility.runs:  # nothing to craft: the goal is held or gathered, and handed to its holder
+        candidates = [holder] if holder in names else names
+    else:
+        candidates = [agent.name for agent in task.agents if CRAFT_SKILL not in agent.blocked]
+    drafts = [(name, draft) for name in candidates if (draft := _draft(task, name, needs, feasibility, prior))]
+    if not drafts:
+        reason = "no agent can take the crafting role with the supplies and skills the team has"
+        return TeamPlan(Feasibility(False, "NO_ASSIGNMENT", reason))
+    cap = prior.vocab.max_path_tasks
+    fitting = [(name, draft) for name, draft in drafts if draft.longest() <= cap]
+    if not fitting:
+        longest = min(draft.longest() for _, draft in drafts)
+        raise ResolutionError(
+            "PATH_TOO_LONG",
+            f"every plan needs a path of {longest} tasks; the prior caps a path at {cap} (limits.max_path_tasks)",
+        )
+    crafter, draft = min(fitting, key=lambda pair: (pair[1].handoffs, pair[1].longest(), pair[0] != lead, pair[0]))
+    return TeamPlan(feasibility, _proposal(draft, lead), crafter, draft.handoffs)
+
+
+def _proposal(draft: _Draft, lead: str) -> Proposal:
+    own: Path = tuple(draft.paths.get(lead, ()))
+    requests = tuple(
+        PeerRequest(agent, tuple(tasks)) for agent, tasks in sorted(draft.paths.items()) if agent != lead and tasks
+    )
+    return Proposal(own, requests)

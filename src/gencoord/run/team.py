@@ -1,0 +1,322 @@
+"""run_team_task: a team task from private bags to a verified world, through typed messages only.
+
+The lead (the agent that must hold the goal, else the first agent) knows its own bag,
+its blocked skills, the shared prior and the public goal. Everything it learns about a
+teammate crosses the wire, counted byte by byte:
+
+1. If the lead can reach the goal alone, it commits its own path (``REQ -``): no message.
+2. Otherwise one bounded supply question to each peer (``ASK``, the items the goal's
+   recipes can use) and one answer from each (``HAVE``: counts of those items only, and
+   the skills it cannot use). The lead now judges feasibility: an unreachable goal is
+   refused here, before any action, with what is missing.
+3. The lead's backend writes the n-party SELF+REQ; it is parsed and contract-checked,
+   and each peer named in it receives it and answers ACCEPT, COUNTER (``item``/``have``:
+   it holds less than it is asked to hand over) or REJECT (``skill``: it cannot use a
+   skill of its path). A counter or reject corrects the lead's view and the lead tries
+   again, at most :data:`MAX_ROUNDS` times.
+4. Once every peer accepts, the commitment is resolved (ledgers start from what the lead
+   knows each agent holds), materialized, compiled, executed and verified: an H check per
+   hand-over, T, and G judged by the task's own test (the goal held within its time limit).
+
+The centralized reference skips step 2: its planner sees every bag, so the difference in
+messages and bytes is the cost of privacy. The free-form surface says the same content in
+controlled sentences (``dsl/team_dialogue.py``), so bytes compare on identical tasks.
+Peers answer by a deterministic rule from their own bag (zero model calls, and said so).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+
+from gencoord.backends.base import Backend
+from gencoord.backends.planner import PlannerBackend
+from gencoord.dsl import team_dialogue
+from gencoord.dsl.ast import Path, Proposal
+from gencoord.dsl.surface import SurfaceName
+from gencoord.errors import GencoordError, ResolutionError
+from gencoord.planning.feasibility import closure_items, diagnose
+from gencoord.prior.contract import check_proposal
+from gencoord.prior.episode import PublicEpisode
+from gencoord.prior.ledger import consumption, production
+from gencoord.prior.prior import Prior
+from gencoord.protocol.commitment import Commitment, Handoff, RolePath
+from gencoord.protocol.generation import Generation, GenerationRequest, Stage
+from gencoord.protocol.plan import DispatchPlan
+from gencoord.protocol.resolve import check_ledgers, resolve_team
+from gencoord.protocol.response import Response, parse_response
+from gencoord.protocol.supply import MAX_ASKED, SupplyQuery, answer, parse_answer, parse_query
+from gencoord.protocol.wire import Wire
+from gencoord.run.episode import run_checked
+from gencoord.runtime.compile import compile_plan
+from gencoord.runtime.materialize import materialize
+from gencoord.runtime.verify import Execution, Outcome, judge
+from gencoord.tasks.context import LocalContext
+from gencoord.tasks.team import ANY, TeamAgent, TeamTask
+from gencoord.tasks.world import team_world
+from gencoord.worlds.executor import Executor, WorldSnapshot
+from gencoord.worlds.sim.executor import SimExecutor
+
+MAX_ROUNDS = 3
+"""Proposals the lead may make before the team gives up (``NO_AGREEMENT``)."""
+
+
+class TeamMode(StrEnum):
+    PRIVATE = "private"  # each agent knows its own bag; the rest crosses the wire
+    CENTRALIZED = "centralized"  # the reference: the lead's planner sees every bag
+
+
+@dataclass(frozen=True)
+class TeamResult:
+    task: TeamTask
+    mode: TeamMode
+    surface: SurfaceName
+    lead: str
+    backend: str
+    feasible: bool  # the team judged the goal reachable
+    success: bool  # the task's own test, on the final world, within its time limit
+    code: str | None
+    message: str | None
+    wire: Wire
+    generations: tuple[Generation, ...] = ()
+    rounds: int = 0
+    commitment: Commitment | None = None
+    plan: DispatchPlan | None = None
+    execution: Execution | None = None
+    outcome: Outcome | None = None
+    seconds: dict[str, float] = field(default_factory=dict)  # measured: protocol, world
+
+    @property
+    def model_calls(self) -> int:
+        return sum(generation.reply.model_calls for generation in self.generations)
+
+    @property
+    def duration_s(self) -> float | None:
+        """Simulated (or real) seconds the world ran; None when nothing ran."""
+        return None if self.execution is None else self.execution.final.clock_s
+
+
+def goal_met(task: TeamTask, snapshot: WorldSnapshot) -> bool:
+    """The task's own success test: some agent (or the named holder) holds the goal count."""
+    goal = task.goal
+    if goal.holder == ANY:
+        return any(items.get(goal.item, 0) >= goal.count for items in snapshot.inventories.values())
+    table = snapshot.inventories if goal.holder in snapshot.inventories else snapshot.containers
+    return table.get(goal.holder, {}).get(goal.item, 0) >= goal.count
+
+
+def lead_of(task: TeamTask) -> str:
+    names = [agent.name for agent in task.agents]
+    return task.goal.holder if task.goal.holder in names else names[0]
+
+
+class _Speaker:
+    """One surface for every message of the exchange: typed lines, or controlled sentences."""
+
+    def __init__(self, surface: SurfaceName, prior: Prior, wire: Wire, task: TeamTask) -> None:
+        self.free = surface is SurfaceName.FREEFORM
+        self.prior, self.wire, self.task = prior, wire, task
+
+    def ask(self, query: SupplyQuery, lead: str, peer: str) -> SupplyQuery:
+        goal = f"{self.task.goal.count} {self.task.goal.item}"
+        text = team_dialogue.say_ask(query.items, lead, peer, goal) if self.free else query.serialize()
+        sent = self.wire.send(lead, peer, "ASK", text)
+        return SupplyQuery(team_dialogue.hear_ask(sent)) if self.free else parse_query(sent)
+
+    def have(self, query: SupplyQuery, agent: TeamAgent, lead: str) -> str:
+        reply = answer(query, dict(agent.inventory), list(agent.blocked))
+        text = team_dialogue.say_have(reply.holds, reply.cannot, lead, agent.name) if self.free else reply.serialize()
+        sent = self.wire.send(agent.name, lead, "HAVE", text)
+        return team_dialogue.hear_have(sent) if self.free else sent
+
+    def propose(self, proposal: Proposal, lead: str, peer: str) -> Proposal:
+        if self.free:
+            sent = self.wire.send(lead, peer, "PROPOSAL", team_dialogue.say_proposal(proposal, lead, peer))
+            return team_dialogue.hear_proposal(sent, self.prior.vocab)
+        return self.prior.parse(self.wire.send(lead, peer, "PROPOSAL", self.prior.serialize(proposal)))
+
+    def respond(self, response: Response, peer: str, lead: str) -> Response:
+        fields = dict(response.extra)
+        if self.free:
+            sent = self.wire.send(peer, lead, "RESPONSE", team_dialogue.say_response(response.decision, fields, lead))
+            return parse_response(team_dialogue.hear_response(sent))
+        return parse_response(self.wire.send(peer, lead, "RESPONSE", response.serialize()))
+
+
+def _asked(task: TeamTask, prior: Prior) -> SupplyQuery:
+    items = closure_items(prior.game, task.goal.item, not task.world.crafting_table)
+    return SupplyQuery(tuple(sorted(items[:MAX_ASKED])))
+
+
+def _peer_decision(proposal: Proposal, peer: TeamAgent, lead: str, prior: Prior) -> Response:
+    """A peer's rule: accept the path asked of it when its own bag, what it is handed, and its skills carry it out."""
+    mine = next(request.plan for request in proposal.peer_requests if request.target == peer.name)
+    blocked = next((task.skill for task in mine if task.skill in peer.blocked), None)
+    if blocked is not None:
+        return Response("REJECT", "BLOCKED_SKILL", extra=(("skill", blocked),))
+    others = [proposal.self_plan, *(r.plan for r in proposal.peer_requests if r.target != peer.name)]
+    incoming = tuple(
+        Handoff(lead, peer.name, str(task.get("item")), int(task.get("q") or 0), (lead, 0), None)
+        for path in others
+        for task in path
+        if task.get("to") == peer.name
+    )
+    try:
+        check_ledgers((RolePath(peer.name, mine),), incoming, prior, {peer.name: dict(peer.inventory)})
+    except ResolutionError:
+        item, have = _first_short(mine, peer, prior)
+        return Response("COUNTER", "SHORT", extra=(("item", item), ("have", str(have))))
+    return Response("ACCEPT", "CAN_DO")
+
+
+def _first_short(path: Path, peer: TeamAgent, prior: Prior) -> tuple[str, int]:
+    """The first item the peer's path uses beyond what it holds, and how many it holds."""
+    stock = dict(peer.inventory)
+    for task in path:
+        for item, used in consumption(task, prior).items():
+            if stock.get(item, 0) < used:
+                return item, peer.inventory.get(item, 0)
+            stock[item] = stock.get(item, 0) - used
+        for item, made in production(task, prior).items():
+            stock[item] = stock.get(item, 0) + made
+    return "", 0
+
+
+def _corrected(view: TeamTask, peer: str, response: Response) -> TeamTask:
+    fields = dict(response.extra)
+    agents = []
+    for known in view.agents:
+        if known.name == peer and response.decision == "COUNTER" and "item" in fields:
+            have = int(fields.get("have", "0")) if fields.get("have", "0").isdigit() else 0
+            inventory = {**known.inventory, fields["item"]: have}
+            known = known.model_copy(update={"inventory": {k: v for k, v in inventory.items() if v > 0}})  # noqa: PLW2901
+        elif known.name == peer and response.decision == "REJECT" and "skill" in fields:
+            known = known.model_copy(update={"blocked": sorted({*known.blocked, fields["skill"]})})  # noqa: PLW2901
+        agents.append(known)
+    return view.model_copy(update={"agents": agents})
+
+
+def _context(view: TeamTask, lead: str, episode: PublicEpisode, surface: SurfaceName) -> LocalContext:
+    own = next(agent for agent in view.agents if agent.name == lead)
+    peers = ",".join(agent.name for agent in view.agents if agent.name != lead) or "-"
+    return LocalContext(lead, "lead", peers, None, (), {}, own.inventory, episode.refs, {}, surface, view)
+
+
+def run_team_task(
+    task: TeamTask,
+    prior: Prior,
+    *,
+    mode: TeamMode = TeamMode.PRIVATE,
+    surface: SurfaceName = SurfaceName.DSL,
+    lead_backend: Backend | None = None,
+    executor: Executor | None = None,
+) -> TeamResult:
+    """One team task end to end; never raises for a task that cannot be coordinated (the result says why)."""
+    clock = time.perf_counter()
+    backend = lead_backend or PlannerBackend(prior)
+    episode, world = team_world(task, prior)
+    lead, wire = lead_of(task), Wire()
+    result = TeamResult(task, mode, surface, lead, backend.name, True, False, None, None, wire)
+    executor = executor or SimExecutor(prior.game)
+
+    def finish(**changes: object) -> TeamResult:
+        seconds = {"protocol": time.perf_counter() - clock}
+        return replace(result, seconds=seconds, **changes)  # type: ignore[arg-type]
+
+    if all(agent.inventory.get(task.goal.item, 0) < task.goal.count for agent in task.agents) is False and (
+        task.goal.holder == ANY
+    ):
+        return finish(code=None, message="the goal already holds: nothing to coordinate", success=True)
+    own = next(agent for agent in task.agents if agent.name == lead)
+    solo = task.model_copy(update={"agents": [own]})
+    speaker = _Speaker(surface, prior, wire, task)
+    try:
+        if mode is TeamMode.CENTRALIZED:
+            view = task
+        elif task.goal.holder in (ANY, lead) and diagnose(solo, prior).feasible:
+            view = solo
+        else:
+            view = _gather_view(task, lead, prior, speaker)
+        judged = diagnose(view, prior)
+        if not judged.feasible:
+            return finish(feasible=False, code=judged.code, message=judged.reason)
+        generations: list[Generation] = []
+        commitment = None
+        for round_index in range(1, MAX_ROUNDS + 1):
+            request = GenerationRequest(lead, Stage.TEAM_LEAD, ",".join(a.name for a in view.agents if a.name != lead))
+            reply = backend.generate(_context(view, lead, episode, surface), request)
+            generations.append(Generation(lead, Stage.TEAM_LEAD.value, reply))
+            result = replace(result, generations=tuple(generations), rounds=round_index)
+            proposal = prior.parse(reply.text)
+            check_proposal(proposal, lead, prior, episode)
+            responses = {
+                peer.target: speaker.respond(
+                    _peer_decision(
+                        speaker.propose(proposal, lead, peer.target), _agent(task, peer.target), lead, prior
+                    ),
+                    peer.target,
+                    lead,
+                )
+                for peer in proposal.peer_requests
+            }
+            refused = {peer: response for peer, response in responses.items() if response.decision != "ACCEPT"}
+            if not refused:
+                holdings = {agent.name: dict(agent.inventory) for agent in view.agents}
+                commitment = resolve_team(proposal, lead, holdings, prior, episode)
+                break
+            for peer, response in refused.items():
+                view = _corrected(view, peer, response)
+            judged = diagnose(view, prior)
+            if not judged.feasible:
+                return finish(feasible=False, code=judged.code, message=judged.reason)
+        if commitment is None:
+            return finish(code="NO_AGREEMENT", message=f"no proposal was accepted in {MAX_ROUNDS} rounds")
+        plan = materialize(commitment, prior, episode)
+        program = compile_plan(plan, world, prior.game)
+    except GencoordError as error:
+        return finish(code=error.reason, message=error.message)
+    protocol_s = time.perf_counter() - clock
+    started = time.perf_counter()
+    execution = run_checked(plan, program, world, executor)
+    outcome = judge(plan, (), execution)
+    met = goal_met(task, execution.final)
+    in_time = execution.final.clock_s <= task.time_limit_s
+    success = outcome.fulfilled is True and met and in_time
+    code, message = outcome.reason, outcome.message
+    if outcome.failure is None and not met:
+        code, message = "GOAL_UNMET", f"nobody holds {task.goal.count} {task.goal.item} at the end"
+    elif outcome.failure is None and not in_time:
+        code = "TIME_LIMIT"
+        message = f"the goal held after {execution.final.clock_s:.1f} s; the limit is {task.time_limit_s:.0f} s"
+    outcome = replace(outcome, success=success)
+    seconds = {"protocol": protocol_s, "world": time.perf_counter() - started}
+    return replace(
+        result,
+        success=success,
+        code=None if success else code,
+        message=None if success else message,
+        commitment=commitment,
+        plan=plan,
+        execution=execution,
+        outcome=outcome,
+        seconds=seconds,
+    )
+
+
+def _agent(task: TeamTask, name: str) -> TeamAgent:
+    return next(agent for agent in task.agents if agent.name == name)
+
+
+def _gather_view(task: TeamTask, lead: str, prior: Prior, speaker: _Speaker) -> TeamTask:
+    """The lead's view after one bounded supply question to every peer."""
+    query = _asked(task, prior)
+    agents = []
+    for agent in task.agents:
+        if agent.name == lead:
+            agents.append(agent)
+            continue
+        heard = speaker.ask(query, lead, agent.name)
+        said = parse_answer(speaker.have(heard, agent, lead), query)
+        agents.append(TeamAgent(name=agent.name, inventory=dict(said.holds), blocked=list(said.cannot)))
+    return task.model_copy(update={"agents": agents})

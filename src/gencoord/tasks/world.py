@@ -1,0 +1,77 @@
+"""The world a team task runs in: agents on a ring, a crafting station spot, a source per resource.
+
+Every team world has the same public shape, so a task file need not draw a map: a
+crafting station at the centre (standing, or a spot where a held table is placed), the
+agents on a ring around it, one source per gatherable item on an outer ring, and a
+chest for a goal that must end in one. A resource that some block drops when broken by
+hand is a resource area of that block; anything else the world offers without limit
+(mob drops, ores that need a pickaxe) is a stocked supply chest, which the task's notes
+and the README say, since that is a simplification of the real game.
+"""
+
+from __future__ import annotations
+
+import math
+
+from gencoord.prior.episode import PublicEpisode, Ref
+from gencoord.prior.prior import Prior
+from gencoord.tasks.team import ANY, TeamTask
+from gencoord.worlds.spec import AgentSpec, WorldSpec
+
+STATION = "crafting_station"
+"""The station spot every team world has (``station.place`` puts a held table here)."""
+
+SUPPLY = 2304
+"""Blocks in a resource area, items in a supply chest: a full inventory, never the limit."""
+
+_Y = 64
+_AGENT_RING, _SOURCE_RING, _CHEST_RING = 3.0, 9.0, 5.0
+
+
+def source_ref(item: str) -> str:
+    """The public name of where ``item`` is gathered."""
+    return f"{item}_source"
+
+
+def _ring(index: int, count: int, radius: float, turn: float = 0.0) -> tuple[int, int, int]:
+    angle = 2 * math.pi * (index / max(count, 1) + turn)
+    return round(radius * math.cos(angle)), _Y, round(radius * math.sin(angle))
+
+
+def _hand_block(item: str, prior: Prior) -> str | None:
+    """A block that drops exactly ``item`` when broken by hand, preferring the block of the same name."""
+    blocks = [
+        name
+        for name in prior.game.sources_of(item)
+        if prior.game.blocks[name].harvest_tools is None and prior.game.blocks[name].drops == (item,)
+    ]
+    return item if item in blocks else (blocks[0] if blocks else None)
+
+
+def team_world(task: TeamTask, prior: Prior) -> tuple[PublicEpisode, WorldSpec]:
+    """The public episode every agent may name, and the world state only executors see."""
+    refs: dict[str, Ref] = {STATION: Ref(kind="station", block="crafting_table", position=(0, _Y, 0))}
+    contents: dict[str, dict[str, int]] = {}
+    deposits: dict[str, int] = {}
+    resources = sorted(task.world.resources)
+    for index, item in enumerate(resources):
+        position = _ring(index, len(resources), _SOURCE_RING, 0.5 / max(len(resources), 1))
+        block = _hand_block(item, prior)
+        if block is not None:
+            refs[source_ref(item)] = Ref(kind="resource", block=block, position=position)
+            deposits[source_ref(item)] = SUPPLY
+        else:
+            refs[source_ref(item)] = Ref(kind="container", block="chest", position=position)
+            contents[source_ref(item)] = {item: SUPPLY}
+    holder = task.goal.holder
+    names = [agent.name for agent in task.agents]
+    if holder != ANY and holder not in names:
+        refs[holder] = Ref(kind="container", block="chest", position=_ring(0, 1, _CHEST_RING, 0.125))
+    agents = tuple(
+        AgentSpec(agent.name, tuple(float(c) for c in _ring(i, len(names), _AGENT_RING)), dict(agent.inventory))  # type: ignore[arg-type]
+        for i, agent in enumerate(task.agents)
+    )
+    unplaced = frozenset() if task.world.crafting_table else frozenset({STATION})
+    episode = PublicEpisode(tuple(names), refs, None, unplaced)
+    world = WorldSpec(agents, refs, contents=contents, deposits=deposits, unplaced=unplaced)
+    return episode, world
