@@ -36,18 +36,26 @@ def _items(prior: Prior) -> set[str]:
 def dsl_grammar(prior: Prior, context: LocalContext) -> str:
     """EBNF for one agent's Short DSL record, grounded in its context."""
     agents = {context.agent, context.peer}
+    items = _items(prior)
+    if context.team is not None:  # a team lead names any teammate and any item the task or its bags hold
+        agents = {agent.name for agent in context.team.agents}
+        items |= {context.team.goal.item, *context.team.world.resources}
+        items |= {item for agent in context.team.agents for item in agent.inventory}
     codes = set(context.branches) or set(prior.codebook)
     kinds = {
         "agent": _alternatives(agents),
         "ref": _alternatives(set(context.refs)),
         "code": _alternatives(codes),
-        "item": _alternatives(_items(prior)),
+        "item": _alternatives(items),
         "number": "[1-9] [0-9]? [0-9]? [0-9]?",  # bounded: the prior caps quantities (2304)
     }
     key_kind = {"bind": "code", "q": "number", "item": "item", "input": "item", "to": "agent", "from": "agent"}
     paths = [' " > " '.join(["task"] * n) for n in range(1, prior.vocab.max_path_tasks + 1)]
+    # a team lead may address every peer: one REQ line each (the n-party extension)
+    requests = '("\\nREQ -" | ("\\nREQ " agent " " path)+)' if context.team else '"\\nREQ " ("-" | agent " " path)'
+    root = f'root ::= "SELF " ("-" | path) {requests}'
     lines = [
-        'root ::= "SELF " ("-" | path) "\\nREQ " ("-" | agent " " path)',
+        root,
         "path ::= " + " | ".join(f"({p})" for p in paths),  # the codec's path length limit
         "task ::= " + " | ".join(f"t{i}" for i in range(len(prior.skills))),
     ]

@@ -84,6 +84,36 @@ def _selector_set(selector_name: str) -> BackendSet:
     return make
 
 
+TEAM_BACKENDS = (
+    "planner",
+    f"{MODEL_PREFIX}<checkpoint>",
+    f"{CONSTRAINED_PREFIX}<checkpoint>",
+    f"{API_PREFIX}<url>#<model>",
+)
+
+
+def team_backend(name: str, prior: Prior) -> Backend:
+    """The backend that leads a team task: the planner, a trained model (optionally grammar-constrained), or an API."""
+    if name == "planner":
+        from gencoord.backends.planner import PlannerBackend  # noqa: PLC0415  (scipy's solver loads when planning)
+
+        return PlannerBackend(prior)
+    if name.startswith(API_PREFIX):
+        require_learn(f"backend {name}", API_MODULES)
+        from gencoord.backends.api import ApiBackend  # noqa: PLC0415
+
+        return ApiBackend(*api_target(name.removeprefix(API_PREFIX)), prior)
+    checkpoint = checkpoint_of(name)
+    if checkpoint is None:
+        raise ConfigError("UNKNOWN_BACKEND", f"unknown team backend {name!r}; known: {', '.join(TEAM_BACKENDS)}")
+    require_learn(f"backend {name}")
+    if not (checkpoint / MANIFEST).exists():
+        raise ConfigError("UNKNOWN_BACKEND", f"{checkpoint} holds no trained model ({MANIFEST})")
+    from gencoord.backends.local import LocalModelBackend  # noqa: PLC0415
+
+    return LocalModelBackend(checkpoint, prior, name.startswith(CONSTRAINED_PREFIX))
+
+
 SEED = "{seed}"
 """In a backend name, the episode's seed: ``model:ckpt/dsl-s{seed}`` gives each seed its own trained model."""
 

@@ -16,17 +16,18 @@ from gencoord.dsl.serialize import format_path, format_task
 from gencoord.protocol.plan import DispatchPlan
 from gencoord.protocol.result import Fail, NoCommitment, Success
 from gencoord.run.episode import EpisodeResult
-from gencoord.runtime.verify import HandoffObservation
+from gencoord.runtime.verify import Execution, HandoffObservation
 
 RECORD_VERSION = 2  # 2: "handoffs" lists (any number of hand-overs) replace "handoff"
 DEADLINES_S = (30, 60)
 
 
-def _actions(result: EpisodeResult) -> list[dict[str, Any]]:
-    if result.execution is None:
+def action_rows(execution: Execution | None) -> list[dict[str, Any]]:
+    """Every executor action that ran, with its timing, failure and the inventories it left."""
+    if execution is None:
         return []
     rows = []
-    for record in result.execution.records:
+    for record in execution.records:
         fields = {f.name: getattr(record.action, f.name) for f in dataclasses.fields(record.action)}
         del fields["agent"], fields["task"]
         rows.append(
@@ -48,7 +49,7 @@ def _actions(result: EpisodeResult) -> list[dict[str, Any]]:
     return rows
 
 
-def _plan(plan: DispatchPlan) -> dict[str, Any]:
+def plan_record(plan: DispatchPlan) -> dict[str, Any]:
     """The dispatch DAG: task ids, actors, where, and what each waits for."""
     return {
         "tasks": [
@@ -91,7 +92,7 @@ def _protocol(result: EpisodeResult) -> dict[str, Any]:
         "responses": [r.serialize() for r in trace.responses],
     }
     if isinstance(protocol, Success):
-        body["plan"] = _plan(protocol.plan)
+        body["plan"] = plan_record(protocol.plan)
         commitment = protocol.commitment
         body["commitment"] = {
             "direction": commitment.direction,
@@ -144,7 +145,7 @@ def episode_record(result: EpisodeResult) -> dict[str, Any]:
         "fault": result.fault.value,
         "backends": dict(result.backends),
         "protocol": _protocol(result),
-        "actions": _actions(result),
+        "actions": action_rows(result.execution),
         "handoffs": handoffs,
         "final": None
         if execution is None
