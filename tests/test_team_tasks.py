@@ -15,8 +15,9 @@ from typer.testing import CliRunner
 from gencoord.cli import app
 from gencoord.errors import ConfigError
 from gencoord.planning.feasibility import diagnose
-from gencoord.prior import Prior, default_prior
-from gencoord.tasks.team import TeamAgent, TeamGoal, TeamTask, TeamWorld, legacy_names
+from gencoord.prior import default_prior
+from gencoord.tasks.generate import random_task
+from gencoord.tasks.team import TeamAgent, TeamGoal, TeamTask, legacy_names
 from gencoord.tasks.team_files import load_team_tasks
 
 FIXTURES = Path(__file__).parent / "fixtures" / "team"
@@ -137,61 +138,15 @@ def test_tasks_check_prints_one_json_object_per_task() -> None:
 
 # ---------------------------------------------------------------- generated tasks
 
-CRAFTABLE = sorted(item for item, recipes in PRIOR.game.recipes.items() if recipes)
-
-
-def _tree(prior: Prior, rng: random.Random, target: str, count: int) -> tuple[Counter[str], set[str], set[str]] | None:
-    """One random recipe tree for ``count`` × ``target``: its raw leaves (items no recipe makes), every
-    item any variant of its nodes could use, and the essential leaves (every recipe on the way to them
-    has a single variant, so nothing can stand in for them). None when the tree repeats an item or
-    runs too deep."""
-    leaves: Counter[str] = Counter()
-    touched: set[str] = set()
-    seen: set[str] = set()
-    essential: set[str] = set()
-
-    def expand(item: str, needed: int, depth: int, only_way: bool) -> bool:
-        if item in seen or depth > 6:
-            return False
-        seen.add(item)
-        recipes = prior.game.recipes.get(item, ())
-        if not recipes:
-            leaves[item] += needed
-            if only_way:
-                essential.add(item)
-            return True
-        touched.update(i for recipe in recipes for i in recipe.ingredients)
-        recipe = rng.choice(recipes)
-        runs = recipe.crafts_for(needed)
-        single = only_way and len(recipes) == 1
-        return all(expand(ingredient, n * runs, depth + 1, single) for ingredient, n in recipe.ingredients.items())
-
-    return (leaves, touched | seen, essential) if expand(target, count, 0, True) else None
-
 
 @st.composite
 def team_tasks(draw: st.DrawFn) -> tuple[TeamTask, Counter[str], set[str]]:
+    """Random tasks from the recipe graph (``tasks/generate.py``): 2–8 agents, leaves split at random, distractors."""
     rng = random.Random(draw(st.integers(0, 2**32)))
-    target, count = draw(st.sampled_from(CRAFTABLE)), draw(st.integers(1, 3))
-    tree = _tree(PRIOR, rng, target, count)
-    assume(tree is not None)
-    assert tree is not None
-    leaves, touched, essential = tree
-    assume(leaves and target not in leaves)
-    names = [f"a{i}" for i in range(draw(st.integers(2, 8)))]
-    inventories: dict[str, Counter[str]] = {name: Counter() for name in names}
-    for item, n in leaves.items():  # each leaf's units split at random across agents
-        for _ in range(n):
-            inventories[rng.choice(names)][item] += 1
-    raw = [item for item in PRIOR.game.stack_sizes if item not in PRIOR.game.recipes and item not in touched]
-    for _ in range(draw(st.integers(0, 4))):  # distractors: items no recipe of the tree could use
-        inventories[rng.choice(names)][rng.choice(raw)] += rng.randint(1, 5)
-    placed = draw(st.booleans())
-    if not placed:  # no table in the world: one agent holds one (held, not placed)
-        inventories[rng.choice(names)]["crafting_table"] += 1
-    agents = [TeamAgent(name=name, inventory=dict(inventories[name])) for name in names]
-    goal, world = TeamGoal(item=target, count=count), TeamWorld(crafting_table=placed)
-    return TeamTask(id="generated", agents=agents, goal=goal, world=world), leaves, essential
+    generated = random_task(PRIOR, rng, draw(st.integers(2, 8)), distractors=draw(st.integers(0, 4)))
+    assume(generated is not None)
+    assert generated is not None
+    return generated.task, generated.leaves, set(generated.essential)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])

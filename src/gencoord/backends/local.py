@@ -26,6 +26,7 @@ from gencoord.backends.context import model_input
 from gencoord.backends.rule import at_stage, composed
 from gencoord.dsl.ast import Proposal
 from gencoord.dsl.surface import SurfaceName, surface
+from gencoord.errors import BackendError
 from gencoord.models.generate import MAX_NEW_TOKENS, generate
 from gencoord.models.load import LoadedModel, load_model
 from gencoord.models.spec import Target
@@ -64,7 +65,16 @@ class LocalModelBackend:
         started = time.perf_counter()
         processors = [logits_processor(self.model, self.prior, context)] if self.constrained else None
         budget = _BUDGET_FACTOR if spec.target is Target.FACTOR else MAX_NEW_TOKENS
-        text, tokens_in, tokens_out = generate(self.model.model, self.model.codec, prompt, budget, processors)
+        try:
+            text, tokens_in, tokens_out = generate(self.model.model, self.model.codec, prompt, budget, processors)
+        except AssertionError:  # xgrammar's matcher: no token of this vocabulary continues the grammar
+            if not self.constrained:
+                raise
+            raise BackendError(
+                "GRAMMAR_DEAD_END",
+                f"{self.name}: the model's vocabulary cannot spell any continuation the grammar allows "
+                "(names of this task outside what the model was trained on)",
+            ) from None
         latency = time.perf_counter() - started
         if spec.target is Target.FACTOR:
             text = self._compose(text.strip(), context, request)

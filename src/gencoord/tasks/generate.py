@@ -1,0 +1,83 @@
+"""Random team tasks drawn from the recipe graph: for property tests, benchmarks and stress runs.
+
+A target is any craftable item; one random recipe tree below it gives the raw leaves,
+whose units are split at random across the agents, plus distractor items no recipe of
+the tree could use. Without a placed table one agent holds a crafting table in its bag.
+Every generated task is feasible by construction; ``essential`` names the leaves nothing
+can stand in for (every recipe on the way has one variant), so removing a unit of one
+must make the task unreachable.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from dataclasses import dataclass
+
+from gencoord.prior.prior import Prior
+from gencoord.tasks.team import TeamAgent, TeamGoal, TeamTask, TeamWorld
+
+MAX_DEPTH = 6
+
+
+@dataclass(frozen=True)
+class GeneratedTask:
+    task: TeamTask
+    leaves: Counter[str]  # raw items the drawn tree consumes
+    essential: frozenset[str]  # leaves no other variant can replace
+
+
+def _tree(prior: Prior, rng: random.Random, target: str, count: int) -> tuple[Counter[str], set[str], set[str]] | None:
+    """One random recipe tree: its leaves, every item its nodes' variants could use, the essential leaves."""
+    leaves: Counter[str] = Counter()
+    touched: set[str] = set()
+    seen: set[str] = set()
+    essential: set[str] = set()
+
+    def expand(item: str, needed: int, depth: int, only_way: bool) -> bool:
+        if item in seen or depth > MAX_DEPTH:
+            return False
+        seen.add(item)
+        recipes = prior.game.recipes.get(item, ())
+        if not recipes:
+            leaves[item] += needed
+            if only_way:
+                essential.add(item)
+            return True
+        touched.update(i for recipe in recipes for i in recipe.ingredients)
+        recipe = rng.choice(recipes)
+        runs = recipe.crafts_for(needed)
+        single = only_way and len(recipes) == 1
+        return all(expand(ingredient, n * runs, depth + 1, single) for ingredient, n in recipe.ingredients.items())
+
+    return (leaves, touched | seen, essential) if expand(target, count, 0, True) else None
+
+
+def random_task(
+    prior: Prior, rng: random.Random, agents: int, *, task_id: str = "generated", distractors: int = 2
+) -> GeneratedTask | None:
+    """One random feasible task for ``agents`` agents; None when the drawn tree is unusable (redraw)."""
+    craftable = sorted(item for item, recipes in prior.game.recipes.items() if recipes)
+    target, count = rng.choice(craftable), rng.randint(1, 3)
+    tree = _tree(prior, rng, target, count)
+    if tree is None:
+        return None
+    leaves, touched, essential = tree
+    if not leaves or target in leaves:
+        return None
+    names = [f"a{i}" for i in range(agents)]
+    inventories: dict[str, Counter[str]] = {name: Counter() for name in names}
+    for item, n in leaves.items():
+        for _ in range(n):
+            inventories[rng.choice(names)][item] += 1
+    raw = sorted(item for item in prior.game.stack_sizes if item not in prior.game.recipes and item not in touched)
+    for _ in range(distractors):
+        inventories[rng.choice(names)][rng.choice(raw)] += rng.randint(1, 5)
+    placed = rng.random() < 0.5
+    if not placed:
+        inventories[rng.choice(names)]["crafting_table"] += 1
+    team = [TeamAgent(name=name, inventory=dict(inventories[name])) for name in names]
+    task = TeamTask(
+        id=task_id, agents=team, goal=TeamGoal(item=target, count=count), world=TeamWorld(crafting_table=placed)
+    )
+    return GeneratedTask(task, leaves, frozenset(essential))
