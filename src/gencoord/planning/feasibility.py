@@ -15,7 +15,7 @@ craftable, which is what a person would fix.
 
 from __future__ import annotations
 
-from collections import deque
+from collections import Counter, deque
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,6 +29,8 @@ GATHER_SKILL = "resource.obtain"
 CRAFT_SKILL = "craft.item"
 TABLE = "crafting_table"
 MAX_DEPTH = 12
+_GREEDY_BUDGET = 400
+"""Expansions the fast search may make before the exact solver takes over."""
 """Recipe levels explored below the goal."""
 _RAW_SLACK, _CRAFTED_SLACK, _RUN = 1_000.0, 1_000_000.0, 1.0
 _BIG = 100_000
@@ -117,17 +119,64 @@ def _chain(goal: str, target: str, used: list[tuple[str, Recipe]]) -> tuple[str,
     return tuple(reversed(path))
 
 
-def diagnose(task: TeamTask, prior: Prior) -> Feasibility:
-    """Whether the goal is reachable from what the team holds, gathers and crafts (blocked skills respected)."""
-    game = prior.game
-    gatherers = [agent for agent in task.agents if GATHER_SKILL not in agent.blocked]
-    crafters = [agent for agent in task.agents if CRAFT_SKILL not in agent.blocked]
-    gatherable = set(task.world.resources) if gatherers else set()
-    goal, count = task.goal.item, task.goal.count
-    table_needed = not task.world.crafting_table
-    items, variants = _closure(game, (goal, TABLE) if table_needed else (goal,), bool(crafters))
+def _greedy(
+    game: GameData, goal: str, count: int, held: dict[str, int], gatherable: set[str], table_needed: bool
+) -> tuple[tuple[tuple[str, Recipe, int], ...], bool] | None:
+    """A plan by depth-first search over variants (held items first), or None to leave it to the solver.
+
+    Most tasks have a plan that uses what is held along the first workable variant; this
+    finds it in well under a millisecond. It is sound (every plan it returns balances),
+    not complete: a failure, or a search past :data:`_GREEDY_BUDGET` expansions, falls
+    back to the exact integer program, which also names what is missing.
+    """
+    pool: Counter[str] = Counter(held)
+    runs: Counter[tuple[str, int]] = Counter()
+    budget = [_GREEDY_BUDGET]
+
+    def need(item: str, quantity: int, depth: int, path: frozenset[str]) -> bool:
+        take = min(pool[item], quantity)
+        pool[item] -= take
+        quantity -= take
+        if quantity == 0 or item in gatherable:
+            return True
+        budget[0] -= 1
+        if depth >= MAX_DEPTH or item in path or budget[0] < 0:
+            return False
+        variants = addressable(game, item)
+        variants.sort(key=lambda pair: -sum(min(pool[i], n) / n for i, n in pair[1].ingredients.items()))
+        for _, recipe in variants:
+            times = recipe.crafts_for(quantity)
+            saved_pool, saved_runs = pool.copy(), runs.copy()
+            if all(need(i, n * times, depth + 1, path | {item}) for i, n in recipe.ingredients.items()):
+                runs[(item, game.recipes[item].index(recipe))] += times
+                pool[item] += recipe.count * times - quantity
+                return True
+            pool.clear()
+            pool.update(saved_pool)
+            runs.clear()
+            runs.update(saved_runs)
+        return False
+
+    if not need(goal, count, 0, frozenset()):
+        return None
+    placed = table_needed and any(game.recipes[item][i].grid == 3 for item, i in runs)
+    if placed and not need(TABLE, 1, 0, frozenset()):
+        return None
+    return tuple((item, game.recipes[item][i], times) for (item, i), times in runs.items()), placed
+
+
+def _solve(
+    game: GameData,
+    items: list[str],
+    variants: list[tuple[str, Recipe]],
+    held: dict[str, int],
+    gatherable: set[str],
+    goal: str,
+    count: int,
+    table_needed: bool,
+) -> np.ndarray:
+    """The cheapest integer plan: runs per variant, then slack per item, then the table indicator."""
     index = {item: i for i, item in enumerate(items)}
-    held = task.holdings()
     n_items, n_variants = len(items), len(variants)
     # variables: runs per variant | slack per item | table indicator
     n = n_variants + n_items + 1
@@ -162,7 +211,26 @@ def diagnose(task: TeamTask, prior: Prior) -> Feasibility:
     top = np.concatenate([np.full(n_variants, _BIG), np.full(n_items, _BIG), [1.0 if table_needed else 0.0]])
     solved = milp(cost, constraints=constraints, integrality=np.ones(n), bounds=Bounds(np.zeros(n), top))
     assert solved.success and solved.x is not None, solved.message  # slack keeps it feasible and bounded
-    x = np.round(solved.x).astype(int)
+    plan: np.ndarray = np.round(solved.x).astype(int)
+    return plan
+
+
+def diagnose(task: TeamTask, prior: Prior) -> Feasibility:
+    """Whether the goal is reachable from what the team holds, gathers and crafts (blocked skills respected)."""
+    game = prior.game
+    gatherers = [agent for agent in task.agents if GATHER_SKILL not in agent.blocked]
+    crafters = [agent for agent in task.agents if CRAFT_SKILL not in agent.blocked]
+    gatherable = set(task.world.resources) if gatherers else set()
+    goal, count = task.goal.item, task.goal.count
+    table_needed = not task.world.crafting_table
+    items, variants = _closure(game, (goal, TABLE) if table_needed else (goal,), bool(crafters))
+    held = task.holdings()
+    found = _greedy(game, goal, count, held, gatherable, table_needed) if crafters else None
+    if found is not None:
+        runs, places_table = found
+        return Feasibility(True, None, "", crafts=sum(t for _, _, t in runs), runs=runs, places_table=places_table)
+    x = _solve(game, items, variants, held, gatherable, goal, count, table_needed)
+    n_variants = len(variants)
     used = [variants[column] for column in range(n_variants) if x[column] > 0]
     crafts = int(x[:n_variants].sum())
     missing = [
