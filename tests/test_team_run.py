@@ -136,7 +136,10 @@ def test_privacy_costs_messages_the_centralized_reference_does_not_send(surface:
 
 
 def test_answers_name_only_what_was_asked_and_hostile_answers_get_codes() -> None:
-    asked = parse_query("ASK book oak_planks")
+    asked = parse_query("ASK book oak_planks", lambda goal: ())
+    assert parse_query("ASK FOR bookshelf", lambda goal: ("book", goal)) == SupplyQuery(
+        ("book", "bookshelf"), "bookshelf"
+    )
     assert parse_answer("HAVE book=3 CANNOT craft.item", asked).holds == (("book", 3),)
     for hostile, code in [
         ("HAVE diamond=64", "UNASKED_ITEM"),
@@ -157,7 +160,7 @@ def test_answers_name_only_what_was_asked_and_hostile_answers_get_codes() -> Non
 def test_any_answer_text_parses_or_fails_with_a_parse_error(text: str | bytes) -> None:
     try:
         parse_answer(text, SupplyQuery(("book", "stick")))
-        parse_query(text)
+        parse_query(text, lambda goal: (goal,))
     except ParseError:
         pass
 

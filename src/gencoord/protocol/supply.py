@@ -6,7 +6,9 @@ the peer answers with the counts it holds of *those* items (nothing else) and th
 skills it cannot use. Both are one typed line each, counted on the wire like every
 other message:
 
-* ``ASK <item> <item> ...`` — at most :data:`MAX_ASKED` distinct item names;
+* ``ASK FOR <goal>`` — every item the goal's recipes can use; both sides expand it the same
+  way from the shared prior, so the question costs a few bytes however big the recipe tree;
+* ``ASK <item> <item> ...`` — an explicit list of at most :data:`MAX_ASKED` distinct item names;
 * ``HAVE <item>=<n> ... [CANNOT <skill> ...]`` or ``HAVE -`` — only items that were asked,
   each once, counts positive.
 
@@ -15,6 +17,7 @@ A hostile or broken peer gets a :class:`ParseError` with a stable code, never a 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from gencoord.dsl.parse import ATOM, check_size
@@ -28,10 +31,15 @@ _WHERE = Location(line=1, section="SUPPLY")
 
 @dataclass(frozen=True, slots=True)
 class SupplyQuery:
-    items: tuple[str, ...]
+    items: tuple[str, ...]  # what an answer may name
+    goal: str | None = None  # ASK FOR <goal>: ``items`` is the goal's recipe closure in the shared prior
 
     def serialize(self) -> str:
-        return "ASK " + " ".join(self.items)
+        return f"ASK FOR {self.goal}" if self.goal is not None else "ASK " + " ".join(self.items)
+
+
+Expand = Callable[[str], tuple[str, ...]]
+"""The shared prior's answer to ``ASK FOR <goal>``: the items the goal's recipes can use."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,10 +61,14 @@ def _words(message: str | bytes, head: str) -> list[str]:
     return words[1:]
 
 
-def parse_query(message: str | bytes) -> SupplyQuery:
+def parse_query(message: str | bytes, expand: Expand) -> SupplyQuery:
     items = _words(message, "ASK")
     if not items:
         raise ParseError("MALFORMED_SUPPLY", "ASK names no item", _WHERE)
+    if items[0] == "FOR":
+        if len(items) != 2 or ATOM.fullmatch(items[1]) is None:
+            raise ParseError("MALFORMED_SUPPLY", "expected 'ASK FOR <item>'", _WHERE)
+        return SupplyQuery(expand(items[1]), items[1])
     if len(items) > MAX_ASKED:
         raise ParseError("TOO_MANY_ITEMS", f"ASK names {len(items)} items; at most {MAX_ASKED}", _WHERE)
     if len(set(items)) != len(items):

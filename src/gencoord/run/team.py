@@ -35,7 +35,7 @@ from gencoord.backends.planner import PlannerBackend
 from gencoord.dsl import team_dialogue
 from gencoord.dsl.ast import Path, Proposal
 from gencoord.dsl.surface import SurfaceName
-from gencoord.errors import GencoordError, ResolutionError
+from gencoord.errors import GencoordError, ParseError, ResolutionError, WorldError
 from gencoord.planning.feasibility import closure_items, diagnose
 from gencoord.prior.contract import check_proposal
 from gencoord.prior.episode import PublicEpisode
@@ -46,7 +46,7 @@ from gencoord.protocol.generation import Generation, GenerationRequest, Stage
 from gencoord.protocol.plan import DispatchPlan
 from gencoord.protocol.resolve import check_ledgers, resolve_team
 from gencoord.protocol.response import Response, parse_response
-from gencoord.protocol.supply import MAX_ASKED, SupplyQuery, answer, parse_answer, parse_query
+from gencoord.protocol.supply import SupplyQuery, answer, parse_answer, parse_query
 from gencoord.protocol.wire import Wire
 from gencoord.run.episode import run_checked
 from gencoord.runtime.compile import compile_plan
@@ -119,10 +119,17 @@ class _Speaker:
         self.prior, self.wire, self.task = prior, wire, task
 
     def ask(self, query: SupplyQuery, lead: str, peer: str) -> SupplyQuery:
-        goal = f"{self.task.goal.count} {self.task.goal.item}"
-        text = team_dialogue.say_ask(query.items, lead, peer, goal) if self.free else query.serialize()
-        sent = self.wire.send(lead, peer, "ASK", text)
-        return SupplyQuery(team_dialogue.hear_ask(sent)) if self.free else parse_query(sent)
+        """Ask ``peer``; what the peer understood comes back (expanded with its copy of the prior)."""
+        goal = self.task.goal
+        if self.free:
+            sent = self.wire.send(lead, peer, "ASK", team_dialogue.say_ask(goal.item, goal.count, lead, peer))
+            return parse_query(f"ASK FOR {team_dialogue.hear_ask(sent)}", self.expand)
+        return parse_query(self.wire.send(lead, peer, "ASK", query.serialize()), self.expand)
+
+    def expand(self, goal: str) -> tuple[str, ...]:
+        if not self.prior.game.is_item(goal):
+            raise ParseError("UNKNOWN_ITEM", f"ASK FOR names {goal[:40]!r}, which is not an item")
+        return recipe_closure(self.prior, goal)
 
     def have(self, query: SupplyQuery, agent: TeamAgent, lead: str) -> str:
         reply = answer(query, dict(agent.inventory), list(agent.blocked))
@@ -131,22 +138,33 @@ class _Speaker:
         return team_dialogue.hear_have(sent) if self.free else sent
 
     def propose(self, proposal: Proposal, lead: str, peer: str) -> Proposal:
-        if self.free:
-            sent = self.wire.send(lead, peer, "PROPOSAL", team_dialogue.say_proposal(proposal, lead, peer))
-            return team_dialogue.hear_proposal(sent, self.prior.vocab)
-        return self.prior.parse(self.wire.send(lead, peer, "PROPOSAL", self.prior.serialize(proposal)))
+        """Deliver the commitment to ``peer``; what the peer heard comes back."""
+        if not self.free:
+            return self.prior.parse(self.wire.send(lead, peer, "PROPOSAL", self.prior.serialize(proposal)))
+        turns = team_dialogue.say_proposal(proposal, lead, peer)
+        heard = []
+        for index, turn in enumerate(turns):
+            heard.append(self.wire.send(lead, peer, "PROPOSAL", turn))
+            if index < len(turns) - 1:  # the peer takes each step on; its answer to the last turn is its decision
+                steps = next(r.plan for r in proposal.peer_requests if r.target == peer)
+                self.wire.send(peer, lead, "DIALOGUE", team_dialogue.say_step(steps[index], lead))
+        return team_dialogue.hear_proposal(" ".join(heard), self.prior.vocab)
 
-    def respond(self, response: Response, peer: str, lead: str) -> Response:
-        fields = dict(response.extra)
-        if self.free:
-            sent = self.wire.send(peer, lead, "RESPONSE", team_dialogue.say_response(response.decision, fields, lead))
-            return parse_response(team_dialogue.hear_response(sent))
-        return parse_response(self.wire.send(peer, lead, "RESPONSE", response.serialize()))
+    def respond(self, response: Response, heard: Proposal, peer: str, lead: str) -> Response:
+        if not self.free:
+            return parse_response(self.wire.send(peer, lead, "RESPONSE", response.serialize()))
+        last = next(r.plan for r in heard.peer_requests if r.target == peer)[-1]
+        said = team_dialogue.say_response(response.decision, dict(response.extra), lead, last)
+        return parse_response(team_dialogue.hear_response(self.wire.send(peer, lead, "RESPONSE", said)))
+
+
+def recipe_closure(prior: Prior, goal: str) -> tuple[str, ...]:
+    """What ``ASK FOR <goal>`` covers: every item the goal's recipes (and a crafting table's) can use."""
+    return tuple(sorted(closure_items(prior.game, goal, table_needed=True)))
 
 
 def _asked(task: TeamTask, prior: Prior) -> SupplyQuery:
-    items = closure_items(prior.game, task.goal.item, not task.world.crafting_table)
-    return SupplyQuery(tuple(sorted(items[:MAX_ASKED])))
+    return SupplyQuery(recipe_closure(prior, task.goal.item), task.goal.item)
 
 
 def _peer_decision(proposal: Proposal, peer: TeamAgent, lead: str, prior: Prior) -> Response:
@@ -250,16 +268,11 @@ def run_team_task(
             result = replace(result, generations=tuple(generations), rounds=round_index)
             proposal = prior.parse(reply.text)
             check_proposal(proposal, lead, prior, episode)
-            responses = {
-                peer.target: speaker.respond(
-                    _peer_decision(
-                        speaker.propose(proposal, lead, peer.target), _agent(task, peer.target), lead, prior
-                    ),
-                    peer.target,
-                    lead,
-                )
-                for peer in proposal.peer_requests
-            }
+            responses = {}
+            for target in (request.target for request in proposal.peer_requests):
+                heard = speaker.propose(proposal, lead, target)
+                decision = _peer_decision(heard, _agent(task, target), lead, prior)
+                responses[target] = speaker.respond(decision, heard, target, lead)
             refused = {peer: response for peer, response in responses.items() if response.decision != "ACCEPT"}
             if not refused:
                 holdings = {agent.name: dict(agent.inventory) for agent in view.agents}
@@ -278,7 +291,13 @@ def run_team_task(
         return finish(code=error.reason, message=error.message)
     protocol_s = time.perf_counter() - clock
     started = time.perf_counter()
-    execution = run_checked(plan, program, world, executor)
+    try:
+        execution = run_checked(plan, program, world, executor)
+    except WorldError as error:  # a world that broke down or cannot host this team: the task's outcome
+        seconds = {"protocol": protocol_s, "world": time.perf_counter() - started}
+        return replace(
+            result, code=error.reason, message=error.message, commitment=commitment, plan=plan, seconds=seconds
+        )
     outcome = judge(plan, (), execution)
     met = goal_met(task, execution.final)
     in_time = execution.final.clock_s <= task.time_limit_s

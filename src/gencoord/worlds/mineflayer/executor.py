@@ -9,6 +9,7 @@ saw otherwise; where both exist, every disagreement is reported in the snapshot.
 from __future__ import annotations
 
 import contextlib
+import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
@@ -39,6 +40,7 @@ from gencoord.worlds.spec import Position, WorldSpec
 START_TIMEOUT_S = 60.0
 RESET_TIMEOUT_S = 40.0
 ACT_TIMEOUT_S = 90.0
+_PLAYER_NAME = re.compile(r"[A-Za-z0-9_]{3,16}")
 OBSERVE_TIMEOUT_S = 10.0
 
 
@@ -107,6 +109,12 @@ class MinecraftExecutor:
                 f"the Minecraft world does not model blocked routes or busy stations ({', '.join(unsupported)})",
             )
         agents = tuple(agent.name for agent in world.agents)
+        unfit = [name for name in agents if _PLAYER_NAME.fullmatch(name) is None]
+        if unfit:
+            raise WorldError(
+                "BAD_AGENT_NAME",
+                f"Minecraft player names are 3-16 letters, digits or _; {', '.join(unfit)} cannot log in",
+            )
         if self._bridge is None or not self._bridge.alive or agents != self._agents:
             self._start(agents)
         assert self._bridge is not None
