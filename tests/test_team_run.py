@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import base64
+import gzip
 import json
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -16,7 +19,8 @@ from gencoord.backends.registry import team_backend
 from gencoord.cli import app
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ParseError, ResolutionError
-from gencoord.eval.config import find_experiment
+from gencoord.eval.config import TeamExperimentConfig, find_experiment, load_experiment, team_tasks_of
+from gencoord.eval.jobs import expand
 from gencoord.planning.planner import plan_team
 from gencoord.prior import Prior
 from gencoord.prior.load import team_prior
@@ -237,3 +241,44 @@ def test_a_tiny_trained_model_as_team_lead_gives_a_typed_outcome(kind: str) -> N
     result = run_team_task(task, PRIOR, lead_backend=team_backend(f"{kind}:{checkpoint}", PRIOR))
     assert result.success or (result.code is not None and result.message)
     assert result.model_calls >= 1 or result.code == "GRAMMAR_DEAD_END"  # a tiny vocabulary may not spell the task
+
+
+def test_a_team_experiment_runs_through_the_runner_with_statistics_and_an_n_agent_viewer(tmp_path: Path) -> None:
+    config = tmp_path / "team.toml"
+    files = [str(FIXTURES / "mindcraft_mixed.json"), str(FIXTURES / "own_format.toml")]
+    config.write_text(
+        'name = "team_fixture"\nkind = "team"\n'
+        f"tasks = {json.dumps(files)}\n"
+        'modes = ["private", "centralized"]\nsurfaces = ["dsl", "freeform"]\n'
+    )
+    result = runner.invoke(app, ["run", str(config), "--out", str(tmp_path / "runs"), "--workers", "1"])
+    assert result.exit_code == 0, result.output
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    tasks = [task for path in files for task in load_team_tasks(Path(path), prior=PRIOR)]
+    records = [json.loads(line) for line in (run_dir / "episodes.jsonl").read_text().splitlines()]
+    assert len(records) == len(tasks) * 4
+    assert {(r["mode"], r["surface"]) for r in records} == {
+        (mode, surface) for mode in ("private", "centralized") for surface in ("dsl", "freeform")
+    }
+    report = (run_dir / "report.md").read_text()
+    assert "Team tasks: success and feasibility by team size" in report and "cost of privacy" in report
+    html = (run_dir / "report.html").read_text()
+    payload = re.search(r'<script id="episodes-data" type="application/octet-stream">([^<]+)</script>', html)
+    assert payload is not None and "function showTeam" in html
+    shown = json.loads(gzip.decompress(base64.b64decode(payload.group(1))))
+    widest = max(shown, key=lambda e: len((e.get("commitment") or {"paths": {}})["paths"]))
+    assert len(widest["commitment"]["paths"]) >= 3 and widest["wire"] and widest["plan"]["tasks"]
+
+
+def test_a_team_experiment_with_a_missing_task_file_fails_before_running(tmp_path: Path) -> None:
+    config = tmp_path / "team.toml"
+    config.write_text('name = "broken"\nkind = "team"\ntasks = ["nowhere.json"]\n')
+    result = runner.invoke(app, ["run", str(config), "--out", str(tmp_path / "runs")])
+    assert result.exit_code == 2 and "nowhere.json" in result.output
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
+
+
+def test_the_shipped_team_experiment_names_real_tasks() -> None:
+    config = load_experiment(find_experiment("team_tasks"))
+    assert isinstance(config, TeamExperimentConfig)
+    assert len(expand(config)) == len(team_tasks_of(config)) * 4 >= 24 * 4

@@ -22,7 +22,14 @@ from gencoord._config import validation_message
 from gencoord.cli.common import UNAVAILABLE, USAGE, command, console, fail
 from gencoord.cli.options import HostOption, OriginOption, PortOption, VersionOption, WorldOption, world_choice
 from gencoord.errors import BackendError, ConfigError
-from gencoord.eval.config import Experiment, ExperimentConfig, find_experiment, load_experiment
+from gencoord.eval.config import (
+    Experiment,
+    ExperimentConfig,
+    GateExperimentConfig,
+    TeamExperimentConfig,
+    find_experiment,
+    load_experiment,
+)
 from gencoord.eval.jobs import expand
 from gencoord.eval.report import write_report
 from gencoord.eval.runner import create_run, discard_run, read_manifest, run_experiment
@@ -33,6 +40,8 @@ INTERRUPTED = 130
 
 
 def _on_world(config: Experiment, world: WorldChoice) -> Experiment:
+    if isinstance(config, TeamExperimentConfig):
+        return config.model_copy(update={"world": world})
     if not isinstance(config, ExperimentConfig):
         if world.kind == "sim":
             return config
@@ -41,10 +50,10 @@ def _on_world(config: Experiment, world: WorldChoice) -> Experiment:
 
 
 def _with_backends(config: Experiment, backends: list[str]) -> Experiment:
-    if not isinstance(config, ExperimentConfig):
+    if isinstance(config, GateExperimentConfig):
         raise ConfigError("BACKEND_NOT_SUPPORTED", f"{config.name}: gate experiments have no backend sets")
     try:
-        return ExperimentConfig.model_validate({**config.model_dump(), "backends": backends})
+        return type(config).model_validate({**config.model_dump(), "backends": backends})
     except ValidationError as exc:
         raise ConfigError("BAD_BACKEND", f"{config.name}: {validation_message(exc)}") from None
 

@@ -21,9 +21,13 @@ from gencoord.errors import ConfigError, did_you_mean
 from gencoord.gate.adjudicators import LOGISTIC, check_adjudicator_name
 from gencoord.gate.config import load_gate_config
 from gencoord.gate.policy import GateCondition
+from gencoord.prior.load import team_prior
 from gencoord.run.episode import FEEDBACK_CONDITIONS, FORWARD_CONDITIONS, Condition, check_dialogue
 from gencoord.run.faults import Fault
+from gencoord.run.team import TeamMode
 from gencoord.tasks.cluster import PAPER_POOLS, Split
+from gencoord.tasks.team import TeamTask
+from gencoord.tasks.team_files import TaskFormat, load_team_tasks
 from gencoord.worlds.choice import WorldChoice
 
 
@@ -36,6 +40,7 @@ class ExperimentKind(StrEnum):
     REPRESENTATION = "representation"  # Table 2 / S10
     HORIZON = "horizon"  # Table S13: multi-step vs single-step commitments
     GATE = "gate"  # the escalation gate on the dynamic suite (its own config shape)
+    TEAM = "team"  # team tasks from task files: n agents, private bags (its own config shape)
     CUSTOM = "custom"
 
 
@@ -161,17 +166,59 @@ class GateExperimentConfig(BaseModel):
         )
 
 
-Experiment = ExperimentConfig | GateExperimentConfig
+class TeamExperimentConfig(BaseModel):
+    """Team tasks: the tasks of task files × information modes × surfaces × lead backends."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_-]*$")]
+    kind: Literal[ExperimentKind.TEAM] = ExperimentKind.TEAM
+    description: str = ""
+    tasks: list[str] = Field(min_length=1)  # task files (gencoord or MINDcraft), relative to the config
+    format: TaskFormat = TaskFormat.AUTO
+    modes: list[TeamMode] = Field(default=[TeamMode.PRIVATE], min_length=1)
+    surfaces: list[Literal[SurfaceName.DSL, SurfaceName.FREEFORM]] = Field(default=[SurfaceName.DSL], min_length=1)
+    backends: list[str] = Field(default=["planner"], min_length=1)  # who leads: planner, model:, constrained:, api:
+    clusters: PositiveInt | None = None  # keep only the first N tasks: reduced runs
+    output: str = "runs"
+    workers: Annotated[int, Field(ge=0)] = 0
+    bootstrap: BootstrapSpec = BootstrapSpec()
+    world: WorldChoice = WorldChoice()
+
+    @field_validator("backends")
+    @classmethod
+    def _known_backends(cls, backends: list[str]) -> list[str]:
+        unknown = [name for name in backends if name != "planner" and not name.startswith(_TEAM_LEAD_PREFIXES)]
+        if unknown:
+            raise ValueError(f"unknown team backend {unknown[0]!r}; known: planner, model:, constrained:, api:")
+        return backends
+
+    def summary(self) -> str:
+        clusters = f" (first {self.clusters} tasks)" if self.clusters else ""
+        return (
+            f"tasks from {', '.join(self.tasks)}{clusters}; modes {', '.join(self.modes)}; "
+            f"surfaces {', '.join(self.surfaces)}; lead backends {', '.join(self.backends)}"
+        )
+
+
+_TEAM_LEAD_PREFIXES = (MODEL_PREFIX, CONSTRAINED_PREFIX, API_PREFIX)
+
+Experiment = ExperimentConfig | GateExperimentConfig | TeamExperimentConfig
 
 
 def experiment_from(data: dict[str, Any]) -> Experiment:
     """The config class a parsed document's ``kind`` calls for."""
     if data.get("kind") == ExperimentKind.GATE.value:
         return GateExperimentConfig.model_validate(data)
+    if data.get("kind") == ExperimentKind.TEAM.value:
+        return TeamExperimentConfig.model_validate(data)
     return ExperimentConfig.model_validate(data)
 
 
 def _cross_check(config: Experiment, origin: str) -> None:
+    if isinstance(config, TeamExperimentConfig):
+        team_tasks_of(config)  # every file loads and every item exists: fail now, not in a worker
+        return
     if isinstance(config, GateExperimentConfig):
         if config.gate_config is not None:
             load_gate_config(Path(config.gate_config))  # fail now, not in a worker
@@ -240,6 +287,8 @@ def _paths_from(data: dict[str, Any], base: Path) -> dict[str, Any]:
         data["adjudicator"] = _backend_path(base, data["adjudicator"])
     if isinstance(data.get("gate_config"), str):
         data["gate_config"] = _relative_to(base, data["gate_config"])
+    if data.get("kind") == ExperimentKind.TEAM.value and isinstance(data.get("tasks"), list):
+        data["tasks"] = [_relative_to(base, path) if isinstance(path, str) else path for path in data["tasks"]]
     return data
 
 
@@ -266,6 +315,16 @@ def find_experiment(name: str) -> Path:
         "NO_SUCH_CONFIG",
         f"{name}: no such file, nor a shipped experiment{hint or ''}; shipped: {', '.join(shipped)}",
     )
+
+
+def team_tasks_of(config: TeamExperimentConfig) -> list[tuple[str, TeamTask]]:
+    """(file, task) for every task of the config's files, in order, cut to ``clusters``."""
+    prior = team_prior()
+    tasks = [(path, task) for path in config.tasks for task in load_team_tasks(Path(path), config.format, prior)]
+    ids = [f"{path}:{task.id}" for path, task in tasks]
+    if len(set(ids)) != len(ids):
+        raise ConfigError("DUPLICATE_TASK", f"{config.name}: a task file is listed twice")
+    return tasks[: config.clusters] if config.clusters else tasks
 
 
 def load_experiment(path: Path) -> Experiment:

@@ -12,23 +12,27 @@ from dataclasses import dataclass
 from functools import cache
 
 from gencoord import __version__
-from gencoord.backends.registry import backend_fits, backend_set, for_seed
+from gencoord.backends.base import Backend
+from gencoord.backends.registry import backend_fits, backend_set, for_seed, team_backend
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
-from gencoord.eval.config import Experiment, ExperimentConfig, GateExperimentConfig
+from gencoord.eval.config import Experiment, ExperimentConfig, GateExperimentConfig, TeamExperimentConfig, team_tasks_of
 from gencoord.gate.adjudicators import adjudicator_for
 from gencoord.gate.config import gate_config_at
 from gencoord.gate.episode import run_gate_episode
 from gencoord.gate.policy import GateCondition
 from gencoord.gate.pool import gate_pool
 from gencoord.gate.suite import GateInstance
-from gencoord.prior.load import default_prior
+from gencoord.prior.load import default_prior, team_prior
 from gencoord.run.episode import Condition, run_episode
 from gencoord.run.faults import Fault
 from gencoord.run.record import episode_record
+from gencoord.run.team import TeamMode, run_team_task
+from gencoord.run.team_record import team_record
 from gencoord.tasks.cluster import Cluster, draw_pool, paper_pool
 from gencoord.tasks.episode import build_episode
 from gencoord.tasks.spec import default_suites
+from gencoord.tasks.team import TeamTask
 from gencoord.worlds.choice import executor_for
 
 
@@ -65,7 +69,16 @@ class GateJob:
     condition: GateCondition
 
 
-AnyJob = Job | GateJob
+@dataclass(frozen=True, slots=True)
+class TeamJob:
+    key: str
+    task: int  # index into the config's tasks
+    mode: TeamMode
+    surface: SurfaceName
+    backend: str
+
+
+AnyJob = Job | GateJob | TeamJob
 
 
 def instances_of(config: GateExperimentConfig) -> tuple[GateInstance, ...]:
@@ -80,6 +93,14 @@ def expand(config: Experiment) -> list[AnyJob]:
             GateJob(f"{instance.id}|{condition}", index, condition)
             for index, instance in enumerate(instances_of(config))
             for condition in config.conditions
+        ]
+    if isinstance(config, TeamExperimentConfig):
+        return [
+            TeamJob(f"{path}:{task.id}|{mode}|{surface}|{backend}", index, mode, surface, backend)
+            for index, (path, task) in enumerate(team_tasks_of(config))
+            for mode in config.modes
+            for surface in config.surfaces
+            for backend in config.backends
         ]
     jobs: list[AnyJob] = []
     for index, cluster in enumerate(clusters_of(config)):
@@ -116,6 +137,16 @@ def _instances(config_json: str) -> tuple[GateInstance, ...]:
 
 
 @cache
+def _team_tasks(config_json: str) -> list[tuple[str, TeamTask]]:
+    return team_tasks_of(TeamExperimentConfig.model_validate_json(config_json))
+
+
+@cache
+def _team_lead(name: str) -> Backend:
+    return team_backend(name, team_prior())
+
+
+@cache
 def _digest(config_json: str) -> str:
     return hashlib.sha256(config_json.encode("utf-8")).hexdigest()
 
@@ -144,6 +175,16 @@ def run_job(config: Experiment, config_json: str, job: AnyJob) -> dict[str, obje
             | {"cluster": instance.id, "outcome": {"G": record["success"]}, "adjudicator": adjudicator.name}
             | tags
         )
+    if isinstance(job, TeamJob):
+        assert isinstance(config, TeamExperimentConfig)
+        path, task = _team_tasks(config_json)[job.task]
+        lead, executor = _team_lead(job.backend), executor_for(config.world)
+        team = run_team_task(
+            task, team_prior(), mode=job.mode, surface=job.surface, lead_backend=lead, executor=executor
+        )
+        record = team_record(team, path, config.world.kind)
+        viewer = {"episode": task.id, "condition": job.mode.value, "backend_set": job.backend}
+        return record | viewer | {"outcome": {**(record["stages"] or {}), "G": team.success}} | tags
     assert isinstance(job, Job) and isinstance(config, ExperimentConfig)
     prior, suites = default_prior(), default_suites()
     cluster = _clusters(config_json)[job.cluster]

@@ -18,12 +18,13 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
 from gencoord.errors import ConfigError
-from gencoord.eval.config import Experiment, GateExperimentConfig
+from gencoord.eval.config import Experiment, GateExperimentConfig, TeamExperimentConfig
 from gencoord.eval.figures import build_figures
 from gencoord.eval.gate_tables import gate_figure, gate_tables
 from gencoord.eval.jobs import config_digest, expand
 from gencoord.eval.runner import read_manifest, read_records, unique_records
 from gencoord.eval.tables import Table, build_tables, paper_figures
+from gencoord.eval.team_tables import team_tables
 
 _VIEWER_FIELDS = (
     "episode",
@@ -52,6 +53,19 @@ _VIEWER_FIELDS = (
     "handoffs",
     "goal",
     "outcome",
+    "task",
+    "agents",
+    "lead",
+    "backend",
+    "code",
+    "message",
+    "wire",
+    "commitment",
+    "plan",
+    "handoff_checks",
+    "stages",
+    "time_limit_s",
+    "duration_s",
 )
 
 
@@ -92,6 +106,8 @@ def write_report(run_dir: Path) -> Report:
     if isinstance(config, GateExperimentConfig):
         tables, estimates = gate_tables(records, config)
         figures = {"ablation": gate_figure(estimates, run_dir / "figures" / "ablation.png")}
+    elif isinstance(config, TeamExperimentConfig):
+        tables, figures = team_tables(records), {}
     else:
         rows, tables = build_tables(records, config)
         figures = build_figures(rows, config, run_dir / "figures")

@@ -1,0 +1,108 @@
+"""Tables of a team experiment: success by team size with exact intervals, traffic by surface, privacy's cost.
+
+Rows are computed from the records alone. Success is the task's own test; a row's 95%
+interval is Clopper–Pearson over its tasks (tasks are independent draws, so there is no
+cluster structure to bootstrap). Bytes and messages compare surfaces and information
+modes on identical tasks: a ratio is taken over the tasks both rows ran.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from statistics import median
+from typing import Any
+
+from gencoord.eval.stats import clopper_pearson
+from gencoord.eval.tables import Table
+
+Record = Mapping[str, Any]
+
+
+def _pct(successes: int, trials: int) -> str:
+    estimate = clopper_pearson(successes, trials)
+    return f"{100 * estimate.value:.1f} [{100 * estimate.low:.1f}, {100 * estimate.high:.1f}]"
+
+
+def _success(records: Sequence[Record]) -> Table:
+    groups: dict[tuple[str, str, str, int], list[Record]] = defaultdict(list)
+    for record in records:
+        groups[(record["backend"], record["mode"], record["surface"], record["agents"])].append(record)
+    table = Table(
+        "team_success",
+        "Team tasks: success and feasibility by team size",
+        ["lead", "information", "surface", "agents", "tasks", "success % [95% CI]", "judged feasible", "median s"],
+        caption="Success: the task's own test on the final world within its time limit. Judged feasible: the team's "
+        "verdict before any action. Exact (Clopper–Pearson) intervals over tasks.",
+    )
+    for (backend, mode, surface, agents), rows in sorted(groups.items()):
+        wins = sum(1 for row in rows if row["success"])
+        durations = [row["duration_s"] for row in rows if row["duration_s"] is not None]
+        table.rows.append(
+            [
+                backend,
+                mode,
+                surface,
+                str(agents),
+                str(len(rows)),
+                _pct(wins, len(rows)),
+                f"{sum(1 for row in rows if row['feasible'])}/{len(rows)}",
+                f"{median(durations):.1f}" if durations else "–",
+            ]
+        )
+    return table
+
+
+def _traffic(records: Sequence[Record]) -> Table:
+    by_setting: dict[tuple[str, str, str], dict[str, Record]] = defaultdict(dict)
+    for record in records:
+        by_setting[(record["backend"], record["mode"], record["surface"])][f"{record['file']}:{record['task']}"] = (
+            record
+        )
+    table = Table(
+        "team_traffic",
+        "Team tasks: coordination traffic on identical tasks",
+        [
+            "lead",
+            "information",
+            "surface",
+            "tasks",
+            "messages (median)",
+            "wire bytes (median)",
+            "bytes vs DSL, private",
+        ],
+        caption="The last column is this row's total bytes over the private DSL row's, on the tasks both ran: "
+        "free-form against DSL is the surface's cost, centralized against private is the cost of privacy.",
+    )
+    for (backend, mode, surface), tasks in sorted(by_setting.items()):
+        base = by_setting.get((backend, "private", "dsl"), {})
+        shared = [key for key in tasks if key in base]
+        ours = sum(tasks[key]["wire_bytes"] for key in shared)
+        theirs = sum(base[key]["wire_bytes"] for key in shared)
+        ratio = f"{ours / theirs:.2f}" if shared and theirs else "–"
+        table.rows.append(
+            [
+                backend,
+                mode,
+                surface,
+                str(len(tasks)),
+                f"{median(r['messages'] for r in tasks.values()):.0f}",
+                f"{median(r['wire_bytes'] for r in tasks.values()):.0f}",
+                ratio,
+            ]
+        )
+    return table
+
+
+def _failures(records: Sequence[Record]) -> Table:
+    codes: dict[str, int] = defaultdict(int)
+    for record in records:
+        if not record["success"]:
+            codes[str(record["code"])] += 1
+    table = Table("team_failures", "Team tasks: why tasks did not succeed", ["code", "tasks"])
+    table.rows = [[code, str(count)] for code, count in sorted(codes.items(), key=lambda item: -item[1])]
+    return table
+
+
+def team_tables(records: Sequence[Record]) -> list[Table]:
+    return [_success(records), _traffic(records), _failures(records)]
