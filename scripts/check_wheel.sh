@@ -14,6 +14,7 @@ if grep -q node_modules <<<"$listing"; then
     echo "the wheel carries npm files:" >&2; grep node_modules <<<"$listing" >&2; exit 1
 fi
 for needed in gencoord/py.typed gencoord/gate/data/jobs.toml gencoord/experiments/request_intervention.toml \
+    gencoord/experiments/team/generated.json gencoord/prior/data/team.toml \
     gencoord/experiments/checkpoints/tiny-dsl/model.safetensors gencoord/worlds/mineflayer/js/package-lock.json; do
     grep -q "$needed" <<<"$listing" || { echo "the wheel lacks $needed" >&2; exit 1; }
 done
@@ -30,4 +31,8 @@ ls runs/*/report.html > /dev/null
 printf '%s' '{"t": {"agent_count": 2, "initial_inventory": {"0": {"milk_bucket": 2}, "1": {"sugar": 2, "egg": 1, "wheat": 3}},
   "target": "cake", "number_of_target": 1, "timeout": 300, "blocked_actions": {"0": ["!collectBlocks"], "1": ["!collectBlocks"]}}}' > tasks.json
 "$gencoord" tasks check tasks.json --jsonl | grep -q 'needs 3 milk_bucket, team has 2'
-echo "wheel check passed: demo, request_intervention (4 clusters), gate_ablation (2 instances) and a MINDcraft task check from an installed wheel"
+"$gencoord" run team_tasks --clusters 4 --workers 2 --out runs
+printf '%s' '{"t": {"agent_count": 3, "initial_inventory": {"0": {"stick": 2}, "1": {"iron_ingot": 2}, "2": {"iron_ingot": 1}},
+  "target": "iron_pickaxe", "number_of_target": 1, "timeout": 300, "blocked_actions": {}}}' > pickaxe.json
+"$gencoord" tasks run pickaxe.json --out team --jsonl | grep -q '"success": true'
+echo "wheel check passed: demo, request_intervention (4 clusters), gate_ablation (2 instances), team_tasks (4 tasks), a MINDcraft task check and a 3-agent MINDcraft task run from an installed wheel"

@@ -282,3 +282,26 @@ def test_the_shipped_team_experiment_names_real_tasks() -> None:
     config = load_experiment(find_experiment("team_tasks"))
     assert isinstance(config, TeamExperimentConfig)
     assert len(expand(config)) == len(team_tasks_of(config)) * 4 >= 24 * 4
+
+
+SKILLS = ["craft.item", "resource.deliver", "resource.obtain", "station.place"]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
+@given(team_tasks(), st.data())
+def test_with_blocked_skills_and_any_holder_a_task_succeeds_or_is_refused_before_acting(
+    generated: tuple[TeamTask, Counter[str], set[str]], data: st.DataObject
+) -> None:
+    task, _, _ = generated
+    agents = [
+        agent.model_copy(update={"blocked": data.draw(st.lists(st.sampled_from(SKILLS), max_size=2, unique=True))})
+        for agent in task.agents
+    ]
+    holder = data.draw(st.sampled_from(["any", "depot_chest", *(agent.name for agent in agents)]))
+    goal = TeamGoal(item=task.goal.item, count=task.goal.count, holder=holder)
+    blocked = task.model_copy(update={"agents": agents, "goal": goal})
+    mode = data.draw(st.sampled_from(list(TeamMode)))
+    result = run_team_task(blocked, PRIOR, mode=mode)
+    if not result.success:
+        assert result.execution is None and not result.feasible, (result.code, result.message)
+        assert result.code in ("UNREACHABLE_GOAL", "NO_STATION", "NO_ASSIGNMENT") and result.message

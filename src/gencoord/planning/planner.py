@@ -72,20 +72,23 @@ def _material(prior: Prior, item: str, recipe: Recipe) -> str | None:
     return next(material for material, variant in addressable(prior.game, item) if variant is recipe)
 
 
-def _craft_order(runs: tuple[tuple[str, Recipe, int], ...]) -> list[tuple[str, Recipe, int]]:
-    """Recipe runs with every ingredient crafted before the recipes that use it."""
+def _craft_order(runs: tuple[tuple[str, Recipe, int], ...], table_made: bool) -> list[tuple[str, Recipe, int]]:
+    """Recipe runs with every ingredient crafted before the recipes that use it.
+
+    When the plan crafts the crafting table it places, every 3×3 run also waits for that craft.
+    """
     made = {result for result, _, _ in runs}
+    table = next((index for index, (result, _, _) in enumerate(runs) if result == TABLE), None)
     graph = {
         index: {other for other, (result, _, _) in enumerate(runs) if result in recipe.ingredients and result in made}
+        | ({table} if table_made and table is not None and recipe.grid > 2 and index != table else set())
         for index, (_, recipe, _) in enumerate(runs)
     }
     return [runs[index] for index in TopologicalSorter(graph).static_order()]
 
 
-def _draft(
-    task: TeamTask, crafter: str, needs: dict[str, int], feasibility: Feasibility, prior: Prior
-) -> _Draft | None:
-    """The paths when ``crafter`` crafts; None when the team cannot supply it that way."""
+def _draft(task: TeamTask, crafter: str, needs: dict[str, int], feasibility: Feasibility, prior: Prior) -> _Draft | str:
+    """The paths when ``crafter`` crafts; why not, when the team's skills cannot supply it that way."""
     blocked = {agent.name: set(agent.blocked) for agent in task.agents}
     holdings = {agent.name: dict(agent.inventory) for agent in task.agents}
     draft = _Draft()
@@ -95,7 +98,7 @@ def _draft(
         candidates = [crafter, *sorted(a for a in holdings if a != crafter)]
         placer = next((a for a in candidates if holdings[a].get(TABLE, 0) and PLACE_SKILL not in blocked[a]), None)
         if placer is None:
-            return None
+            return "no agent holding a crafting table may place it (station.place)"
         holdings[placer][TABLE] -= 1
         needs = {**needs, TABLE: needs[TABLE] - 1}
     gatherers = [
@@ -127,14 +130,14 @@ def _draft(
         if left and item in task.world.resources:
             gatherer = next(iter(gatherers), None)
             if gatherer is None:
-                return None
+                return f"nobody may gather {item} and hand it over"
             obtained[gatherer].append(_task(GATHER_SKILL, prior, q=left, item=item, loc=source_ref(item)))
             if gatherer != crafter:
                 deliveries[gatherer].append(_task(DELIVER_SKILL, prior, q=left, item=item, to=crafter))
                 draft.handoffs += 1
             left = 0
         if left:
-            return None
+            return f"{left} more {item} is held only by agents that may not hand it over (resource.deliver)"
     for agent in sorted(set(obtained) | set(deliveries)):
         if agent != crafter:
             draft.paths[agent] += obtained[agent] + deliveries[agent]
@@ -144,7 +147,7 @@ def _draft(
     own_path = draft.paths[crafter]
     own_path += obtained[crafter]
     placed = placer is not None and placer != crafter
-    for result, recipe, times in _craft_order(feasibility.runs):
+    for result, recipe, times in _craft_order(feasibility.runs, feasibility.places_table and placer is None):
         if recipe.grid > 2 and feasibility.places_table and not placed:
             own_path.append(place)
             placed = True
@@ -160,8 +163,9 @@ def _draft(
         key = "to" if holder in holdings else "dst"
         own_path.append(_task(DELIVER_SKILL, prior, q=task.goal.count, item=task.goal.item, **{key: holder}))
         draft.handoffs += key == "to"
-    if any(task.skill in blocked[agent] for agent, tasks in draft.paths.items() for task in tasks):
-        return None
+    barred = next(((a, t.skill) for a, tasks in draft.paths.items() for t in tasks if t.skill in blocked[a]), None)
+    if barred is not None:
+        return f"{barred[0]} would need {barred[1]}, which it may not use"
     return draft
 
 
@@ -182,9 +186,14 @@ def plan_team(task: TeamTask, lead: str, prior: Prior) -> TeamPlan:
         candidates = [holder] if holder in names else names
     else:
         candidates = [agent.name for agent in task.agents if CRAFT_SKILL not in agent.blocked]
-    drafts = [(name, draft) for name in candidates if (draft := _draft(task, name, needs, feasibility, prior))]
+    attempts = {name: _draft(task, name, needs, feasibility, prior) for name in candidates}
+    drafts = [(name, draft) for name, draft in attempts.items() if isinstance(draft, _Draft)]
     if not drafts:
-        reason = "no agent can take the crafting role with the supplies and skills the team has"
+        why = "; ".join(f"{name}: {reason}" for name, reason in attempts.items())
+        role = "crafts" if feasibility.runs else "collects the goal"
+        reason = f"the items exist in the team, but no agent that {role} can be supplied with the skills it has ({why})"
+        if not attempts:
+            reason = "every agent blocks craft.item"
         return TeamPlan(Feasibility(False, "NO_ASSIGNMENT", reason))
     cap = prior.vocab.max_path_tasks
     fitting = [(name, draft) for name, draft in drafts if draft.longest() <= cap]

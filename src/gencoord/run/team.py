@@ -287,8 +287,8 @@ def run_team_task(
             return finish(code="NO_AGREEMENT", message=f"no proposal was accepted in {MAX_ROUNDS} rounds")
         plan = materialize(commitment, prior, episode)
         program = compile_plan(plan, world, prior.game)
-    except GencoordError as error:
-        return finish(code=error.reason, message=error.message)
+    except GencoordError as error:  # NO_ASSIGNMENT: the lead finds the goal out of the team's reach after all
+        return finish(code=error.reason, message=error.message, feasible=error.reason != "NO_ASSIGNMENT")
     protocol_s = time.perf_counter() - clock
     started = time.perf_counter()
     try:

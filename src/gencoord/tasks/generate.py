@@ -2,7 +2,8 @@
 
 A target is any craftable item; one random recipe tree below it gives the raw leaves,
 whose units are split at random across the agents, plus distractor items no recipe of
-the tree could use. Without a placed table one agent holds a crafting table in its bag.
+the tree could use. A third of the worlds have a placed table, a third a table in one
+agent's bag, and a third neither but oak logs to gather (the table is made, then placed).
 Every generated task is feasible by construction; ``essential`` names the leaves nothing
 can stand in for (every recipe on the way has one variant), so removing a unit of one
 must make the task unreachable.
@@ -18,6 +19,8 @@ from gencoord.prior.prior import Prior
 from gencoord.tasks.team import TeamAgent, TeamGoal, TeamTask, TeamWorld
 
 MAX_DEPTH = 6
+GATHERED = "oak_log"
+"""What a world without a table offers, a third of the time: the crafting table is then made and placed."""
 
 
 @dataclass(frozen=True)
