@@ -10,7 +10,8 @@ teammate crosses the wire, counted byte by byte:
    the skills it cannot use). The lead now judges feasibility: an unreachable goal is
    refused here, before any action, with what is missing.
 3. The lead's backend writes the n-party SELF+REQ; it is parsed and contract-checked,
-   and each peer named in it receives it and answers ACCEPT, COUNTER (``item``/``have``:
+   and each peer named in it receives its projection (its own REQ line and the lines of
+   whoever hands it items, still n-party DSL) and answers ACCEPT, COUNTER (``item``/``have``:
    it holds less than it is asked to hand over) or REJECT (``skill``: it cannot use a
    skill of its path). A counter or reject corrects the lead's view and the lead tries
    again, at most :data:`MAX_ROUNDS` times.
@@ -167,6 +168,22 @@ def _asked(task: TeamTask, prior: Prior) -> SupplyQuery:
     return SupplyQuery(recipe_closure(prior, task.goal.item), task.goal.item)
 
 
+def projected(proposal: Proposal, peer: str) -> Proposal:
+    """What ``peer`` is told: its own REQ line, and the lines of whoever hands it items.
+
+    As in the paper, where the receiver gets the REQ line and not the sender's whole
+    plan, a peer learns only what concerns it: its path and what it will receive (which
+    it needs to check its own ledger). The lead resolves the whole commitment.
+    """
+
+    def gives(path: Path) -> bool:
+        return any(task.get("to") == peer for task in path)
+
+    own = proposal.self_plan if gives(proposal.self_plan) else ()
+    lines = tuple(r for r in proposal.peer_requests if r.target == peer or gives(r.plan))
+    return Proposal(own, lines)
+
+
 def _peer_decision(proposal: Proposal, peer: TeamAgent, lead: str, prior: Prior) -> Response:
     """A peer's rule: accept the path asked of it when its own bag, what it is handed, and its skills carry it out."""
     mine = next(request.plan for request in proposal.peer_requests if request.target == peer.name)
@@ -270,7 +287,7 @@ def run_team_task(
             check_proposal(proposal, lead, prior, episode)
             responses = {}
             for target in (request.target for request in proposal.peer_requests):
-                heard = speaker.propose(proposal, lead, target)
+                heard = speaker.propose(projected(proposal, target), lead, target)
                 decision = _peer_decision(heard, _agent(task, target), lead, prior)
                 responses[target] = speaker.respond(decision, heard, target, lead)
             refused = {peer: response for peer, response in responses.items() if response.decision != "ACCEPT"}
