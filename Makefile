@@ -52,6 +52,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/learned.py
 	$(BIN)/python benchmarks/selector_accuracy.py
 	$(BIN)/python benchmarks/constrained.py
+	$(BIN)/python benchmarks/team_tasks.py
 	$(BIN)/python benchmarks/minecraft.py
 
 fuzz: $(STAMP)
