@@ -15,7 +15,7 @@ NPM_STAMP := $(MC_JS)/node_modules/.installed
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check torch==2.13.0
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,learn]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,learn,scale]'
 	touch $(STAMP)
 
 # The Minecraft world's Node side (Mineflayer, flying-squid and our plugin), from its lockfile.

@@ -7,6 +7,7 @@ import signal
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from enum import StrEnum
 from pathlib import Path
 from types import FrameType
 from typing import Annotated
@@ -31,6 +32,7 @@ from gencoord.eval.config import (
     load_experiment,
 )
 from gencoord.eval.jobs import expand
+from gencoord.eval.ray_runner import FAILED
 from gencoord.eval.report import write_report
 from gencoord.eval.runner import create_run, discard_run, read_manifest, run_experiment
 from gencoord.worlds.choice import WorldChoice
@@ -87,6 +89,33 @@ def _run_one(config: Experiment, run_dir: Path, workers: int | None, out: Consol
             + f" → {run_dir / 'episodes.jsonl'}"
         )
     )
+    if summary.lost:
+        out.print(
+            Text(
+                f"{summary.lost} jobs lost their worker on every try ({run_dir / FAILED}); "
+                f"run them again with: {_resume_hint(run_dir)}",
+                style="yellow",
+            )
+        )
+
+
+class Executor(StrEnum):
+    POOL = "pool"
+    RAY = "ray"
+
+
+def _on_executor(config: Experiment, executor: Executor | None, address: str | None, retries: int | None) -> Experiment:
+    changes: dict[str, object] = {}
+    if executor is not None:
+        changes["executor"] = executor.value
+    if address is not None:
+        changes["ray_address"] = address
+        changes.setdefault("executor", "ray")
+    if retries is not None:
+        changes["retries"] = retries
+    if not changes:
+        return config
+    return config.model_copy(update={"execution": config.execution.model_copy(update=changes)})
 
 
 class _Terminated(KeyboardInterrupt):
@@ -176,11 +205,21 @@ def run(
     port: PortOption = 25565,
     mc_version: VersionOption = "1.21.4",
     origin: OriginOption = "0,0,0",
+    executor: Annotated[
+        Executor | None, typer.Option(help="Where jobs run: the local process pool (default) or Ray.")
+    ] = None,
+    ray_address: Annotated[
+        str | None, typer.Option(help="Ray: 'auto' or host:port of a running cluster (default: a local instance).")
+    ] = None,
+    retries: Annotated[
+        int | None, typer.Option(min=0, max=20, help="Ray: runs of a job whose worker died (default 3).")
+    ] = None,
 ) -> None:
     """Run experiments into runs/<name>-<timestamp>/ (append-only records, resumable), then report."""
     chosen = world_choice(world, host, port, mc_version, origin)
     out_console = console()
-    for config, existing in _planned(configs, resume, clusters, backend, chosen):
+    for planned, existing in _planned(configs, resume, clusters, backend, chosen):
+        config = _on_executor(planned, executor, ray_address, retries)
         run_dir = existing or create_run(config, out)
         try:
             with _stoppable():

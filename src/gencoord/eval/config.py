@@ -51,6 +51,15 @@ class PoolSpec(BaseModel):
     seed: int = 0
 
 
+class ExecutionSpec(BaseModel):
+    """Where jobs run: the local process pool (default), or a Ray cluster. Never part of a config's identity."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    executor: Literal["pool", "ray"] = "pool"
+    ray_address: str | None = None  # "auto", host:port, or None: start a local Ray instance for the run
+    retries: Annotated[int, Field(ge=0, le=20)] = 3  # Ray: a job whose worker dies is run again up to this often
+
+
 class BootstrapSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     resamples: Annotated[int, Field(ge=100)] = 10_000
@@ -92,6 +101,7 @@ class ExperimentConfig(BaseModel):
     workers: Annotated[int, Field(ge=0)] = 0  # 0: one per CPU core
     bootstrap: BootstrapSpec = BootstrapSpec()
     world: WorldChoice = WorldChoice()  # where the actions run: the simulator, or real Minecraft
+    execution: ExecutionSpec = ExecutionSpec()
 
     @field_validator("pool")
     @classmethod
@@ -151,6 +161,7 @@ class GateExperimentConfig(BaseModel):
     output: str = "runs"
     workers: Annotated[int, Field(ge=0)] = 0
     bootstrap: BootstrapSpec = BootstrapSpec()
+    execution: ExecutionSpec = ExecutionSpec()
 
     @field_validator("adjudicator")
     @classmethod
@@ -184,6 +195,7 @@ class TeamExperimentConfig(BaseModel):
     workers: Annotated[int, Field(ge=0)] = 0
     bootstrap: BootstrapSpec = BootstrapSpec()
     world: WorldChoice = WorldChoice()
+    execution: ExecutionSpec = ExecutionSpec()
 
     @field_validator("backends")
     @classmethod

@@ -152,8 +152,11 @@ def _digest(config_json: str) -> str:
 
 
 def config_digest(config: Experiment) -> str:
-    """What identifies a config in every record it produced (the report checks the manifest against it)."""
-    return _digest(config.model_dump_json())
+    """What identifies a config in every record it produced (the report checks the manifest against it).
+
+    Where the jobs ran (the pool or Ray) is not part of it: it never changes a record.
+    """
+    return _digest(config.model_dump_json(exclude={"execution"}))
 
 
 def run_job(config: Experiment, config_json: str, job: AnyJob) -> dict[str, object]:
@@ -161,7 +164,7 @@ def run_job(config: Experiment, config_json: str, job: AnyJob) -> dict[str, obje
     tags: dict[str, object] = {
         "job": job.key,
         "experiment": config.name,
-        "config_sha256": _digest(config_json),
+        "config_sha256": config_digest(config),
         "gencoord": __version__,
     }
     if isinstance(job, GateJob):

@@ -22,6 +22,7 @@ from gencoord.eval.config import Experiment, GateExperimentConfig, TeamExperimen
 from gencoord.eval.figures import build_figures
 from gencoord.eval.gate_tables import gate_figure, gate_tables
 from gencoord.eval.jobs import config_digest, expand
+from gencoord.eval.ray_runner import FAILED
 from gencoord.eval.runner import read_manifest, read_records, unique_records
 from gencoord.eval.tables import Table, build_tables, paper_figures
 from gencoord.eval.team_tables import team_tables
@@ -112,6 +113,12 @@ def write_report(run_dir: Path) -> Report:
         rows, tables = build_tables(records, config)
         figures = build_figures(rows, config, run_dir / "figures")
     context = _context(config, records, tables, duplicates)
+    lost = _lost_jobs(run_dir, records)
+    if lost:
+        context["warnings"].append(
+            f"{lost} jobs lost their worker on every try and are not in these tables (failed.jsonl); "
+            "gencoord run --resume runs them again"
+        )
     environment = _environment()
     markdown = run_dir / "report.md"
     markdown.write_text(
@@ -126,6 +133,16 @@ def write_report(run_dir: Path) -> Report:
         encoding="utf-8",
     )
     return Report(markdown, html, tables)
+
+
+def _lost_jobs(run_dir: Path, records: Sequence[Mapping[str, Any]]) -> int:
+    """Jobs in failed.jsonl that no record has made good since (a resume may have)."""
+    path = run_dir / FAILED
+    if not path.exists():
+        return 0
+    recorded = {str(record.get("job")) for record in records}
+    lost = {str(json.loads(line)["job"]) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()}
+    return len(lost - recorded)
 
 
 def _header(

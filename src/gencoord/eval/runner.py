@@ -3,7 +3,8 @@
 ``episodes.jsonl`` gets one line per episode, each written with a single append, so a
 crash can leave at most one torn line at the end; ``resume`` drops it, reads which job
 keys are done, and runs only the rest. Nothing is duplicated, nothing is lost. Jobs go
-to a local process pool in chunks (one process when ``workers == 1``).
+to a local process pool in chunks (one process when ``workers == 1``), or to Ray
+(``[execution] executor = "ray"``, ``eval/ray_runner.py``) with this process as the only writer.
 
 One process at a time may write a run folder: a run holds an exclusive lock on it, so two
 resumes of one folder cannot record the same jobs twice. An interrupted run (Ctrl-C,
@@ -31,6 +32,7 @@ from gencoord import __version__
 from gencoord.errors import ConfigError
 from gencoord.eval.config import Experiment, experiment_from
 from gencoord.eval.jobs import AnyJob, config_digest, expand, run_job
+from gencoord.eval.ray_runner import FAILED, run_on_ray
 
 MANIFEST = "manifest.json"
 RECORDS = "episodes.jsonl"
@@ -48,6 +50,7 @@ class RunSummary:
     already_done: int
     ran: int
     seconds: float
+    lost: int = 0  # jobs whose worker died on every try (Ray): in failed.jsonl, run again by --resume
 
 
 def _write_atomically(path: Path, text: str) -> None:
@@ -250,24 +253,37 @@ def _run_locked(config: Experiment, run_dir: Path, workers: int | None, progress
     already = len(jobs) - len(todo)
     if progress:
         progress(already, 0)
+    lost = 0
+
+    def record(data: bytes, jobs: int, bad: int) -> None:
+        nonlocal written, failed
+        _append(fd, data)
+        written, failed = written + jobs, failed + bad
+        if progress:
+            progress(already + written, failed)
+
+    def give_up(lines: bytes) -> None:
+        nonlocal lost
+        with (run_dir / FAILED).open("ab") as sink:
+            sink.write(lines)
+        lost += lines.count(b"\n")
+
     try:
-        if count <= 1 or len(todo) <= size:
+        if config.execution.executor == "ray":
+            if world is not None and world.kind != "sim":
+                raise ConfigError("RAY_WORLD", "--executor ray runs simulator worlds; real Minecraft runs on the pool")
+            run_on_ray(config_json, list(_chunks(todo, size)), config.execution, count, record, give_up)
+        elif count <= 1 or len(todo) <= size:
             for chunk in _chunks(todo, size):
                 data, bad = run_chunk(config_json, chunk)
-                _append(fd, data)
-                written, failed = written + len(chunk), failed + bad
-                if progress:
-                    progress(already + written, failed)
+                record(data, len(chunk), bad)
         else:
             pool = ProcessPoolExecutor(max_workers=count, initializer=_worker_start)
             try:
                 futures = {pool.submit(run_chunk, config_json, chunk): len(chunk) for chunk in _chunks(todo, size)}
                 for future in as_completed(futures):
                     data, bad = future.result()
-                    _append(fd, data)
-                    written, failed = written + futures[future], failed + bad
-                    if progress:
-                        progress(already + written, failed)
+                    record(data, futures[future], bad)
             except BaseException:
                 pool.shutdown(wait=False, cancel_futures=True)
                 _end_workers()
@@ -276,4 +292,4 @@ def _run_locked(config: Experiment, run_dir: Path, workers: int | None, progress
         os.fsync(fd)
     finally:
         os.close(fd)
-    return RunSummary(run_dir, len(jobs), len(jobs) - len(todo), written, time.perf_counter() - started)
+    return RunSummary(run_dir, len(jobs), len(jobs) - len(todo), written, time.perf_counter() - started, lost)
