@@ -305,3 +305,12 @@ def test_with_blocked_skills_and_any_holder_a_task_succeeds_or_is_refused_before
     if not result.success:
         assert result.execution is None and not result.feasible, (result.code, result.message)
         assert result.code in ("UNREACHABLE_GOAL", "NO_STATION", "NO_ASSIGNMENT") and result.message
+
+
+def test_a_goal_already_held_by_its_holder_needs_no_coordination() -> None:
+    held = _task({"a": {"stick": 1}, "b": {"stick": 4}}, "stick", count=4, holder="b")
+    result = run_team_task(held, PRIOR)
+    assert result.success and result.wire.messages == [] and result.execution is None
+    elsewhere = _task({"a": {"stick": 4}, "b": {"dirt": 2}}, "stick", count=4, holder="b")
+    moved = run_team_task(elsewhere, PRIOR)  # held, but by the wrong agent: it must be handed over
+    assert moved.success and moved.commitment is not None and len(moved.commitment.handoffs) >= 1

@@ -29,6 +29,10 @@ tasks_app = typer.Typer(
 )
 app.add_typer(tasks_app, name="tasks")
 
+FilesArgument = Annotated[list[Path], typer.Argument(help="Task files: gencoord TOML/JSON or MINDcraft JSON.")]
+FormatOption = Annotated[TaskFormat, typer.Option("--format", help="The files' format (auto: tell from the content).")]
+JsonlOption = Annotated[bool, typer.Option("--jsonl", help="One JSON object per task on stdout, for scripts.")]
+
 
 @command(
     app=tasks_app,
@@ -36,11 +40,9 @@ app.add_typer(tasks_app, name="tasks")
     epilog="Example: gencoord tasks check my_tasks.toml mindcraft_tasks.json --jsonl",
 )
 def check(
-    files: Annotated[list[Path], typer.Argument(help="Task files: gencoord TOML/JSON or MINDcraft JSON.")],
-    fmt: Annotated[TaskFormat, typer.Option("--format", help="The files' format (auto: tell from the content).")] = (
-        TaskFormat.AUTO
-    ),
-    jsonl: Annotated[bool, typer.Option("--jsonl", help="One JSON object per task on stdout, for scripts.")] = False,
+    files: FilesArgument,
+    fmt: FormatOption = TaskFormat.AUTO,
+    jsonl: JsonlOption = False,
 ) -> None:
     """Validate task files and say, before any action, whether each goal is reachable and why not.
 
@@ -97,10 +99,8 @@ _SURFACES = (SurfaceName.DSL, SurfaceName.FREEFORM)
     epilog="Example: gencoord tasks run my_tasks.toml mindcraft_tasks.json --out runs/team --jsonl",
 )
 def run_tasks(
-    files: Annotated[list[Path], typer.Argument(help="Task files: gencoord TOML/JSON or MINDcraft JSON.")],
-    fmt: Annotated[TaskFormat, typer.Option("--format", help="The files' format (auto: tell from the content).")] = (
-        TaskFormat.AUTO
-    ),
+    files: FilesArgument,
+    fmt: FormatOption = TaskFormat.AUTO,
     world: Annotated[WorldKind, typer.Option(help="Where actions run: the embedded simulator, or real Minecraft.")] = (
         WorldKind.SIM
     ),
@@ -116,7 +116,7 @@ def run_tasks(
     out: Annotated[Path, typer.Option(help="Run folder: records are appended there and the report written.")] = Path(
         "runs/team"
     ),
-    jsonl: Annotated[bool, typer.Option("--jsonl", help="One JSON object per task on stdout, for scripts.")] = False,
+    jsonl: JsonlOption = False,
     host: HostOption = None,
     port: PortOption = 25565,
     mc_version: VersionOption = "1.21.4",

@@ -259,10 +259,9 @@ def run_team_task(
         seconds = {"protocol": time.perf_counter() - clock}
         return replace(result, seconds=seconds, **changes)  # type: ignore[arg-type]
 
-    if all(agent.inventory.get(task.goal.item, 0) < task.goal.count for agent in task.agents) is False and (
-        task.goal.holder == ANY
-    ):
-        return finish(code=None, message="the goal already holds: nothing to coordinate", success=True)
+    holders = [a for a in task.agents if task.goal.holder in (ANY, a.name)]
+    if any(agent.inventory.get(task.goal.item, 0) >= task.goal.count for agent in holders):
+        return finish(message="the goal already holds: nothing to coordinate", success=True)
     own = next(agent for agent in task.agents if agent.name == lead)
     solo = task.model_copy(update={"agents": [own]})
     speaker = _Speaker(surface, prior, wire, task)
