@@ -70,7 +70,7 @@ def test_pool_and_a_two_node_ray_cluster_record_the_same_jobs_and_outcomes(tmp_p
 
 
 def _chunk_workers() -> list[int]:
-    """Ray worker processes executing a chunk right now (Ray titles them after the task)."""
+    """Ray actor processes executing a chunk right now (Ray titles them after the running method)."""
     found = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
@@ -78,7 +78,7 @@ def _chunk_workers() -> list[int]:
                 title = (entry / "cmdline").read_bytes()
             except OSError:
                 continue
-            if b"_chunk_task" in title and int(entry.name) != os.getpid():
+            if b"EpisodeWorker.run" in title and int(entry.name) != os.getpid():
                 found.append(int(entry.name))
     return found
 
@@ -122,7 +122,7 @@ def test_a_job_whose_worker_dies_on_every_try_is_recorded_as_failed_and_resume_r
     killed, summary = _kill_the_first_chunk(config, run_dir)
     assert killed
     failed = [json.loads(line) for line in (run_dir / FAILED).read_text().splitlines()]
-    assert failed and all("WorkerCrashedError" in row["reason"] and row["tries"] == 1 for row in failed)
+    assert failed and all("the worker died" in row["reason"] and row["tries"] == 1 for row in failed)
     assert summary.lost == len(failed) and summary.ran + summary.lost == summary.total  # type: ignore[attr-defined]
     assert not {row["job"] for row in failed} & set(_records(run_dir) if (run_dir / RECORDS).exists() else {})
     run_experiment(_config("learned_backends", 4), run_dir, workers=1)  # resume, on the pool

@@ -7,7 +7,6 @@ import signal
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from enum import StrEnum
 from pathlib import Path
 from types import FrameType
 from typing import Annotated
@@ -21,7 +20,19 @@ from rich.text import Text
 
 from gencoord._config import validation_message
 from gencoord.cli.common import UNAVAILABLE, USAGE, command, console, fail
-from gencoord.cli.options import HostOption, OriginOption, PortOption, VersionOption, WorldOption, world_choice
+from gencoord.cli.options import (
+    Executor,
+    ExecutorOption,
+    HostOption,
+    OriginOption,
+    PortOption,
+    RayAddressOption,
+    RetriesOption,
+    VersionOption,
+    WorldOption,
+    execution_of,
+    world_choice,
+)
 from gencoord.errors import BackendError, ConfigError
 from gencoord.eval.config import (
     Experiment,
@@ -32,7 +43,7 @@ from gencoord.eval.config import (
     load_experiment,
 )
 from gencoord.eval.jobs import expand
-from gencoord.eval.ray_runner import FAILED
+from gencoord.eval.ray_runner import FAILED, ray_line
 from gencoord.eval.report import write_report
 from gencoord.eval.runner import create_run, discard_run, read_manifest, run_experiment
 from gencoord.worlds.choice import WorldChoice
@@ -89,6 +100,8 @@ def _run_one(config: Experiment, run_dir: Path, workers: int | None, out: Consol
             + f" → {run_dir / 'episodes.jsonl'}"
         )
     )
+    if summary.ray is not None:
+        out.print(Text(ray_line(summary.ray)))
     if summary.lost:
         out.print(
             Text(
@@ -99,23 +112,9 @@ def _run_one(config: Experiment, run_dir: Path, workers: int | None, out: Consol
         )
 
 
-class Executor(StrEnum):
-    POOL = "pool"
-    RAY = "ray"
-
-
 def _on_executor(config: Experiment, executor: Executor | None, address: str | None, retries: int | None) -> Experiment:
-    changes: dict[str, object] = {}
-    if executor is not None:
-        changes["executor"] = executor.value
-    if address is not None:
-        changes["ray_address"] = address
-        changes.setdefault("executor", "ray")
-    if retries is not None:
-        changes["retries"] = retries
-    if not changes:
-        return config
-    return config.model_copy(update={"execution": config.execution.model_copy(update=changes)})
+    execution = execution_of(config.execution, executor, address, retries)
+    return config if execution is config.execution else config.model_copy(update={"execution": execution})
 
 
 class _Terminated(KeyboardInterrupt):
@@ -205,15 +204,9 @@ def run(
     port: PortOption = 25565,
     mc_version: VersionOption = "1.21.4",
     origin: OriginOption = "0,0,0",
-    executor: Annotated[
-        Executor | None, typer.Option(help="Where jobs run: the local process pool (default) or Ray.")
-    ] = None,
-    ray_address: Annotated[
-        str | None, typer.Option(help="Ray: 'auto' or host:port of a running cluster (default: a local instance).")
-    ] = None,
-    retries: Annotated[
-        int | None, typer.Option(min=0, max=20, help="Ray: runs of a job whose worker died (default 3).")
-    ] = None,
+    executor: ExecutorOption = None,
+    ray_address: RayAddressOption = None,
+    retries: RetriesOption = None,
 ) -> None:
     """Run experiments into runs/<name>-<timestamp>/ (append-only records, resumable), then report."""
     chosen = world_choice(world, host, port, mc_version, origin)

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from gencoord.errors import ConfigError
+from gencoord.eval.config import ExecutionSpec
 from gencoord.worlds.choice import WorldChoice
 
 
@@ -40,3 +41,34 @@ def world_choice(world: WorldKind | None, host: str | None, port: int, version: 
     except ValueError:
         raise ConfigError("BAD_ORIGIN", f"--origin must be three integers x,y,z, not {origin!r}") from None
     return WorldChoice(kind=world.value, host=host, port=port, version=version, origin=(x, y, z))
+
+
+class Executor(StrEnum):
+    POOL = "pool"
+    RAY = "ray"
+
+
+ExecutorOption = Annotated[
+    Executor | None, typer.Option(help="Where jobs run: the local process pool (default) or Ray.")
+]
+RayAddressOption = Annotated[
+    str | None, typer.Option(help="Ray: 'auto' or host:port of a running cluster (default: a local instance).")
+]
+RetriesOption = Annotated[
+    int | None, typer.Option(min=0, max=20, help="Ray: runs of a job whose worker died (default 3).")
+]
+
+
+def execution_of(
+    base: ExecutionSpec, executor: Executor | None, address: str | None, retries: int | None
+) -> ExecutionSpec:
+    """``base`` with what the options change; an address alone means Ray."""
+    changes: dict[str, object] = {}
+    if executor is not None:
+        changes["executor"] = executor.value
+    if address is not None:
+        changes["ray_address"] = address
+        changes.setdefault("executor", "ray")
+    if retries is not None:
+        changes["retries"] = retries
+    return base.model_copy(update=changes) if changes else base

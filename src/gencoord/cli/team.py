@@ -11,18 +11,32 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 from rich.text import Text
 
-from gencoord.backends.registry import team_backend
 from gencoord.cli.common import app, command, console
-from gencoord.cli.options import HostOption, OriginOption, PortOption, VersionOption, WorldKind, world_choice
+from gencoord.cli.options import (
+    ExecutorOption,
+    HostOption,
+    OriginOption,
+    PortOption,
+    RayAddressOption,
+    RetriesOption,
+    VersionOption,
+    WorldKind,
+    execution_of,
+    world_choice,
+)
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
+from gencoord.eval.config import ExecutionSpec
+from gencoord.eval.jobs import team_lead
+from gencoord.eval.ray_runner import FAILED, ray_line
+from gencoord.eval.team_batch import TeamItem, TeamTaskWork, run_team_batch
 from gencoord.eval.team_report import TEAM_RECORDS, read_team_records, record_key, write_team_report
 from gencoord.planning.feasibility import diagnose
 from gencoord.prior.load import team_prior
-from gencoord.run.team import TeamMode, run_team_task
-from gencoord.run.team_record import SUMMARY_FIELDS, team_record
+from gencoord.run.team import TeamMode
+from gencoord.run.team_record import SUMMARY_FIELDS
 from gencoord.tasks.team_files import TaskFormat, load_team_tasks
-from gencoord.worlds.choice import WorldChoice, executor_for
+from gencoord.worlds.choice import WorldChoice
 
 tasks_app = typer.Typer(
     help="Team tasks: any number of agents, private inventories, a crafting goal.", no_args_is_help=True
@@ -93,6 +107,10 @@ def check(
 _SURFACES = (SurfaceName.DSL, SurfaceName.FREEFORM)
 
 
+def _echo_summary(record: dict[str, object]) -> None:
+    typer.echo(json.dumps({field: record[field] for field in SUMMARY_FIELDS}, ensure_ascii=False))
+
+
 @command(
     app=tasks_app,
     name="run",
@@ -121,40 +139,64 @@ def run_tasks(
     port: PortOption = 25565,
     mc_version: VersionOption = "1.21.4",
     origin: OriginOption = "0,0,0",
+    workers: Annotated[
+        int | None,
+        typer.Option(min=1, help="Workers running tasks at once (default: one here; on Ray, what the cluster holds)."),
+    ] = None,
+    executor: ExecutorOption = None,
+    ray_address: RayAddressOption = None,
+    retries: RetriesOption = None,
 ) -> None:
     """Coordinate every task of the files, execute and verify it, and write records and a report.
 
     Tasks already recorded in --out with the same settings are not run again (the run resumes).
+    With several workers (or Ray) records arrive in the order tasks finish.
     Exit 0 when every task ran, whatever its outcome; 2 on usage errors or a file that does not load.
     """
     if surface not in _SURFACES:
         raise ConfigError("BAD_SURFACE", f"team tasks speak dsl or freeform, not {surface.value}")
     prior = team_prior()
-    loaded = [(path, task) for path in files for task in load_team_tasks(path, fmt, prior)]
+    loaded = [TeamItem(str(path), task) for path in files for task in load_team_tasks(path, fmt, prior)]
     choice = world_choice(world, host, port, mc_version, origin) or WorldChoice()
-    lead = team_backend(backend, prior)
+    execution = execution_of(ExecutionSpec(), executor, ray_address, retries)
+    lead = team_lead(backend)  # a bad backend fails here, before any task runs
     if out.exists() and not out.is_dir():
         raise ConfigError("BAD_OUT", f"--out {out} is a file, not a folder")
     out.mkdir(parents=True, exist_ok=True)
     done = {record_key(record): record for record in read_team_records(out)}
-    executor = executor_for(choice)
+    todo = []
+    for item in loaded:
+        earlier = done.get((item.path, item.task.id, mode.value, surface.value, choice.kind, lead.name))
+        if earlier is None:
+            todo.append(item)
+        elif jsonl:
+            _echo_summary(earlier)
     err = console(stderr=True)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
-    with Progress(*columns, console=err, transient=jsonl) as progress, (out / TEAM_RECORDS).open("a") as sink:
-        bar = progress.add_task("team tasks", total=len(loaded))
-        for path, task in loaded:
-            key = (str(path), task.id, mode.value, surface.value, choice.kind, lead.name)
-            record = done.get(key)
-            if record is None:
-                result = run_team_task(task, prior, mode=mode, surface=surface, lead_backend=lead, executor=executor)
-                record = team_record(result, str(path), choice.kind)
-                sink.write(json.dumps(record, ensure_ascii=False) + "\n")
-                sink.flush()
+    with Progress(*columns, console=err, transient=jsonl) as progress, (out / TEAM_RECORDS).open("ab") as records:
+        bar = progress.add_task("team tasks", total=len(loaded), completed=len(loaded) - len(todo))
+
+        def record(data: bytes, count: int, failed: int) -> None:
+            records.write(data)
+            records.flush()
             if jsonl:
-                typer.echo(json.dumps({field: record[field] for field in SUMMARY_FIELDS}, ensure_ascii=False))
-            progress.advance(bar)
+                for line in data.splitlines():
+                    _echo_summary(json.loads(line))
+            progress.advance(bar, count)
+
+        work = TeamTaskWork(mode, surface, backend, choice)
+        lost, ray_report = run_team_batch(work, todo, out, workers, execution, record)
     report = write_team_report(out)
     if not jsonl:
-        records = read_team_records(out)
-        wins = sum(1 for r in records if r["success"])
-        console().print(f"{wins}/{len(records)} team tasks succeeded · records {out / TEAM_RECORDS} · report {report}")
+        kept = read_team_records(out)
+        wins = sum(1 for r in kept if r["success"])
+        summary = f"{wins}/{len(kept)} team tasks succeeded · records {out / TEAM_RECORDS} · report {report}"
+        console().print(Text(summary + (f" · {ray_line(ray_report)}" if ray_report else "")))
+    if lost:
+        err.print(
+            Text(
+                f"{lost} tasks lost their worker on every try ({out / FAILED}); "
+                "run the same command again to retry them",
+                style="yellow",
+            )
+        )

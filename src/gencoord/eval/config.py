@@ -58,6 +58,10 @@ class ExecutionSpec(BaseModel):
     executor: Literal["pool", "ray"] = "pool"
     ray_address: str | None = None  # "auto", host:port, or None: start a local Ray instance for the run
     retries: Annotated[int, Field(ge=0, le=20)] = 3  # Ray: a job whose worker dies is run again up to this often
+    # Ray: what one Minecraft worker reserves on its node (server + bots + Python, measured in benchmarks/scale.py)
+    worker_memory_mib: Annotated[int, Field(ge=64)] = 1024
+    # API-backed runs: at most this many workers, so at most this many requests in flight to the endpoint
+    api_concurrency: Annotated[int, Field(ge=1)] = 4
 
 
 class BootstrapSpec(BaseModel):
@@ -337,6 +341,12 @@ def team_tasks_of(config: TeamExperimentConfig) -> list[tuple[str, TeamTask]]:
     if len(set(ids)) != len(ids):
         raise ConfigError("DUPLICATE_TASK", f"{config.name}: a task file is listed twice")
     return tasks[: config.clusters] if config.clusters else tasks
+
+
+def uses_api(config: Experiment) -> bool:
+    """Whether the config's episodes call a model endpoint (their workers then count against its limit)."""
+    names = [config.adjudicator] if isinstance(config, GateExperimentConfig) else config.backends
+    return any(name.startswith(API_PREFIX) for name in names)
 
 
 def load_experiment(path: Path) -> Experiment:

@@ -136,13 +136,24 @@ def _instances(config_json: str) -> tuple[GateInstance, ...]:
     return instances_of(GateExperimentConfig.model_validate_json(config_json))
 
 
-@cache
-def _team_tasks(config_json: str) -> list[tuple[str, TeamTask]]:
-    return team_tasks_of(TeamExperimentConfig.model_validate_json(config_json))
+_TEAM_TASKS: dict[str, list[tuple[str, TeamTask]]] = {}
+
+
+def team_tasks_for(config_json: str, shipped: list[tuple[str, TeamTask]] | None = None) -> list[tuple[str, TeamTask]]:
+    """A team config's tasks in this process: as the driver loaded and shipped them, else read from the files here.
+
+    Shipping them lets a worker on another node run tasks whose files only the driver has.
+    """
+    tasks = _TEAM_TASKS.get(config_json)
+    if tasks is None:
+        tasks = shipped if shipped is not None else team_tasks_of(TeamExperimentConfig.model_validate_json(config_json))
+        _TEAM_TASKS[config_json] = tasks
+    return tasks
 
 
 @cache
-def _team_lead(name: str) -> Backend:
+def team_lead(name: str) -> Backend:
+    """This process's lead backend of that name: a checkpoint is loaded once per worker, not once per task."""
     return team_backend(name, team_prior())
 
 
@@ -180,8 +191,8 @@ def run_job(config: Experiment, config_json: str, job: AnyJob) -> dict[str, obje
         )
     if isinstance(job, TeamJob):
         assert isinstance(config, TeamExperimentConfig)
-        path, task = _team_tasks(config_json)[job.task]
-        lead, executor = _team_lead(job.backend), executor_for(config.world)
+        path, task = team_tasks_for(config_json)[job.task]
+        lead, executor = team_lead(job.backend), executor_for(config.world)
         team = run_team_task(
             task, team_prior(), mode=job.mode, surface=job.surface, lead_backend=lead, executor=executor
         )

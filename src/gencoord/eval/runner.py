@@ -3,8 +3,8 @@
 ``episodes.jsonl`` gets one line per episode, each written with a single append, so a
 crash can leave at most one torn line at the end; ``resume`` drops it, reads which job
 keys are done, and runs only the rest. Nothing is duplicated, nothing is lost. Jobs go
-to a local process pool in chunks (one process when ``workers == 1``), or to Ray
-(``[execution] executor = "ray"``, ``eval/ray_runner.py``) with this process as the only writer.
+to a local process pool in chunks (one process when ``workers == 1``), or to Ray actors
+(``[execution] executor = "ray"``, ``eval/ray_runner.py``), with this process the only writer.
 
 One process at a time may write a run folder: a run holds an exclusive lock on it, so two
 resumes of one folder cannot record the same jobs twice. An interrupted run (Ctrl-C,
@@ -16,13 +16,10 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
-import multiprocessing
 import os
 import platform
-import signal
 import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cache
@@ -30,9 +27,19 @@ from pathlib import Path
 
 from gencoord import __version__
 from gencoord.errors import ConfigError
-from gencoord.eval.config import Experiment, experiment_from
-from gencoord.eval.jobs import AnyJob, config_digest, expand, run_job
-from gencoord.eval.ray_runner import FAILED, run_on_ray
+from gencoord.eval.config import (
+    ExecutionSpec,
+    Experiment,
+    TeamExperimentConfig,
+    experiment_from,
+    team_tasks_of,
+    uses_api,
+)
+from gencoord.eval.dispatch import chunks_of, run_locally
+from gencoord.eval.jobs import AnyJob, config_digest, expand, run_job, team_tasks_for
+from gencoord.eval.ray_runner import FAILED, RayReport, WorkerNeeds, run_on_ray
+from gencoord.tasks.team import TeamTask
+from gencoord.worlds.choice import WorldChoice
 
 MANIFEST = "manifest.json"
 RECORDS = "episodes.jsonl"
@@ -51,6 +58,7 @@ class RunSummary:
     ran: int
     seconds: float
     lost: int = 0  # jobs whose worker died on every try (Ray): in failed.jsonl, run again by --resume
+    ray: RayReport | None = None  # where the jobs ran, when they ran on Ray
 
 
 def _write_atomically(path: Path, text: str) -> None:
@@ -185,20 +193,6 @@ def _config(config_json: str) -> Experiment:
     return experiment_from(json.loads(config_json))
 
 
-def _worker_start() -> None:
-    """Ctrl-C reaches the whole process group: the parent alone handles it and ends the workers."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-def _end_workers() -> None:
-    for child in multiprocessing.active_children():
-        child.terminate()
-    for child in multiprocessing.active_children():
-        child.join(timeout=5)
-        if child.is_alive():
-            child.kill()
-
-
 def run_chunk(config_json: str, jobs: Sequence[AnyJob]) -> tuple[bytes, int]:
     """Run jobs in this process: their JSON lines, and how many failed the original task."""
     config = _config(config_json)
@@ -211,9 +205,24 @@ def run_chunk(config_json: str, jobs: Sequence[AnyJob]) -> tuple[bytes, int]:
     return ("\n".join(lines) + "\n").encode("utf-8"), failed
 
 
-def _chunks(jobs: list[AnyJob], size: int = CHUNK) -> Iterator[list[AnyJob]]:
-    for start in range(0, len(jobs), size):
-        yield jobs[start : start + size]
+@dataclass(frozen=True)
+class ChunkWork:
+    """An experiment's work as a worker runs it; team configs carry their tasks, loaded once on the driver."""
+
+    config_json: str
+    team_tasks: list[tuple[str, TeamTask]] | None = None
+
+    def __call__(self, chunk: Sequence[AnyJob]) -> tuple[bytes, int]:
+        if self.team_tasks is not None:
+            team_tasks_for(self.config_json, self.team_tasks)
+        return run_chunk(self.config_json, chunk)
+
+
+def worker_needs(world: WorldChoice | None, execution: ExecutionSpec) -> WorkerNeeds:
+    """What one worker's world reserves on a Ray node: a Minecraft server and its bots need memory."""
+    if world is None or world.kind == "sim":
+        return WorkerNeeds()
+    return WorkerNeeds(memory_mib=execution.worker_memory_mib)
 
 
 def _append(fd: int, data: bytes) -> None:
@@ -241,13 +250,18 @@ def _run_locked(config: Experiment, run_dir: Path, workers: int | None, progress
     done = {str(record["job"]) for record in read_records(run_dir, repair=True)}
     todo = [job for job in jobs if job.key not in done]
     config_json = config.model_dump_json()
-    count = workers if workers is not None else (config.workers or os.cpu_count() or 1)
+    requested = workers if workers is not None else (config.workers or None)
     world = getattr(config, "world", None)
     # a real world takes seconds an episode: record each one as it ends; bots of one
     # name fit on a shared server only once
     size = CHUNK if world is None or world.kind == "sim" else 1
     if world is not None and world.shared_server:
-        count = 1
+        requested = 1
+    if uses_api(config):
+        limit = config.execution.api_concurrency
+        requested = min(requested or limit, limit)
+    shipped = team_tasks_of(config) if isinstance(config, TeamExperimentConfig) else None
+    work = ChunkWork(config_json, shipped)
     fd = os.open(run_dir / RECORDS, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     written = failed = 0
     already = len(jobs) - len(todo)
@@ -268,28 +282,16 @@ def _run_locked(config: Experiment, run_dir: Path, workers: int | None, progress
             sink.write(lines)
         lost += lines.count(b"\n")
 
+    ray_report = None
     try:
-        if config.execution.executor == "ray":
-            if world is not None and world.kind != "sim":
-                raise ConfigError("RAY_WORLD", "--executor ray runs simulator worlds; real Minecraft runs on the pool")
-            run_on_ray(config_json, list(_chunks(todo, size)), config.execution, count, record, give_up)
-        elif count <= 1 or len(todo) <= size:
-            for chunk in _chunks(todo, size):
-                data, bad = run_chunk(config_json, chunk)
-                record(data, len(chunk), bad)
+        chunks = chunks_of(todo, size)
+        if config.execution.executor == "ray" and chunks:
+            needs = worker_needs(world, config.execution)
+            ray_report = run_on_ray(work, chunks, config.execution, requested, needs, record, give_up)
         else:
-            pool = ProcessPoolExecutor(max_workers=count, initializer=_worker_start)
-            try:
-                futures = {pool.submit(run_chunk, config_json, chunk): len(chunk) for chunk in _chunks(todo, size)}
-                for future in as_completed(futures):
-                    data, bad = future.result()
-                    record(data, futures[future], bad)
-            except BaseException:
-                pool.shutdown(wait=False, cancel_futures=True)
-                _end_workers()
-                raise
-            pool.shutdown()
+            run_locally(work, chunks, requested or os.cpu_count() or 1, record)
         os.fsync(fd)
     finally:
         os.close(fd)
-    return RunSummary(run_dir, len(jobs), len(jobs) - len(todo), written, time.perf_counter() - started, lost)
+    seconds = time.perf_counter() - started
+    return RunSummary(run_dir, len(jobs), len(jobs) - len(todo), written, seconds, lost, ray_report)

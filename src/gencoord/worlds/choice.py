@@ -8,7 +8,6 @@ server and its bots stay warm from one episode to the next.
 from __future__ import annotations
 
 import atexit
-from functools import cache
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -32,13 +31,26 @@ class WorldChoice(BaseModel):
         return self.kind == "minecraft" and self.host is not None
 
 
-@cache
+_EXECUTORS: dict[WorldChoice, Executor] = {}
+
+
 def executor_for(choice: WorldChoice) -> Executor:
     """This process's executor for ``choice``, started on first use and closed at exit."""
-    if choice.kind == "sim":
-        return SimExecutor()
-    from gencoord.worlds.mineflayer import MinecraftExecutor, ServerOptions  # noqa: PLC0415 - only when asked for
+    executor = _EXECUTORS.get(choice)
+    if executor is None:
+        if choice.kind == "sim":
+            executor = SimExecutor()
+        else:
+            from gencoord.worlds.mineflayer import MinecraftExecutor, ServerOptions  # noqa: PLC0415 - when asked for
 
-    executor = MinecraftExecutor(ServerOptions(choice.host, choice.port, choice.version, choice.origin))
-    atexit.register(executor.close)
+            executor = MinecraftExecutor(ServerOptions(choice.host, choice.port, choice.version, choice.origin))
+            atexit.register(executor.close)
+        _EXECUTORS[choice] = executor
     return executor
+
+
+def close_executors() -> None:
+    """Close this process's worlds now (a Ray worker is ended without running ``atexit``)."""
+    while _EXECUTORS:
+        _, executor = _EXECUTORS.popitem()
+        executor.close()

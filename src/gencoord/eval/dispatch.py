@@ -1,0 +1,79 @@
+"""Run chunks of jobs in this process or on a local process pool; the caller's sink sees every finished chunk.
+
+The same ``Work`` (a picklable callable: a chunk of jobs → their JSON lines and how many
+failed the task) runs here, on the pool, or on Ray actors (``eval/ray_runner.py``). Only
+the caller writes records, whatever ran the work, so one writer owns each record file.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import signal
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from typing import Any, Protocol, TypeVar
+
+Item = TypeVar("Item")
+
+Sink = Callable[[bytes, int, int], None]
+"""Called by the caller's thread for each finished chunk: (its JSON lines, jobs in it, failed tasks)."""
+
+
+class Keyed(Protocol):
+    """A job as dispatch sees it: only its stable key (what a lost job is reported under)."""
+
+    @property
+    def key(self) -> str: ...
+
+
+class Work(Protocol):
+    """What a worker runs: a chunk of jobs → (their JSON lines, how many of them failed the task)."""
+
+    def __call__(self, chunk: Sequence[Any]) -> tuple[bytes, int]: ...
+
+
+def chunks_of(items: Sequence[Item], size: int) -> list[list[Item]]:
+    return [list(items[start : start + size]) for start in range(0, len(items), size)]
+
+
+def _worker_start() -> None:
+    """Ctrl-C reaches the whole process group: the parent alone handles it and ends the workers."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _end_workers() -> None:
+    for child in multiprocessing.active_children():
+        child.terminate()
+    for child in multiprocessing.active_children():
+        child.join(timeout=5)
+        if child.is_alive():
+            child.kill()
+
+
+def run_locally(work: Work, chunks: Sequence[Sequence[Any]], workers: int, sink: Sink) -> None:
+    """Every chunk here (one worker, or one chunk) or on a process pool of ``workers``.
+
+    An interruption ends the pool's processes and propagates; every chunk that finished
+    before it has already reached the sink.
+    """
+    if workers <= 1 or len(chunks) <= 1:
+        for chunk in chunks:
+            data, bad = work(chunk)
+            sink(data, len(chunk), bad)
+        return
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_start)
+    try:
+        futures = {pool.submit(work, chunk): len(chunk) for chunk in chunks}
+        for future in as_completed(futures):
+            data, bad = future.result()
+            sink(data, futures[future], bad)
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        _end_workers()
+        raise
+    pool.shutdown()
+
+
+def lines(data: bytes) -> Iterator[bytes]:
+    """The non-empty JSON lines of a chunk's output."""
+    return (line for line in data.split(b"\n") if line)
