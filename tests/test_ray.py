@@ -1,7 +1,9 @@
 """Experiments on Ray: a real Ray instance started by the tests (no mocks), the driver the only writer.
 
 Pool and Ray runs of one config give the same job keys and records; a worker killed in
-the middle of its chunk loses nothing; a driver killed mid-run resumes to a complete run.
+the middle of its chunk loses nothing; a driver killed mid-run resumes to a complete run;
+workers load a checkpoint once each; API-backed runs keep to the endpoint's limit; team
+tasks run on Ray from the CLI, and Minecraft workers are placed by the memory they declare.
 """
 
 from __future__ import annotations
@@ -17,10 +19,18 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from gencoord.cli import app
+from gencoord.dsl.surface import SurfaceName
 from gencoord.eval.config import ExecutionSpec, Experiment, find_experiment, load_experiment
-from gencoord.eval.ray_runner import FAILED
+from gencoord.eval.ray_runner import FAILED, RayReport
 from gencoord.eval.runner import RECORDS, create_run, run_experiment
+from gencoord.eval.team_batch import TeamItem, TeamTaskWork, run_team_batch
+from gencoord.eval.team_report import TEAM_RECORDS
+from gencoord.run.team import TeamMode
+from gencoord.worlds.choice import WorldChoice
+from tests.chat_stub import ComposerApi, serving
 
 ray = pytest.importorskip("ray")
 cluster_utils = pytest.importorskip("ray.cluster_utils")
@@ -63,7 +73,8 @@ def test_pool_and_a_two_node_ray_cluster_record_the_same_jobs_and_outcomes(tmp_p
     pool_dir, ray_dir = create_run(pool_config, tmp_path / "pool"), create_run(ray_config, tmp_path / "ray")
     run_experiment(pool_config, pool_dir, workers=2)
     summary = run_experiment(ray_config, ray_dir, workers=2)
-    assert summary.lost == 0
+    assert summary.lost == 0 and summary.ray is not None
+    assert summary.ray.capacity == 2 and {worker.checkpoint_loads for worker in summary.ray.workers} == {0}
     pooled, rayed = _records(pool_dir), _records(ray_dir)
     assert set(pooled) == set(rayed) and len(pooled) == summary.total
     assert all(_comparable(pooled[key]) == _comparable(rayed[key]) for key in pooled)
@@ -91,6 +102,11 @@ def test_a_worker_killed_mid_chunk_loses_nothing_and_writes_nothing_twice(tmp_pa
     assert killed, "no chunk was running to kill"
     records = _records(run_dir)
     assert len(records) == summary.total and summary.lost == 0  # type: ignore[attr-defined]
+    report = summary.ray  # type: ignore[attr-defined]
+    assert isinstance(report, RayReport) and report.workers
+    # two checkpoints in the config: each worker (a restarted one included) loads each at most once
+    assert all(0 < worker.checkpoint_loads <= 2 for worker in report.workers)
+    assert sum(worker.checkpoint_loads for worker in report.workers) < summary.total  # type: ignore[attr-defined]
     pool_config = _config("learned_backends", 4)
     pool_dir = create_run(pool_config, tmp_path / "pool")
     run_experiment(pool_config, pool_dir, workers=2)
@@ -159,3 +175,76 @@ def test_a_killed_driver_resumes_to_a_complete_run(tmp_path: Path) -> None:
     from gencoord.eval.jobs import expand  # noqa: PLC0415
 
     assert set(keyed) == {job.key for job in expand(config)} and before < len(keyed)
+
+
+class _CountingApi(ComposerApi):
+    """A slow endpoint that remembers the most requests it ever had in flight at once."""
+
+    lock = threading.Lock()
+    in_flight = 0
+    most = 0
+
+    def reply(self, body: dict[str, object]) -> tuple[int, dict[str, object]]:
+        with _CountingApi.lock:
+            _CountingApi.in_flight += 1
+            _CountingApi.most = max(_CountingApi.most, _CountingApi.in_flight)
+        try:
+            time.sleep(0.03)
+            return super().reply(body)  # type: ignore[arg-type]
+        finally:
+            with _CountingApi.lock:
+                _CountingApi.in_flight -= 1
+
+
+@pytest.mark.parametrize("executor", ["pool", "ray"])
+def test_api_backed_runs_keep_to_the_endpoints_concurrency_limit(tmp_path: Path, cluster: str, executor: str) -> None:
+    ComposerApi.failures_left, _CountingApi.most = 0, 0
+    with serving(_CountingApi) as url:
+        execution = ExecutionSpec(executor=executor, ray_address=cluster, api_concurrency=1)  # type: ignore[arg-type]
+        config = _config("learned_backends", 4, execution).model_copy(update={"backends": [f"api:{url}#stub"]})
+        run_dir = create_run(config, tmp_path)
+        summary = run_experiment(config, run_dir, workers=2)
+    assert len(_records(run_dir)) == summary.total and summary.total > 4
+    assert _CountingApi.most == 1  # two workers asked for, one request at a time allowed
+
+
+def _team_rows(out: Path) -> dict[str, tuple[object, ...]]:
+    rows = [json.loads(line) for line in (out / TEAM_RECORDS).read_text().splitlines()]
+    keyed = {row["task"]: (row["success"], row["stages"], row["messages"], row["wire_bytes"]) for row in rows}
+    assert len(keyed) == len(rows), "a task was recorded twice"
+    return keyed
+
+
+def test_tasks_run_on_ray_records_what_a_local_run_records(tmp_path: Path, cluster: str) -> None:
+    tasks = str(find_experiment("team_tasks").parent / "team" / "generated.json")
+    local = CliRunner().invoke(app, ["tasks", "run", tasks, "--out", str(tmp_path / "local"), "--jsonl"])
+    command = ["tasks", "run", tasks, "--out", str(tmp_path / "ray"), "--executor", "ray", "--ray-address", cluster]
+    rayed = CliRunner().invoke(app, command)
+    assert local.exit_code == 0 and rayed.exit_code == 0, rayed.output
+    assert "on Ray: 2 workers" in " ".join(rayed.output.split())
+    assert _team_rows(tmp_path / "local") == _team_rows(tmp_path / "ray")
+    again = CliRunner().invoke(app, [*command, "--jsonl"])  # resumed: nothing runs twice
+    assert again.exit_code == 0 and len(again.stdout.splitlines()) == len(_team_rows(tmp_path / "ray"))
+
+
+@pytest.mark.minecraft
+def test_minecraft_workers_are_placed_by_the_memory_they_declare(tmp_path: Path) -> None:
+    """Two nodes with CPUs for two workers each but memory for one Minecraft world each: two worlds run."""
+    from tests.test_minecraft_team import TASKS  # noqa: PLC0415  (the Minecraft team tasks and their verdicts)
+
+    made = cluster_utils.Cluster(initialize_head=True, head_node_args={"num_cpus": 2, "memory": 1536 * 2**20})
+    made.add_node(num_cpus=2, memory=1536 * 2**20)
+    made.wait_for_nodes()
+    try:
+        execution = ExecutionSpec(executor="ray", ray_address=str(made.address), worker_memory_mib=1024)
+        work = TeamTaskWork(TeamMode.PRIVATE, SurfaceName.DSL, "planner", WorldChoice(kind="minecraft"))
+        items = [TeamItem("minecraft_team", task) for task in TASKS]
+        lines: list[bytes] = []
+        lost, report = run_team_batch(work, items, tmp_path, 4, execution, lambda data, _n, _f: lines.append(data))
+    finally:
+        made.shutdown()
+    rows = [json.loads(line) for data in lines for line in data.splitlines()]
+    assert lost == 0 and report is not None
+    assert report.capacity == 2 and len(report.workers) == 2 and len({w.node for w in report.workers}) == 2
+    assert sorted(row["task"] for row in rows) == sorted(task.id for task in TASKS)
+    assert all(row["success"] and row["world"] == "minecraft" for row in rows), rows
