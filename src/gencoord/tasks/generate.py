@@ -68,7 +68,7 @@ def random_task(
     leaves, touched, essential = tree
     if not leaves or target in leaves:
         return None
-    names = [f"a{i}" for i in range(agents)]
+    names = [f"agent_{i}" for i in range(agents)]  # valid Minecraft player names too (3-16 characters)
     inventories: dict[str, Counter[str]] = {name: Counter() for name in names}
     for item, n in leaves.items():
         for _ in range(n):
