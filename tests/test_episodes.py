@@ -42,6 +42,18 @@ def test_request_intervention_profile_100_50_0(prior: Prior, suites: SuiteDocume
     assert _success_rate(prior, suites, "request_intervention", Condition.ALTERNATIVE_REQUEST) == 0.0
 
 
+def test_a_legal_alternative_request_is_carried_out_while_the_original_task_fails(
+    prior: Prior, suites: SuiteDocument
+) -> None:
+    """Every family, Allocation included: the alternative branch forms, executes and verifies
+    (its SELF swapped too where the branch gives the sender other work); only G fails."""
+    for cluster in paper_pool("request_intervention"):
+        for role in (0, 1):
+            spec = build_episode(cluster, role, 0, prior, suites)
+            outcome = run_episode(spec, Condition.ALTERNATIVE_REQUEST, prior=prior, suites=suites).outcome
+            assert outcome.stages == {"C": True, "H": True, "T": True, "F": True, "G": False}, cluster.id
+
+
 def test_no_request_succeeds_on_exactly_one_binding_of_each_pair(prior: Prior, suites: SuiteDocument) -> None:
     wins: Counter[tuple[str, int, int]] = Counter()
     for seed in (0, 1, 2):

@@ -17,7 +17,7 @@ from enum import StrEnum
 from gencoord.backends.base import Backend, bind
 from gencoord.backends.registry import rule_set
 from gencoord.backends.rule import composed
-from gencoord.dsl.ast import Task
+from gencoord.dsl.ast import Path, Task
 from gencoord.dsl.surface import Surface, SurfaceName, surface
 from gencoord.errors import CompileError, ConfigError, FailureCode, WorldError
 from gencoord.prior.load import default_prior
@@ -86,12 +86,17 @@ def default_condition(spec: EpisodeSpec) -> Condition:
     return Condition.FEEDBACK if spec.feedback else Condition.REQUEST
 
 
-def _alternative_channel(spec: EpisodeSpec, prior: Prior, spoken: Surface) -> Channel:
+def _alternative(spec: EpisodeSpec, prior: Prior, spoken: Surface) -> tuple[Channel, Path | None]:
+    """The legal-alternative intervention: the other branch's REQ on the wire, and its SELF
+    for the sender where that branch gives the sender other work (the Allocation family)."""
+    assert spec.binding is not None  # forward episodes (the only ones with this condition) have a true binding
     others = sorted(set(prior.templates[spec.cluster.template].bindings) - {spec.binding})
-    alternative = composed(prior, others[0], spec.sender, spec.receiver, spec.params).request
-    assert alternative is not None  # every binding has a receiver path
-    line = spoken.request(alternative)
-    return lambda _delivered: line
+    true = composed(prior, spec.binding, spec.sender, spec.receiver, spec.params)
+    alternative = composed(prior, others[0], spec.sender, spec.receiver, spec.params)
+    assert alternative.request is not None  # every binding has a receiver path
+    line = spoken.request(alternative.request)
+    swapped = alternative.self_plan if alternative.self_plan != true.self_plan else None
+    return (lambda _delivered: line), swapped
 
 
 def _advance(contexts: dict[str, LocalContext], prior: Prior) -> Callable[[str, Task], None]:
@@ -156,8 +161,8 @@ def coordinate(
     if condition is Condition.SINGLE_STEP:
         return run_single_step(generate, sender, receiver, prior, public, _advance(contexts, prior), spoken)
     if condition is Condition.ALTERNATIVE_REQUEST:
-        channel = _alternative_channel(spec, prior, spoken)
-        return run_forward(generate, sender, receiver, prior, public, channel, spoken)
+        channel, sender_path = _alternative(spec, prior, spoken)
+        return run_forward(generate, sender, receiver, prior, public, channel, spoken, sender_path)
     if condition in (Condition.REQUEST, Condition.LOCAL_ONLY, Condition.CENTRALIZED):
         return run_forward(generate, sender, receiver, prior, public, surface=spoken)
     mode = spec.cluster.mode or ""

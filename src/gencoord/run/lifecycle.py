@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from gencoord.dsl.ast import PeerRequest, Proposal, Task
+from gencoord.dsl.ast import Path, PeerRequest, Proposal, Task
 from gencoord.dsl.dialogue import Turn, extract, sender_done
 from gencoord.dsl.surface import DslSurface, Surface
 from gencoord.errors import ContractError, FailureCode, Location, MaterializationError, ParseError, ResolutionError
@@ -86,13 +86,21 @@ class _Session:
         return answer
 
     def deliver(
-        self, sent: Proposal, request: PeerRequest, sender: str, receiver: str, channel: Channel = _identity
+        self,
+        sent: Proposal,
+        request: PeerRequest,
+        sender: str,
+        receiver: str,
+        channel: Channel = _identity,
+        sender_path: Path | None = None,
     ) -> Success:
         """Send the REQ through ``channel``, take the receiver's answer, resolve forward.
 
         The commitment binds the receiver to the request it *received*: with a
         substituting channel (the legal-alternative intervention) the delivered REQ,
         checked again on arrival, is what Resolve→ matches the receiver's path against.
+        ``sender_path`` swaps the sender's own path with it, where the alternative branch
+        asks the sender to do something else too (the Allocation family).
         """
         delivered = self.trace.wire.send(sender, receiver, "REQ", channel(self.surface.request(request)))
         if channel is not _identity:
@@ -100,7 +108,9 @@ class _Session:
             check_proposal(arrived, sender, self.prior, self.episode)
             if arrived.request is None:
                 raise ContractError("REQUEST_COUNT", "the channel delivered no request")
-            sent = Proposal(sent.self_plan, (arrived.request,))
+            sent = Proposal(sender_path or sent.self_plan, (arrived.request,))
+            if sender_path is not None:
+                check_proposal(sent, sender, self.prior, self.episode)
         stage = GenerationRequest(receiver, Stage.RECEIVER_AFTER_REQUEST, sender, delivered_request=delivered)
         answer = self.answer(stage)
         return self.success(resolve_forward(sent, sender, answer, receiver, self.prior, self.episode))
@@ -120,12 +130,16 @@ def run_forward(
     episode: PublicEpisode,
     channel: Channel = _identity,
     surface: Surface | None = None,
+    sender_path: Path | None = None,
 ) -> ProtocolResult:
-    """Algorithm S1: sender SELF+REQ → delivered REQ → receiver SELF → Resolve→ → Materialize."""
+    """Algorithm S1: sender SELF+REQ → delivered REQ → receiver SELF → Resolve→ → Materialize.
+
+    ``channel`` and ``sender_path`` are the legal-alternative intervention's substitutions.
+    """
     session = _Session(generate, prior, episode, surface)
     try:
         sent, request = session.propose(GenerationRequest(sender, Stage.SENDER_INITIAL, receiver))
-        return session.deliver(sent, request, sender, receiver, channel)
+        return session.deliver(sent, request, sender, receiver, channel, sender_path)
     except _PROTOCOL_ERRORS as error:
         return session.fail(error)
 
