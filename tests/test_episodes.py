@@ -155,10 +155,12 @@ def test_recorded_model_outputs_run_through_the_same_pipeline(prior: Prior, suit
     }
 
 
-def test_deadline_success_follows_simulated_time(prior: Prior, suites: SuiteDocument) -> None:
+def test_deadline_success_counts_time_to_commitment_plus_world_time(prior: Prior, suites: SuiteDocument) -> None:
     outcome = _recorded(prior, suites).outcome
     assert outcome.duration_s is not None and 10 < outcome.duration_s < 60
     assert outcome.within(60) and not outcome.within(outcome.duration_s - 0.01)
+    slack = 30 - outcome.duration_s  # a commitment slower than the slack misses V(30), one faster makes it
+    assert outcome.within(30, commit_s=slack - 0.01) and not outcome.within(30, commit_s=slack + 0.01)
     failed = dataclasses.replace(outcome, success=False)
     assert not failed.within(1e9)
 

@@ -162,7 +162,7 @@ def episode_record(result: EpisodeResult) -> dict[str, Any]:
             "reason": outcome.reason,
             "message": outcome.message,
             "duration_s": None if outcome.duration_s is None else round(outcome.duration_s, 3),
-            **{f"V{deadline}": outcome.within(deadline) for deadline in DEADLINES_S},
+            **{f"V{deadline}": outcome.within(deadline, result.seconds["protocol"]) for deadline in DEADLINES_S},
         },
         "seconds": {stage: round(value, 6) for stage, value in result.seconds.items()},
     }

@@ -109,9 +109,10 @@ class Outcome:
     message: str | None = None
     duration_s: float | None = None
 
-    def within(self, seconds: float) -> bool:
-        """Deadline success V(seconds): the original task succeeded within that simulated time."""
-        return self.success and self.duration_s is not None and self.duration_s <= seconds
+    def within(self, seconds: float, commit_s: float = 0.0) -> bool:
+        """Deadline success V(seconds), as the paper counts it: the original task succeeded and
+        time-to-commitment (``commit_s``) plus execution time is at most ``seconds``."""
+        return self.success and self.duration_s is not None and commit_s + self.duration_s <= seconds
 
     @property
     def stages(self) -> dict[str, bool | None]:

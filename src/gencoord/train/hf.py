@@ -37,7 +37,7 @@ class PaperSettings:
     epochs: int = 2
     batch: int = 16  # effective: micro_batch × accumulation
     micro_batch: int = 4
-    weight_decay: float = 0.0
+    weight_decay: float = 0.01  # the paper's AdamW weight decay
 
 
 def train_checkpoint(
