@@ -3,8 +3,9 @@
 Runs the gate suite's *training* pool (a seed range disjoint from every evaluation
 pool) under the never-escalate and communication-first policies, so that every issue
 is seen both fresh and after failed requests. Each decision becomes a row: the
-features the gate saw, and the oracle's label (1 = no local route fits the budget, so
-escalating was warranted). Two L2-regularized logistic regressions follow:
+features the gate saw, and the counterfactual oracle's label (1 = the issue needed
+escalation: replayed from the moment it arose, no local option completed the job and
+asking some peer did; ``gencoord/gate/oracle.py``). Two L2-regularized logistic regressions follow:
 
 * the score S = bias + wC·C + wR·R + wI·I − wL·L − wH·H is the first model's logit, so
   the thresholds are logits too: stay local below P(escalate) = 0.25, escalate above 0.75;
@@ -39,7 +40,7 @@ def _rows(size: int) -> list[tuple[dict[str, float], int]]:
     for condition in (GateCondition.NEVER, GateCondition.COMMUNICATION_FIRST):
         for instance in gate_pool(size, 0, split="train"):
             for issue in run_gate_episode(instance, condition).issues:
-                label = 0 if issue.oracle_recoverable else 1
+                label = 1 if issue.needed_escalation else 0
                 rows.extend((decision, label) for decision in issue.decisions)
     return rows
 

@@ -1,10 +1,12 @@
 """Gate experiment tables and the ablation figure, from gate episode records.
 
 Metrics (per condition, instances are the clusters): TSR task success rate; CS
-completion steps (rounds); LRR local resolution rate = issues resolved locally (recovered
-or skipped) / issues not made moot by reaching the goal; UER unnecessary escalation rate
-= escalations whose issue the oracle labels locally recoverable / escalations; ECR
-effective communication rate = escalations whose request was fulfilled / escalations.
+completion steps (executor actions until the goal's nodes were done, the paper's
+definition), with rounds beside it; LRR local resolution rate = issues resolved locally
+(recovered or skipped) / issues not made moot by reaching the goal; UER unnecessary
+escalation rate = escalations whose issue did not need escalation / escalations, by the
+counterfactual oracle (``gate/oracle.py``); ECR effective communication rate =
+escalations whose request was fulfilled / escalations.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ from gencoord.eval.stats import Estimate, bootstrap_mean, bootstrap_ratio, paire
 from gencoord.eval.tables import DASH, Table, paper_figures
 
 Record = Mapping[str, Any]
-TARGETS = {"LRR": (">=", 0.70), "UER": ("<=", 0.20), "ECR": (">=", 0.75)}
+TARGETS = {"LRR": (">=", 0.765), "UER": ("<=", 0.174), "ECR": (">=", 0.782)}  # the paper's reported figures
+CS_REDUCTION = 0.30  # the full gate's CS at least this much below communication-first's (the paper: 145 → 92)
 
 
 def _by_condition(records: Sequence[Record], config: GateExperimentConfig) -> dict[str, list[Record]]:
@@ -41,7 +44,8 @@ def _rates(records: Sequence[Record], config: GateExperimentConfig, seed: int) -
     considered = {str(r["cluster"]): float(r["issue_count"] - r["moot_issues"]) for r in records}
     return {
         "TSR": bootstrap_mean(_per(records, "success"), resamples, seed),
-        "CS": bootstrap_mean(_per(records, "rounds"), resamples, seed + 100),
+        "CS": bootstrap_mean(_per(records, "completion_steps"), resamples, seed + 100),
+        "rounds": bootstrap_mean(_per(records, "rounds"), resamples, seed + 500),
         "LRR": bootstrap_ratio(_per(records, "resolved_locally"), considered, resamples, seed + 200),
         "UER": bootstrap_ratio(
             _per(records, "unnecessary_escalations"), _per(records, "escalations"), resamples, seed + 300
@@ -58,6 +62,14 @@ def _pct(estimate: Estimate | None) -> str:
         if estimate is None
         else f"{100 * estimate.value:.1f}% [{100 * estimate.low:.1f}, {100 * estimate.high:.1f}]"
     )
+
+
+def _count(estimate: Estimate | None) -> str:
+    return DASH if estimate is None else f"{estimate.value:.1f} [{estimate.low:.1f}, {estimate.high:.1f}]"
+
+
+def _signed(estimate: Estimate, scale: float = 1.0) -> str:
+    return f"{scale * estimate.value:+.1f} [{scale * estimate.low:+.1f}, {scale * estimate.high:+.1f}]"
 
 
 def _paper(metric: str, condition: str) -> str:
@@ -79,7 +91,8 @@ def gate_tables(
             "condition",
             "episodes",
             "TSR [95% CI]",
-            "CS [95% CI]",
+            "CS steps [95% CI]",
+            "rounds [95% CI]",
             "LRR [95% CI]",
             "UER [95% CI]",
             "ECR [95% CI]",
@@ -94,25 +107,30 @@ def gate_tables(
         caption=(
             "Instances of the dynamic suite are the clusters; intervals are percentile cluster bootstraps "
             f"({config.bootstrap.resamples:,} resamples; LRR/UER/ECR pool their numerators and denominators "
-            "within each resample). CS is rounds until the goal held or the budget ran out. Context B: the "
-            "largest private context an agent carried. Paper columns: the Gated Coordination paper's figures "
-            "for the full model and (approximately) its communication-first baselines."
+            "within each resample). CS: completion steps, executor actions of all agents until the goal's nodes "
+            "were done (all actions taken when the budget ran out first); rounds of the gate loop beside it. UER "
+            "is judged by the counterfactual oracle: an issue needed escalation when, replayed from the moment it "
+            "arose, no local option completed the job and asking some peer did. Context B: the largest private "
+            "context an agent carried. Paper columns: the Gated Coordination paper's figures for the full model "
+            "and (approximately) its communication-first baselines."
         ),
         differences=[
-            "LRR, UER and ECR are measured on our dynamic 2–4-agent suite with its own labelling oracle; the paper's "
-            "come from its own environments, so the columns compare mechanisms, not numbers on the same tasks.",
-            "CS here counts rounds of the gate loop; the paper's CS counts completion steps (executor actions).",
+            "LRR, UER and ECR are measured on our dynamic 2–4-agent suite, UER against our counterfactual oracle; "
+            "the paper's come from its own environments, so the columns compare mechanisms, not numbers on the "
+            "same tasks.",
+            "CS counts executor actions; our agents spend no actions on messages (a request costs rounds, not "
+            "actions), so coordination shows in rounds and messages rather than in CS.",
         ],
     )
     for name, rows in groups.items():
         e = estimates[name]
-        cs = e["CS"]
         outcome.rows.append(
             [
                 name,
                 str(len(rows)),
                 _pct(e["TSR"]),
-                DASH if cs is None else f"{cs.value:.1f} [{cs.low:.1f}, {cs.high:.1f}]",
+                _count(e["CS"]),
+                _count(e["rounds"]),
                 _pct(e["LRR"]),
                 _pct(e["UER"]),
                 _pct(e["ECR"]),
@@ -128,30 +146,80 @@ def gate_tables(
     tables = [outcome]
     reference = None if config.reference is None else config.reference.value
     if reference in groups:
-        paired = Table(
-            "gate_paired",
-            f"Paired differences against {reference}",
-            ["condition", "Δ TSR (pp) [95% CI]", "Δ CS (rounds) [95% CI]"],
-            caption="Instance-aligned differences (condition − reference), percentile cluster bootstrap.",
-        )
-        base = groups[reference]
-        for index, (name, rows) in enumerate(groups.items()):
-            if name == reference:
-                continue
-            seed = config.bootstrap.paired_seed + index
-            tsr = paired_difference(_per(rows, "success"), _per(base, "success"), config.bootstrap.resamples, seed)
-            cs = paired_difference(_per(rows, "rounds"), _per(base, "rounds"), config.bootstrap.resamples, seed + 50)
-            paired.rows.append(
-                [
-                    name,
-                    f"{100 * tsr.value:+.1f} [{100 * tsr.low:+.1f}, {100 * tsr.high:+.1f}]",
-                    f"{cs.value:+.1f} [{cs.low:+.1f}, {cs.high:+.1f}]",
-                ]
-            )
-        tables.append(paired)
+        tables.append(_paired(groups, reference, config))
+    tables.append(_oracle_table(groups))
     if "full" in estimates:
         tables.append(_targets(estimates, groups, config))
     return tables, estimates
+
+
+PAIRED = (("success", 100.0), ("completion_steps", 1.0), ("rounds", 1.0), ("messages", 1.0))
+
+
+def _paired(groups: Mapping[str, Sequence[Record]], reference: str, config: GateExperimentConfig) -> Table:
+    paired = Table(
+        "gate_paired",
+        f"Paired differences against {reference}",
+        ["condition", "Δ TSR (pp) [95% CI]", "Δ CS steps [95% CI]", "Δ rounds [95% CI]", "Δ msgs/ep [95% CI]"],
+        caption="Instance-aligned differences (condition − reference), percentile cluster bootstrap.",
+    )
+    base = groups[reference]
+    for index, (name, rows) in enumerate(groups.items()):
+        if name == reference:
+            continue
+        seed = config.bootstrap.paired_seed + index
+        cells = [
+            _signed(
+                paired_difference(_per(rows, field), _per(base, field), config.bootstrap.resamples, seed + 50 * k),
+                scale,
+            )
+            for k, (field, scale) in enumerate(PAIRED)
+        ]
+        paired.rows.append([name, *cells])
+    return paired
+
+
+def _oracle_table(groups: Mapping[str, Sequence[Record]]) -> Table:
+    """What the counterfactual oracle changed against the old shared-planner label."""
+    table = Table(
+        "gate_oracle",
+        "The independent oracle against the old shared-planner label",
+        [
+            "condition",
+            "issues",
+            "needed escalation (oracle)",
+            "needed escalation (old label)",
+            "labels changed",
+            "escalations",
+            "UER (oracle)",
+            "UER (old label)",
+        ],
+        caption="Old label: an issue needs escalation when the gate's own local planner finds no route in the "
+        "true world within the budget left (the planner the gate's cost feature also uses). Oracle: the episode "
+        "is copied at the moment the issue arises and each option (recover locally, skip a node the goal does "
+        "not need, ask each peer) is played to the end under the same budget and policy; an issue needs "
+        "escalation when no local option completes the job and some escalation does.",
+    )
+    for name, rows in groups.items():
+        issues = sum(int(r["issue_count"]) for r in rows)
+        escalations = sum(int(r["escalations"]) for r in rows)
+        needed = sum(int(r["needed_escalations"]) for r in rows)
+        old_needed = sum(not issue["shared_planner_recoverable"] for r in rows for issue in r["issues"])
+        unnecessary = sum(int(r["unnecessary_escalations"]) for r in rows)
+        old_unnecessary = sum(int(r["shared_planner_unnecessary_escalations"]) for r in rows)
+        table.rows.append(
+            [
+                name,
+                str(issues),
+                str(needed),
+                str(old_needed),
+                str(sum(int(r["relabelled_issues"]) for r in rows)),
+                str(escalations),
+                DASH if not escalations else f"{100 * unnecessary / escalations:.1f}%",
+                DASH if not escalations else f"{100 * old_unnecessary / escalations:.1f}%",
+            ]
+        )
+    return table
 
 
 def _targets(
@@ -161,25 +229,39 @@ def _targets(
 ) -> Table:
     table = Table(
         "gate_targets",
-        "The full gate against this project's own targets (not the paper's figures)",
-        ["project target", "measured", "met"],
-        caption="These are gencoord's targets for its own suite, kept apart from the paper's figures. Point "
-        "estimates decide 'met'; the intervals above say how sure that is.",
+        "The full gate against its targets (the paper's reported figures, measured on our suite)",
+        ["target", "measured", "met"],
+        caption="LRR/UER/ECR bounds are the Gated Coordination paper's reported figures, used here as targets "
+        "for our own suite and the counterfactual oracle; they are not our numbers. Point estimates decide "
+        "'met' for them; the TSR target needs the paired interval to exclude 0.",
     )
     full = estimates["full"]
     for metric, (direction, bound) in TARGETS.items():
         value = full[metric]
         met = value is not None and (value.value >= bound if direction == ">=" else value.value <= bound)
-        table.rows.append([f"{metric} {direction} {100 * bound:.0f}%", _pct(value), "yes" if met else "no"])
-    first = estimates.get("communication_first")
-    if first is not None:
-        tsr, cs, base_tsr, base_cs = full["TSR"], full["CS"], first["TSR"], first["CS"]
-        if tsr is not None and cs is not None and base_tsr is not None and base_cs is not None:
-            better = tsr.value > base_tsr.value and cs.value < base_cs.value
-            measured = (
-                f"TSR {100 * tsr.value:.1f}% vs {100 * base_tsr.value:.1f}%; CS {cs.value:.1f} vs {base_cs.value:.1f}"
+        table.rows.append([f"{metric} {direction} {100 * bound:.1f}%", _pct(value), "yes" if met else "no"])
+    reference = "communication_first"
+    if reference in groups and "full" in groups:
+        rows, base, resamples = groups["full"], groups[reference], config.bootstrap.resamples
+        seed = config.bootstrap.paired_seed
+        tsr = paired_difference(_per(rows, "success"), _per(base, "success"), resamples, seed)
+        table.rows.append(
+            [
+                "TSR above communication-first, paired 95% CI excluding 0",
+                f"Δ {_signed(tsr, 100.0)} pp",
+                "yes" if tsr.low > 0 else "no",
+            ]
+        )
+        cs, base_cs = full["CS"], estimates[reference]["CS"]
+        if cs is not None and base_cs is not None and base_cs.value > 0:
+            change = cs.value / base_cs.value - 1
+            table.rows.append(
+                [
+                    f"CS at least {100 * CS_REDUCTION:.0f}% below communication-first",
+                    f"{cs.value:.1f} vs {base_cs.value:.1f} steps ({100 * change:+.1f}%)",
+                    "yes" if change <= -CS_REDUCTION else "no",
+                ]
             )
-            table.rows.append(["beats communication-first on TSR and CS", measured, "yes" if better else "no"])
     return table
 
 

@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, field
 from gencoord.gate.config import GateConfig, default_gate_config
 from gencoord.gate.jobs import Node
 from gencoord.gate.needs import action_estimate, node_needs
+from gencoord.gate.oracle import ESCALATE_TO, SKIP, counterfactual_outcomes, needed_escalation
 from gencoord.gate.policy import (
     Adjudicator,
     Decision,
@@ -113,17 +114,17 @@ class _Episode:
         self.messages: list[WireMessage] = []
         self.round = 0
         self.largest_context = 0
+        self.steps = 0  # executor actions taken (all agents)
+        self.completion_steps: int | None = None  # executor actions until the goal's nodes were all done
+        # an oracle rollout: each listed issue gets the forced option; no rollout labels its own issues
+        self.forced: dict[tuple[str, str, str], str] = {}
+        self.rollout = False
 
     # ----------------------------------------------------------------- the loop
     def run(self) -> GateResult:
-        while self.round < self.instance.budget and not self._finished():
-            self.round += 1
-            for name in self.job.agents:
-                self._step(self.agents[name])
-                self._measure(self.agents[name])
+        self.play()
         final = self.executor.snapshot()
-        goal = tuple(spec.requirement({}, {}) for spec in self.job.spec.goal)
-        success = not unmet(goal, final)
+        success = self.goal_reached()
         for issue in self.issues.values():
             if issue.resolution is None and issue.node in self.done:
                 issue.resolution = "escalated" if issue.fulfilled else "local"
@@ -142,10 +143,36 @@ class _Episode:
             self.largest_context,
             final.clock_s,
             tuple(a.kind.value for a in self.instance.anomalies),
+            self.steps if self.completion_steps is None else self.completion_steps,
         )
 
+    def play(self) -> None:
+        """Rounds until the goal's nodes are done or the budget is spent."""
+        while self.round < self.instance.budget and not self._finished():
+            self.round += 1
+            self.play_round(self.job.agents)
+
+    def play_round(self, names: Sequence[str]) -> None:
+        for name in names:
+            self._step(self.agents[name])
+            self._measure(self.agents[name])
+
+    def shared(self) -> tuple[object, ...]:
+        """What an oracle rollout shares with this episode instead of copying: nothing of it changes."""
+        return (self.prior, self.game, self.physics, self.config, self.adjudicator, self.instance, self.public)
+
+    def raise_issue(self, agent: str, node: Node, kind: str, needs: dict[str, int], detail: str | None) -> None:
+        self._issue(self.agents[agent], node, kind, needs, detail)
+
+    def goal_reached(self) -> bool:
+        goal = tuple(spec.requirement({}, {}) for spec in self.job.spec.goal)
+        return not unmet(goal, self.executor.snapshot())
+
     def _finished(self) -> bool:
-        return all(node.id in self.done for node in self.job.nodes if node.critical)
+        finished = all(node.id in self.done for node in self.job.nodes if node.critical)
+        if finished and self.completion_steps is None:
+            self.completion_steps = self.steps
+        return finished
 
     def _measure(self, agent: _Agent) -> None:
         size = agent.private.size() + sum(len(m) for m in agent.context)
@@ -259,6 +286,7 @@ class _Episode:
     def _act(self, agent: _Agent) -> None:
         action = agent.queue.popleft()
         [record] = self.executor.run(Program((action,), ((),), ()), 0, 1)
+        self.steps += 1
         self._observe(agent, record)
         if record.failure is None and isinstance(action, ObtainBlock):
             self.mined[action.source] += 1
@@ -315,6 +343,7 @@ class _Episode:
         key = (agent.name, node.id, kind)
         issue = self.issues.get(key)
         if issue is None:
+            options = None if self.rollout else counterfactual_outcomes(self, agent.name, node, kind, needs, detail)
             issue = IssueRecord(
                 len(self.issues) + 1,
                 agent.name,
@@ -322,11 +351,17 @@ class _Episode:
                 node.id,
                 dict(needs),
                 self.round,
-                self._oracle(agent, node, kind, needs),
+                self._shared_planner_label(agent, node, kind, needs),
+                options,
+                None if options is None else needed_escalation(options),
             )
             self.issues[key] = issue
         agent.private.blocked = kind
         local = self._local_fix(agent, node, kind, needs, detail)
+        forced = self.forced.get(key)
+        if forced is not None:
+            self._take(agent, issue, node, kind, needs, local, forced)
+            return
         features = self._features(agent, node, kind, needs, local)
         if self.round < agent.cooldown_until:
             decision, tier, value = Decision.LOCAL, "cooldown", None
@@ -338,18 +373,45 @@ class _Episode:
         )
         if decision is Decision.ESCALATE and self._escalate(agent, issue, node, kind, needs):
             return
+        self._stay_local(agent, issue, node, local)
+
+    def _stay_local(self, agent: _Agent, issue: IssueRecord, node: Node, local: list[Action] | None) -> None:
+        """LOCAL: recover by the known route, or skip a node the goal does not need when there is none."""
         if local is not None:
             agent.queue = deque(local)
             agent.queue_node = None
             agent.serving = node.id
-            return
-        if not node.critical:
-            agent.skipped.add(node.id)
-            issue.resolution = "skipped"
-            agent.private.remember(f"{node.id} skipped")
+        elif not node.critical:
+            self._skip(agent, issue, node)
 
-    def _oracle(self, agent: _Agent, node: Node, kind: str, needs: dict[str, int]) -> bool:
-        """Ground truth: is there a local route, in the true world, that fits the budget left?"""
+    def _skip(self, agent: _Agent, issue: IssueRecord, node: Node) -> None:
+        agent.skipped.add(node.id)
+        issue.resolution = "skipped"
+        agent.private.remember(f"{node.id} skipped")
+
+    def _take(
+        self,
+        agent: _Agent,
+        issue: IssueRecord,
+        node: Node,
+        kind: str,
+        needs: dict[str, int],
+        local: list[Action] | None,
+        option: str,
+    ) -> None:
+        """An oracle rollout's forced option for this issue: the gate's LOCAL, skip, or ask one helper
+        (a helper that cannot be asked, or asked again, leaves LOCAL)."""
+        if option == SKIP:
+            self._skip(agent, issue, node)
+            return
+        helper = option.removeprefix(ESCALATE_TO)
+        if option.startswith(ESCALATE_TO) and self._escalate(agent, issue, node, kind, needs, helper):
+            return
+        self._stay_local(agent, issue, node, local)
+
+    def _shared_planner_label(self, agent: _Agent, node: Node, kind: str, needs: dict[str, int]) -> bool:
+        """The old label, kept to count what the counterfactual oracle changes: is there a local
+        route in the true world, by the same planner the gate uses, that fits the budget left?"""
         if kind != "missing_material" or not node.critical:
             return True  # a detour, a wait, clearing a chest, waiting, or skipping a node nobody needs
         world = self.instance.world
@@ -447,11 +509,17 @@ class _Episode:
             return untried[0]
         return None
 
-    def _escalate(self, agent: _Agent, issue: IssueRecord, node: Node, kind: str, needs: dict[str, int]) -> bool:
+    def _escalate(
+        self, agent: _Agent, issue: IssueRecord, node: Node, kind: str, needs: dict[str, int], helper: str | None = None
+    ) -> bool:
+        """Ask a helper (the gate's choice, or ``helper``); False when there is nobody (left) to ask."""
         item, quantity = self._wanted(node, needs)
         if item is None or quantity <= 0:
             return False
-        helper = self._helper(agent, item, quantity, kind, node)
+        if helper is None:
+            helper = self._helper(agent, item, quantity, kind, node)
+        elif helper in agent.private.refused_by.get(item, set()):
+            return False
         if helper is None:
             return False
         body = f"SELF -\nREQ {helper} resource.deliver(q={quantity},item={item},to={agent.name})"

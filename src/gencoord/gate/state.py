@@ -54,7 +54,9 @@ class IssueRecord:
     node: str
     needs: dict[str, int]
     round: int
-    oracle_recoverable: bool
+    shared_planner_recoverable: bool  # the old label: a local route by the gate's own planner (kept for comparison)
+    oracle: dict[str, bool] | None = None  # option → the job completes (counterfactual rollouts); None in a rollout
+    needed_escalation: bool | None = None  # no local option completes the job, some escalation does
     decisions: list[dict[str, Any]] = field(default_factory=list)
     escalated: bool = False
     fulfilled: bool = False
@@ -75,6 +77,7 @@ class GateResult:
     context_bytes: int  # the largest private context any agent carried
     duration_s: float
     anomalies: tuple[str, ...]
+    completion_steps: int  # executor actions until the goal's nodes were done (all taken, when never)
 
     def record(self) -> dict[str, Any]:
         escalations = [i for i in self.issues if i.escalated]
@@ -92,7 +95,14 @@ class GateResult:
             "moot_issues": sum(i.resolution == "moot" for i in self.issues),
             "resolved_locally": sum(i.resolution in ("local", "skipped") for i in self.issues),
             "escalations": len(escalations),
-            "unnecessary_escalations": sum(i.oracle_recoverable for i in escalations),
+            "unnecessary_escalations": sum(not i.needed_escalation for i in escalations),
+            "needed_escalations": sum(bool(i.needed_escalation) for i in self.issues),
+            # the old shared-planner label said "needed escalation" (no local route) where the oracle does not, or back
+            "relabelled_issues": sum(
+                (not i.shared_planner_recoverable) != bool(i.needed_escalation) for i in self.issues
+            ),
+            "shared_planner_unnecessary_escalations": sum(i.shared_planner_recoverable for i in escalations),
+            "completion_steps": self.completion_steps,
             "fulfilled_escalations": sum(i.fulfilled for i in escalations),
             "messages": len(self.messages),
             "wire_bytes": sum(m.nbytes for m in self.messages),
