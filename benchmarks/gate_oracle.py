@@ -1,0 +1,107 @@
+"""What the gate's counterfactual oracle costs, measured side by side in one run.
+
+  * the gate ablation at 500 instances × its 6 conditions (3,000 episodes), oracle
+    included, through the experiment runner (process pool, one worker per core): wall
+    time, episodes/s, rollouts per episode;
+  * in one process on the same 60 instances × 6 conditions: episodes with the oracle
+    against the same episodes without it (``rollout`` set, so nothing is copied or
+    replayed), and the ratio.
+Results are printed and written to benchmarks/results/gate_oracle.json. Not a test.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import tempfile
+import time
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from gencoord import __version__
+from gencoord.eval.config import GateExperimentConfig, find_experiment, load_experiment
+from gencoord.eval.runner import create_run, read_records, run_experiment
+from gencoord.gate.config import default_gate_config
+from gencoord.gate.episode import _Episode
+from gencoord.gate.policy import GateCondition, LogisticAdjudicator
+from gencoord.gate.pool import gate_pool
+from gencoord.prior.load import default_prior
+from gencoord.worlds.sim import SimExecutor
+
+INSTANCES = 500
+SAMPLE = 60
+OUT = Path(__file__).parent / "results" / "gate_oracle.json"
+
+
+def _full_run() -> dict[str, float]:
+    config = load_experiment(find_experiment("gate_ablation"))
+    assert isinstance(config, GateExperimentConfig)
+    config = config.model_copy(update={"instances": INSTANCES})
+    with tempfile.TemporaryDirectory() as folder:
+        run_dir = create_run(config, Path(folder))
+        started = time.perf_counter()
+        summary = run_experiment(config, run_dir)
+        seconds = time.perf_counter() - started
+        records = read_records(run_dir)
+    rollouts = sum(len(issue["oracle"] or {}) for record in records for issue in record["issues"])
+    return {
+        "episodes": summary.ran,
+        "seconds": seconds,
+        "episodes_per_s": summary.ran / seconds,
+        "rollouts_per_episode": rollouts / len(records),
+        "workers": os.cpu_count() or 1,
+    }
+
+
+def _one_process(with_oracle: bool) -> float:
+    prior, config = default_prior(), default_gate_config()
+    instances = gate_pool(SAMPLE, 0)
+    started = time.perf_counter()
+    for condition in GateCondition:
+        for instance in instances:
+            adjudicator = LogisticAdjudicator(config)
+            episode = _Episode(instance, condition, config, adjudicator, SimExecutor(prior.game), prior)
+            episode.rollout = not with_oracle
+            episode.run()
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    full = _full_run()
+    without, with_oracle = _one_process(False), _one_process(True)
+    episodes = SAMPLE * len(GateCondition)
+    console = Console(width=140)
+    table = Table("measure", "value")
+    table.add_row(f"{full['episodes']:.0f} episodes (500 × 6), oracle included, {full['workers']} workers", "")
+    table.add_row("  wall time", f"{full['seconds']:.1f} s (target: under 120 s)")
+    table.add_row("  episodes/s", f"{full['episodes_per_s']:.1f}")
+    table.add_row("  rollouts per episode", f"{full['rollouts_per_episode']:.2f}")
+    table.add_row(f"one process, {episodes} episodes without the oracle", f"{1000 * without / episodes:.1f} ms/episode")
+    table.add_row(f"one process, {episodes} episodes with the oracle", f"{1000 * with_oracle / episodes:.1f} ms/episode")
+    table.add_row("  oracle / no oracle", f"{with_oracle / without:.2f}×")
+    console.print(table)
+    OUT.parent.mkdir(exist_ok=True)
+    OUT.write_text(
+        json.dumps(
+            {
+                "version": __version__,
+                "python": platform.python_version(),
+                "cpus": os.cpu_count(),
+                "full_run": full,
+                "one_process": {
+                    "episodes": episodes,
+                    "without_oracle_ms_per_episode": 1000 * without / episodes,
+                    "with_oracle_ms_per_episode": 1000 * with_oracle / episodes,
+                    "ratio": with_oracle / without,
+                },
+            },
+            indent=2,
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
