@@ -79,8 +79,8 @@ def main() -> None:
     table.add_row("  wall time", f"{full['seconds']:.1f} s (target: under 120 s)")
     table.add_row("  episodes/s", f"{full['episodes_per_s']:.1f}")
     table.add_row("  rollouts per episode", f"{full['rollouts_per_episode']:.2f}")
-    table.add_row(f"one process, {episodes} episodes without the oracle", f"{1000 * without / episodes:.1f} ms/episode")
-    table.add_row(f"one process, {episodes} episodes with the oracle", f"{1000 * with_oracle / episodes:.1f} ms/episode")
+    for label, seconds in (("without", without), ("with", with_oracle)):
+        table.add_row(f"one process, {episodes} episodes {label} the oracle", f"{1000 * seconds / episodes:.1f} ms/ep")
     table.add_row("  oracle / no oracle", f"{with_oracle / without:.2f}×")
     console.print(table)
     OUT.parent.mkdir(exist_ok=True)

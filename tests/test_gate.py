@@ -197,6 +197,15 @@ def test_issue_labels_follow_the_anomalies(prior: Prior) -> None:
     assert all(not i.escalated and i.resolution == "local" for i in detours)
 
 
+def test_without_the_partition_a_promise_is_taken_as_a_delivery(prior: Prior) -> None:
+    job = default_jobs(prior)["workshop"]
+    scarce = make_instance(job, 7, prior, budget_for("workshop", prior), kinds=(AnomalyKind.SCARCE_ITEM,))
+    for condition, taken in ((GateCondition.FULL, False), (GateCondition.FULL_NO_PARTITION, True)):
+        escalated = [i for i in run_gate_episode(scarce, condition, prior=prior).issues if i.escalated]
+        assert escalated and all(i.promise_taken_as_fact is taken for i in escalated), condition
+        assert all(i.fulfilled for i in escalated)  # the world showed the items in the end, either way
+
+
 def _trajectory(episode: _Episode) -> tuple[object, ...]:
     result = episode.run()
     return result.success, result.rounds, result.completion_steps, result.messages, episode.executor.snapshot()

@@ -97,6 +97,7 @@ def gate_tables(
             "UER [95% CI]",
             "ECR [95% CI]",
             "escalations/ep",
+            "promises as fact/ep",
             "messages/ep",
             "wire B/ep",
             "context B",
@@ -111,8 +112,9 @@ def gate_tables(
             "were done (all actions taken when the budget ran out first); rounds of the gate loop beside it. UER "
             "is judged by the counterfactual oracle: an issue needed escalation when, replayed from the moment it "
             "arose, no local option completed the job and asking some peer did. Context B: the largest private "
-            "context an agent carried. Paper columns: the Gated Coordination paper's figures for the full model "
-            "and (approximately) its communication-first baselines."
+            "context an agent carried. Promises as fact: accepted requests the requester took as delivered before "
+            "the world showed the items (only without the partition). Paper columns: the Gated Coordination "
+            "paper's figures for the full model and (approximately) its communication-first baselines."
         ),
         differences=[
             "LRR, UER and ECR are measured on our dynamic 2–4-agent suite, UER against our counterfactual oracle; "
@@ -135,6 +137,7 @@ def gate_tables(
                 _pct(e["UER"]),
                 _pct(e["ECR"]),
                 f"{np.mean([r['escalations'] for r in rows]):.2f}",
+                f"{np.mean([r['promises_taken_as_fact'] for r in rows]):.2f}",
                 f"{np.mean([r['messages'] for r in rows]):.2f}",
                 f"{np.mean([r['wire_bytes'] for r in rows]):.1f}",
                 f"{np.mean([r['context_bytes'] for r in rows]):.0f}",

@@ -73,7 +73,7 @@ class _Agent:
     cooldown_until: int = 0
     waited_since: dict[str, int] = field(default_factory=dict)
     skipped: set[str] = field(default_factory=set)
-    believed_extra: Counter[str] = field(default_factory=Counter)  # unverified promises (no partition only)
+    promised: list[_Request] = field(default_factory=list)  # no partition: accepted, believed, not yet seen
 
 
 class _Episode:
@@ -227,11 +227,6 @@ class _Episode:
             return None
         return None
 
-    def _believed(self, agent: _Agent) -> dict[str, int]:
-        held = Counter(agent.private.inventory)
-        held.update(agent.believed_extra)
-        return dict(held)
-
     def _requirement(self, node: Node) -> dict[str, int]:
         """What the actor must hold: a gathering node's yield, or what any other node consumes."""
         item, quantity = node.task.get("item"), node.task.get("q")
@@ -240,7 +235,7 @@ class _Episode:
         return node_needs(node.task, self.game)
 
     def _missing(self, agent: _Agent, node: Node) -> dict[str, int]:
-        held = self._believed(agent)
+        held = agent.private.inventory
         return {item: n - held.get(item, 0) for item, n in self._requirement(node).items() if held.get(item, 0) < n}
 
     @staticmethod
@@ -325,8 +320,11 @@ class _Episode:
         """Verified outcomes are the only writes to private state (and they correct any belief)."""
         for name, items in record.inventories.items():
             target = self.agents[name]
-            target.private.inventory = dict(items)
-            target.believed_extra.clear()
+            target.private.inventory = dict(items)  # also corrects a promise taken as fact (no partition)
+            for request in list(target.promised):
+                if items.get(request.item, 0) >= request.baseline + request.quantity:
+                    request.issue.fulfilled = True
+                    target.promised.remove(request)
 
     def _complete(self, agent: _Agent, node_id: str) -> None:
         self.done.add(node_id)
@@ -553,8 +551,9 @@ class _Episode:
         request = self.agents[message.recipient].waiting
         if request is not None and request.helper == message.sender:
             request.answer = message.kind
-            if message.kind == "ACCEPT" and not self.partitioned:
-                agent.believed_extra[request.item] += request.quantity  # a promise taken as fact: state noise
+            if message.kind == "ACCEPT" and not self.partitioned:  # a promise written into private state as fact
+                held = agent.private.inventory
+                held[request.item] = held.get(request.item, 0) + request.quantity
 
     def _answer(self, agent: _Agent, message: WireMessage) -> None:
         proposal = self.prior.parse(message.payload)
@@ -589,6 +588,9 @@ class _Episode:
         kind = "ACCEPT" if answer.decision == "ACCEPT" else "CANNOT_SUPPLY"
         self._send(WireMessage(agent.name, message.sender, kind, answer.serialize()))
 
+    def _truly_held(self, agent: str, item: str) -> int:
+        return self.executor.snapshot().inventories.get(agent, {}).get(item, 0)
+
     def _settle(self, agent: _Agent) -> bool:
         """Whether the agent is free to act this round; settles its open request if it can."""
         request = agent.waiting
@@ -596,7 +598,14 @@ class _Episode:
         arrived = agent.private.inventory.get(request.item, 0) - request.baseline >= request.quantity
         failed = request.answer == "CANNOT_SUPPLY" or (self.round > request.deadline and not arrived)
         if arrived:
-            request.issue.fulfilled = True
+            # what the requester believes; without the partition a promise may only look delivered
+            truly = (
+                self.partitioned or self._truly_held(agent.name, request.item) >= request.baseline + request.quantity
+            )
+            request.issue.fulfilled = truly
+            if not truly:
+                request.issue.promise_taken_as_fact = True
+                agent.promised.append(request)  # fulfilled only once the world shows the items
             agent.private.remember(f"request {request.item} fulfilled by {request.helper}")
         elif failed:
             agent.private.failed_requests[request.item] += 1

@@ -59,7 +59,8 @@ class IssueRecord:
     needed_escalation: bool | None = None  # no local option completes the job, some escalation does
     decisions: list[dict[str, Any]] = field(default_factory=list)
     escalated: bool = False
-    fulfilled: bool = False
+    fulfilled: bool = False  # the requested items truly arrived (verified by the world)
+    promise_taken_as_fact: bool = False  # no partition: an ACCEPT looked like a delivery that had not happened
     resolution: str | None = None  # local / escalated / skipped / moot; None: unresolved at the end
 
 
@@ -103,6 +104,7 @@ class GateResult:
             ),
             "shared_planner_unnecessary_escalations": sum(i.shared_planner_recoverable for i in escalations),
             "completion_steps": self.completion_steps,
+            "promises_taken_as_fact": sum(i.promise_taken_as_fact for i in self.issues),
             "fulfilled_escalations": sum(i.fulfilled for i in escalations),
             "messages": len(self.messages),
             "wire_bytes": sum(m.nbytes for m in self.messages),
