@@ -151,6 +151,7 @@ def gate_tables(
     if reference in groups:
         tables.append(_paired(groups, reference, config))
     tables.append(_oracle_table(groups))
+    tables.append(_tier_table(groups))
     if "full" in estimates:
         tables.append(_targets(estimates, groups, config))
     return tables, estimates
@@ -180,6 +181,31 @@ def _paired(groups: Mapping[str, Sequence[Record]], reference: str, config: Gate
         ]
         paired.rows.append([name, *cells])
     return paired
+
+
+TIERS = ("rule", "score", "adjudicator", "cooldown", "fixed")
+
+
+def _tier_table(groups: Mapping[str, Sequence[Record]]) -> Table:
+    """Which tier made each decision: a tier that decides nothing shows as 0%, not as a hidden mechanism."""
+    table = Table(
+        "gate_tiers",
+        "Who decided: the share of gate decisions made by each tier",
+        ["condition", "decisions", *TIERS, "escalate share"],
+        caption="rule: tier 1; score: S at or beyond a threshold; adjudicator: the gray zone between the "
+        "thresholds; cooldown: a decision forced local by a recent failed request; fixed: conditions that do "
+        "not gate (communication-first, never).",
+    )
+    for name, rows in groups.items():
+        decisions = [d for r in rows for issue in r["issues"] for d in issue["decisions"]]
+        if not decisions:
+            continue
+        shares = [sum(d["tier"] == tier for d in decisions) / len(decisions) for tier in TIERS]
+        escalate = sum(d["decision"] == "escalate" for d in decisions) / len(decisions)
+        table.rows.append(
+            [name, str(len(decisions)), *(f"{100 * share:.1f}%" for share in shares), f"{100 * escalate:.1f}%"]
+        )
+    return table
 
 
 def _oracle_table(groups: Mapping[str, Sequence[Record]]) -> Table:
