@@ -92,6 +92,13 @@ def test_held_out_templates_and_cross_products_never_enter_training(suites: Suit
     assert set(forward_space(Split.IN_DISTRIBUTION, suites)) == seen
 
 
+def test_the_timing_pool_shares_no_world_with_a_quality_pool() -> None:
+    worlds = {name: {cluster.variant.key for cluster in paper_pool(name)} for name in PAPER_POOLS}
+    for quality in ("representation", "request_intervention", "matched_backend"):
+        assert not worlds["timing"] & worlds[quality], quality
+    assert worlds["representation"] <= worlds["request_intervention"]  # the quality pools nest, as the paper's
+
+
 def test_pools_are_deterministic_in_the_seed() -> None:
     assert draw_pool(Split.IN_DISTRIBUTION, 40, seed=3) == draw_pool(Split.IN_DISTRIBUTION, 40, seed=3)
     assert draw_pool(Split.IN_DISTRIBUTION, 40, seed=3) != draw_pool(Split.IN_DISTRIBUTION, 40, seed=4)

@@ -43,6 +43,11 @@ PAPER_POOLS: dict[str, tuple[Split, int]] = {
 }
 """The paper's evidence pools: name → (split, clusters)."""
 
+FIRST_PAIR = {"timing": 10_000}
+"""Where a pool's pairs start in its split's sequence (default 0). The in-distribution quality
+pools share one sequence (the smaller nested in the larger, as the paper's are); the timing
+pool is drawn far past all of them, so it is disjoint from every quality pool."""
+
 
 @dataclass(frozen=True, slots=True)
 class WorldVariant:
@@ -111,8 +116,10 @@ def forward_space(split: Split, suites: SuiteDocument) -> list[tuple[str, int]]:
     return space
 
 
-def draw_pool(split: Split | str, size: int, seed: int = 0, suites: SuiteDocument | None = None) -> tuple[Cluster, ...]:
-    """``size`` clusters of ``split``, in matched pairs, deterministic in ``seed``."""
+def draw_pool(
+    split: Split | str, size: int, seed: int = 0, suites: SuiteDocument | None = None, first: int = 0
+) -> tuple[Cluster, ...]:
+    """``size`` clusters of ``split``, in matched pairs from pair ``first`` on, deterministic in ``seed``."""
     suites = suites or default_suites()
     split = Split(split)
     refs = sorted(default_prior().default_episode.refs)
@@ -124,7 +131,7 @@ def draw_pool(split: Split | str, size: int, seed: int = 0, suites: SuiteDocumen
         )
     space = forward_space(split, suites)
     clusters: list[Cluster] = []
-    for index in range(size // 2):
+    for index in range(first, first + size // 2):
         template, choice = space[index % len(space)]
         key = f"{split.value}:{seed}:{index}"
         rng = random.Random(key)
@@ -163,7 +170,7 @@ def paper_pool(name: str, seed: int = 0, suites: SuiteDocument | None = None) ->
     if name not in PAPER_POOLS:
         raise ConfigError("UNKNOWN_POOL", f"unknown pool {name!r}; known: {', '.join(sorted(PAPER_POOLS))}")
     split, size = PAPER_POOLS[name]
-    return draw_pool(split, size, seed, suites)
+    return draw_pool(split, size, seed, suites, FIRST_PAIR.get(name, 0))
 
 
 def make_cluster(
