@@ -7,9 +7,12 @@ reporting where bots and server disagree.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from gencoord.errors import WorldError
 from gencoord.prior import Prior
@@ -20,6 +23,7 @@ from gencoord.worlds.actions import CraftItem, GiveItem, GoTo
 from gencoord.worlds.conformance import conformance_program as program
 from gencoord.worlds.conformance import conformance_world as world
 from gencoord.worlds.mineflayer import MinecraftExecutor
+from gencoord.worlds.mineflayer.executor import player_names
 from gencoord.worlds.mineflayer.layout import lay_out
 
 A, B = "agent_a", "agent_b"
@@ -139,3 +143,14 @@ def test_worlds_the_server_cannot_model_are_refused(prior: Prior) -> None:
     blocked = type(blocked)(blocked.agents, blocked.refs, blocked={"quarry"})  # type: ignore[arg-type]
     with pytest.raises(WorldError, match="blocked routes"):
         executor.reset(blocked)
+
+
+@given(st.lists(st.text(min_size=1, max_size=40), min_size=1, max_size=12, unique=True))
+def test_every_team_gets_valid_distinct_player_names(agents: list[str]) -> None:
+    players = player_names(agents)
+    assert list(players) == agents
+    assert all(re.fullmatch(r"[A-Za-z0-9_]{3,16}", player) for player in players.values())
+    assert len({player.lower() for player in players.values()}) == len(agents)  # the server ignores case
+    valid = [name for name in agents if re.fullmatch(r"[A-Za-z0-9_]{3,16}", name)]
+    if len({name.lower() for name in valid}) == len(valid):
+        assert all(players[name] == name for name in valid)  # a name that can log in is kept

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import re
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -41,6 +41,35 @@ START_TIMEOUT_S = 60.0
 RESET_TIMEOUT_S = 40.0
 ACT_TIMEOUT_S = 90.0
 _PLAYER_NAME = re.compile(r"[A-Za-z0-9_]{3,16}")
+_NOT_IN_NAMES = re.compile(r"[^A-Za-z0-9_]")
+
+
+def player_names(agents: Sequence[str]) -> dict[str, str]:
+    """Agent → the Minecraft player that plays it: any task's names log in.
+
+    A valid player name (3-16 letters, digits or _) is kept; another is made one (other
+    characters become _, a short name is padded with _, a long one cut), unique ignoring
+    case as the server's are.
+    """
+    players: dict[str, str] = {}
+    taken: set[str] = set()
+    for name in agents:
+        if _PLAYER_NAME.fullmatch(name) and name.lower() not in taken:
+            players[name] = name
+            taken.add(name.lower())
+    for name in agents:
+        if name in players:
+            continue
+        base = _NOT_IN_NAMES.sub("_", name)[:16].ljust(3, "_")
+        candidate, number = base, 1
+        while candidate.lower() in taken:
+            suffix = f"_{number}"
+            candidate, number = base[: 16 - len(suffix)] + suffix, number + 1
+        players[name] = candidate
+        taken.add(candidate.lower())
+    return {name: players[name] for name in agents}
+
+
 OBSERVE_TIMEOUT_S = 10.0
 
 
@@ -92,7 +121,9 @@ class MinecraftExecutor:
         self.game = game or default_prior().game
         self._bridge_factory = bridge_factory
         self._bridge: Bridge | None = None
-        self._agents: tuple[str, ...] = ()
+        self._agents: tuple[str, ...] = ()  # the players logged in
+        self._players: dict[str, str] = {}  # agent → player
+        self._names: dict[str, str] = {}  # player → agent
         self._world: WorldSpec | None = None
         self._order = CallOrder(self.name)
         self._layout: Layout | None = None
@@ -108,13 +139,9 @@ class MinecraftExecutor:
                 "UNSUPPORTED_WORLD",
                 f"the Minecraft world does not model blocked routes or busy stations ({', '.join(unsupported)})",
             )
-        agents = tuple(agent.name for agent in world.agents)
-        unfit = [name for name in agents if _PLAYER_NAME.fullmatch(name) is None]
-        if unfit:
-            raise WorldError(
-                "BAD_AGENT_NAME",
-                f"Minecraft player names are 3-16 letters, digits or _; {', '.join(unfit)} cannot log in",
-            )
+        self._players = player_names([agent.name for agent in world.agents])
+        self._names = {player: agent for agent, player in self._players.items()}
+        agents = tuple(self._players.values())
         if self._bridge is None or not self._bridge.alive or agents != self._agents:
             self._start(agents)
         assert self._bridge is not None
@@ -133,7 +160,7 @@ class MinecraftExecutor:
             "contents": {name: dict(items) for name, items in world.contents.items()},
             "agents": [
                 {
-                    "name": agent.name,
+                    "name": self._players[agent.name],
                     "position": [
                         c + 0.5 if axis != 1 else c for axis, c in enumerate(shift(agent.position, self.options.origin))
                     ],
@@ -168,7 +195,7 @@ class MinecraftExecutor:
         self._order.require("snapshot")
         assert self._world is not None and self._bridge is not None and self._layout is not None
         seen = self._bridge.call("observe", {}, OBSERVE_TIMEOUT_S)
-        bots = seen["bots"]
+        bots = {self._names.get(player, player): bot for player, bot in seen["bots"].items()}
         origin = self.options.origin
         positions: dict[str, Position] = {
             name: (bot["position"][0] - origin[0], bot["position"][1] - origin[1], bot["position"][2] - origin[2])
@@ -183,7 +210,10 @@ class MinecraftExecutor:
         if server is None:
             inventories, containers, sites = bot_inventories, dict(self._seen_containers), bot_sites
         else:
-            inventories = {name: _counts(server["players"].get(name, {}).get("inventory", {})) for name in bots}
+            players = server["players"]
+            inventories = {
+                name: _counts(players.get(self._players.get(name, name), {}).get("inventory", {})) for name in bots
+            }
             by_position = {tuple(int(c) for c in key.split(",")): items for key, items in server["containers"].items()}
             containers = {
                 name: _counts(by_position.get(tuple(self._layout.refs[name]["position"]), {}))  # type: ignore[arg-type]
@@ -269,12 +299,21 @@ class MinecraftExecutor:
         refused = self._refuse(action)
         if refused is not None:
             return refused, {}
+        fields = asdict(action)
+        for key in ("agent", "to") + (
+            ("target",) if isinstance(action, GoTo) and action.target_kind == "agent" else ()
+        ):
+            if key in fields:
+                fields[key] = self._players[fields[key]]
         try:
-            answer = self._bridge.call("act", {"action": {"name": action.name, **asdict(action)}}, ACT_TIMEOUT_S)
+            answer = self._bridge.call("act", {"action": {"name": action.name, **fields}}, ACT_TIMEOUT_S)
         except WorldError as error:
             return ActionFailure(error.reason, error.message), {}
         failure = answer.get("failure")
-        inventories = {name: _counts(items) for name, items in (answer.get("inventories") or {}).items()}
+        inventories = {
+            self._names.get(player, player): _counts(items)
+            for player, items in (answer.get("inventories") or {}).items()
+        }
         if failure:
             return ActionFailure(str(failure["code"]), str(failure["message"])), inventories
         return None, inventories
