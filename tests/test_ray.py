@@ -248,3 +248,12 @@ def test_minecraft_workers_are_placed_by_the_memory_they_declare(tmp_path: Path)
     assert report.capacity == 2 and len(report.workers) == 2 and len({w.node for w in report.workers}) == 2
     assert sorted(row["task"] for row in rows) == sorted(task.id for task in TASKS)
     assert all(row["success"] and row["world"] == "minecraft" for row in rows), rows
+
+
+@pytest.mark.parametrize("address", ["127.0.0.1:1", "not-an-address"])
+def test_an_address_where_no_ray_answers_is_a_clear_error_and_leaves_no_run(tmp_path: Path, address: str) -> None:
+    command = ["run", "request_intervention", "--clusters", "2", "--executor", "ray", "--ray-address", address]
+    result = CliRunner().invoke(app, [*command, "--out", str(tmp_path)])
+    assert result.exit_code == 2 and "cannot reach Ray" in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert not list(tmp_path.iterdir())  # the empty run folder was removed

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import sys
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -32,6 +33,7 @@ from gencoord.eval.dispatch import Keyed, Sink, Work
 FAILED = "failed.jsonl"
 MIB = 1024 * 1024
 CLOSE_TIMEOUT_S = 30.0
+CONNECT_TIMEOUT_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -127,7 +129,28 @@ def _capacity(ray: Any, needs: WorkerNeeds) -> int:
     return total
 
 
+def _answering(address: str) -> str | None:
+    """Why nothing answers at a ``host:port`` address (None when something does, or for ``auto``).
+
+    Ray itself would wait minutes on an address where no head node listens.
+    """
+    if address == "auto":
+        return None
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        return f"{address!r} is not auto or host:port"
+    try:
+        with socket.create_connection((host, int(port)), timeout=CONNECT_TIMEOUT_S):
+            return None
+    except OSError as error:
+        return f"nothing answers at {host}:{port} ({error.strerror or error}); is `ray start --head` running there?"
+
+
 def _start(ray: Any, spec: ExecutionSpec, workers: int | None) -> None:
+    if spec.ray_address is not None:
+        problem = _answering(spec.ray_address)
+        if problem is not None:
+            raise ConfigError("RAY_UNAVAILABLE", f"cannot reach Ray: {problem}")
     try:
         if spec.ray_address is None:
             ray.init(
