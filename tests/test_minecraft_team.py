@@ -7,10 +7,17 @@ ground truth; the verdicts must match the simulator's on the same task.
 
 from __future__ import annotations
 
+import json
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
+from gencoord.eval.config import find_experiment
 from gencoord.prior.load import team_prior
 from gencoord.run.team import run_team_task
 from gencoord.tasks.team import TeamAgent, TeamGoal, TeamTask, TeamWorld
@@ -73,3 +80,46 @@ def test_agents_whose_names_cannot_log_in_play_under_player_names(minecraft: Min
     result = run_team_task(task, PRIOR, executor=minecraft)
     assert result.success, (result.code, result.message)
     assert result.execution is not None and set(result.execution.final.inventories) == {"a", "b"}
+
+
+def _descendants(root: int) -> set[int]:
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(parent, []).append(int(entry.name))
+    found, stack = set(), [root]
+    while stack:
+        for child in children.get(stack.pop(), []):
+            found.add(child)
+            stack.append(child)
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_a_terminated_parallel_team_run_stops_its_workers_and_worlds_and_keeps_its_records(tmp_path: Path) -> None:
+    tasks = str(find_experiment("team_tasks").parent / "team" / "generated.json")
+    command = [sys.executable, "-m", "gencoord.cli", "tasks", "run", tasks, "--world", "minecraft"]
+    driver = subprocess.Popen([*command, "--workers", "2", "--out", str(tmp_path)], stderr=subprocess.PIPE, text=True)
+    records = tmp_path / "team_records.jsonl"
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and driver.poll() is None and not (records.exists() and records.stat().st_size):
+        time.sleep(0.2)
+    family = _descendants(driver.pid)
+    assert driver.poll() is None and family, "the run ended before it could be stopped"
+    driver.send_signal(signal.SIGTERM)
+    _, err = driver.communicate(timeout=60)
+    assert driver.returncode == 130 and "Run the same command again to continue" in err
+    time.sleep(3)
+    assert not [pid for pid in family if _alive(pid)]  # no worker, bridge or server left behind
+    kept = [json.loads(line) for line in records.read_text().splitlines()]  # every line a whole record
+    assert kept and all(row["world"] == "minecraft" for row in kept)

@@ -9,10 +9,13 @@ as text, never read as Rich markup.
 from __future__ import annotations
 
 import functools
+import signal
 import sys
 import tempfile
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from types import FrameType
 from typing import Annotated, Any, NoReturn, ParamSpec, TypeVar
 
 import typer
@@ -36,6 +39,8 @@ UNAVAILABLE = 3
 """Exit status when a backend or a world cannot run at all."""
 INTERNAL = 70
 """Exit status of a bug in gencoord (EX_SOFTWARE); the traceback goes to a file."""
+INTERRUPTED = 130
+"""Exit status after Ctrl-C or SIGTERM: the workers were stopped, finished work is kept."""
 
 _PIPED_WIDTH = 160
 
@@ -118,3 +123,21 @@ def main() -> None:
             f"not in your input; the traceback is in {handle.name}. Please report it with that file."
         )
         sys.exit(INTERNAL)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, delivered the way Ctrl-C is, so one path stops the workers and keeps the records."""
+
+
+def _terminate(signum: int, frame: FrameType | None) -> None:
+    raise Terminated
+
+
+@contextmanager
+def stoppable() -> Iterator[None]:
+    """While the block runs, SIGTERM stops it as Ctrl-C does (worker pools end their processes)."""
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -3,12 +3,8 @@
 from __future__ import annotations
 
 import shlex
-import signal
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from types import FrameType
 from typing import Annotated
 
 import typer
@@ -19,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from gencoord._config import validation_message
-from gencoord.cli.common import UNAVAILABLE, USAGE, command, console, fail
+from gencoord.cli.common import INTERRUPTED, UNAVAILABLE, USAGE, Terminated, command, console, fail, stoppable
 from gencoord.cli.options import (
     Executor,
     ExecutorOption,
@@ -48,7 +44,6 @@ from gencoord.eval.report import write_report
 from gencoord.eval.runner import create_run, discard_run, read_manifest, run_experiment
 from gencoord.worlds.choice import WorldChoice
 
-INTERRUPTED = 130
 """Exit status after Ctrl-C or SIGTERM (the shell's 128 + SIGINT)."""
 
 
@@ -115,23 +110,6 @@ def _run_one(config: Experiment, run_dir: Path, workers: int | None, out: Consol
 def _on_executor(config: Experiment, executor: Executor | None, address: str | None, retries: int | None) -> Experiment:
     execution = execution_of(config.execution, executor, address, retries)
     return config if execution is config.execution else config.model_copy(update={"execution": execution})
-
-
-class _Terminated(KeyboardInterrupt):
-    """SIGTERM, delivered the way Ctrl-C is, so one path stops the workers and keeps the records."""
-
-
-def _terminate(signum: int, frame: FrameType | None) -> None:
-    raise _Terminated
-
-
-@contextmanager
-def _stoppable() -> Iterator[None]:
-    previous = signal.signal(signal.SIGTERM, _terminate)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def _resume_hint(run_dir: Path) -> str:
@@ -215,12 +193,12 @@ def run(
         config = _on_executor(planned, executor, ray_address, retries)
         run_dir = existing or create_run(config, out)
         try:
-            with _stoppable():
+            with stoppable():
                 _run_one(config, run_dir, workers, out_console)
         except KeyboardInterrupt as stop:
             if existing is None:
                 discard_run(run_dir)
-            why = "terminated" if isinstance(stop, _Terminated) else "interrupted"
+            why = "terminated" if isinstance(stop, Terminated) else "interrupted"
             kept = run_dir.exists()
             fail(
                 f"{config.name}: {why}; the workers are stopped"

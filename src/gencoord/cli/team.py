@@ -11,7 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 from rich.text import Text
 
-from gencoord.cli.common import app, command, console
+from gencoord.cli.common import INTERRUPTED, Terminated, app, command, console, fail, stoppable
 from gencoord.cli.options import (
     ExecutorOption,
     HostOption,
@@ -185,7 +185,16 @@ def run_tasks(
             progress.advance(bar, count)
 
         work = TeamTaskWork(mode, surface, backend, choice)
-        lost, ray_report = run_team_batch(work, todo, out, workers, execution, record)
+        try:
+            with stoppable():
+                lost, ray_report = run_team_batch(work, todo, out, workers, execution, record)
+        except KeyboardInterrupt as stop:
+            why = "terminated" if isinstance(stop, Terminated) else "interrupted"
+            fail(
+                f"team tasks {why}; the workers are stopped and every finished task is kept in "
+                f"{out / TEAM_RECORDS}. Run the same command again to continue.",
+                INTERRUPTED,
+            )
     report = write_team_report(out)
     if not jsonl:
         kept = read_team_records(out)
