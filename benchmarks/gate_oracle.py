@@ -25,7 +25,7 @@ from gencoord import __version__
 from gencoord.eval.config import GateExperimentConfig, find_experiment, load_experiment
 from gencoord.eval.runner import create_run, read_records, run_experiment
 from gencoord.gate.config import default_gate_config
-from gencoord.gate.episode import _Episode
+from gencoord.gate.episode import GateEpisode
 from gencoord.gate.policy import GateCondition, LogisticAdjudicator
 from gencoord.gate.pool import gate_pool
 from gencoord.prior.load import default_prior
@@ -63,7 +63,7 @@ def _one_process(with_oracle: bool) -> float:
     for condition in GateCondition:
         for instance in instances:
             adjudicator = LogisticAdjudicator(config)
-            episode = _Episode(instance, condition, config, adjudicator, SimExecutor(prior.game), prior)
+            episode = GateEpisode(instance, condition, config, adjudicator, SimExecutor(prior.game), prior)
             episode.rollout = not with_oracle
             episode.run()
     return time.perf_counter() - started

@@ -14,7 +14,7 @@ from gencoord.eval.config import load_experiment, parse_experiment
 from gencoord.eval.report import write_report
 from gencoord.eval.runner import create_run, run_experiment
 from gencoord.gate.config import GateConfig, default_gate_config, parse_gate_config
-from gencoord.gate.episode import _Episode, run_gate_episode
+from gencoord.gate.episode import GateEpisode, run_gate_episode
 from gencoord.gate.jobs import TaskGraphSpec, default_jobs, instantiate
 from gencoord.gate.policy import (
     Decision,
@@ -31,10 +31,11 @@ from gencoord.gate.pool import budget_for, clean_rounds, gate_instance, gate_poo
 from gencoord.gate.recovery import Belief, plan_recovery
 from gencoord.gate.suite import AnomalyKind, make_instance
 from gencoord.prior import Prior
+from gencoord.protocol.response import parse_response
 from gencoord.worlds.sim import SimExecutor, default_physics
 
 EXPERIMENTS = Path(__file__).parents[1] / "experiments"
-SIGNALS = {"REQUEST_MATERIAL", "ACCEPT", "CANNOT_SUPPLY"}
+SIGNALS = {"PROPOSAL", "RESPONSE"}  # protocol objects only: a projected SELF+REQ, and its answer
 
 
 def _features(**changes: float | int | None) -> Features:
@@ -150,9 +151,11 @@ def test_every_episode_ends_within_its_budget_and_the_channel_carries_only_signa
             assert result.rounds <= instance.budget
             assert {m.kind for m in result.messages} <= SIGNALS
             for message in result.messages:
-                if message.kind == "REQUEST_MATERIAL":
-                    request = prior.parse(message.payload).request
-                    assert request is not None and request.target == message.recipient
+                if message.kind == "PROPOSAL":
+                    proposal = prior.parse(message.payload)
+                    assert message.recipient in {r.target for r in proposal.peer_requests}
+                else:
+                    assert parse_response(message.payload).decision in {"ACCEPT", "COUNTER", "REJECT"}
 
 
 def test_a_hopeless_peer_cannot_deadlock_communication_first(prior: Prior) -> None:
@@ -166,8 +169,8 @@ def test_a_hopeless_peer_cannot_deadlock_communication_first(prior: Prior) -> No
     stuck = dataclasses.replace(hopeless, world=dataclasses.replace(hopeless.world, agents=agents))
     result = run_gate_episode(stuck, GateCondition.COMMUNICATION_FIRST, prior=prior)
     assert not result.success and result.rounds == stuck.budget
-    refused = [m for m in result.messages if m.kind == "CANNOT_SUPPLY"]
-    requests = [m for m in result.messages if m.kind == "REQUEST_MATERIAL"]
+    refused = [m for m in result.messages if m.kind == "RESPONSE" and m.payload.startswith("REJECT")]
+    requests = [m for m in result.messages if m.kind == "PROPOSAL"]
     assert refused and len(requests) < stuck.budget  # the cooldown spaces the retries out
 
 
@@ -175,7 +178,7 @@ def test_private_state_is_the_verified_world_even_without_the_partition(prior: P
     instance = gate_instance("cabin", 42, prior)
     config = default_gate_config()
     for condition in (GateCondition.FULL, GateCondition.FULL_NO_PARTITION):
-        episode = _Episode(instance, condition, config, LogisticAdjudicator(config), SimExecutor(prior.game), prior)
+        episode = GateEpisode(instance, condition, config, LogisticAdjudicator(config), SimExecutor(prior.game), prior)
         episode.run()
         truth = episode.executor.snapshot().inventories
         for name, agent in episode.agents.items():
@@ -206,7 +209,7 @@ def test_without_the_partition_a_promise_is_taken_as_a_delivery(prior: Prior) ->
         assert all(i.fulfilled for i in escalated)  # the world showed the items in the end, either way
 
 
-def _trajectory(episode: _Episode) -> tuple[object, ...]:
+def _trajectory(episode: GateEpisode) -> tuple[object, ...]:
     result = episode.run()
     return result.success, result.rounds, result.completion_steps, result.messages, episode.executor.snapshot()
 
@@ -215,8 +218,10 @@ def _trajectory(episode: _Episode) -> tuple[object, ...]:
 def test_the_oracles_rollouts_leave_the_episode_they_label_untouched(prior: Prior, condition: GateCondition) -> None:
     config = default_gate_config()
     for instance in gate_pool(9, 3):
-        labelled = _Episode(instance, condition, config, LogisticAdjudicator(config), SimExecutor(prior.game), prior)
-        unlabelled = _Episode(instance, condition, config, LogisticAdjudicator(config), SimExecutor(prior.game), prior)
+        labelled = GateEpisode(instance, condition, config, LogisticAdjudicator(config), SimExecutor(prior.game), prior)
+        unlabelled = GateEpisode(
+            instance, condition, config, LogisticAdjudicator(config), SimExecutor(prior.game), prior
+        )
         unlabelled.rollout = True  # no oracle: nothing is copied or replayed
         assert _trajectory(labelled) == _trajectory(unlabelled), instance.id
         assert all(issue.oracle is not None for issue in labelled.issues.values())

@@ -60,7 +60,11 @@ class IssueRecord:
     decisions: list[dict[str, Any]] = field(default_factory=list)
     escalated: bool = False
     fulfilled: bool = False  # the requested items truly arrived (verified by the world)
-    promise_taken_as_fact: bool = False  # no partition: an ACCEPT looked like a delivery that had not happened
+    promise_taken_as_fact: bool = False  # no partition: an ACCEPT was written into private state as a delivery
+    commitment: str | None = None  # the n-party SELF+REQ every helper accepted (Short DSL)
+    stages: dict[str, bool | None] | None = None  # C/H/T/F of that commitment, as it ended
+    cancelled_actions: int = 0  # actions of the commitment cancelled when it failed
+    exchange_error: str | None = None  # why the exchange failed (a refusal, the window, an action, a check)
     resolution: str | None = None  # local / escalated / skipped / moot; None: unresolved at the end
 
 

@@ -43,7 +43,8 @@ def _place(task: Task, prior: Prior, episode: PublicEpisode) -> Place | None:
     return None
 
 
-def _condition(task: Task, actor: str, ident: str, prior: Prior) -> Conjunct | None:
+def observable_effect(task: Task, actor: str, ident: str, prior: Prior) -> Conjunct | None:
+    """What the world shows once ``task`` ran (T checks it for a final task); None when nothing observable."""
     item, quantity = task.get("item"), task.get("q")
     if not isinstance(item, str) or not isinstance(quantity, int):
         return None
@@ -70,7 +71,7 @@ def materialize(commitment: Commitment, prior: Prior, episode: PublicEpisode) ->
         task, ident = commitment.task(ref), task_id(ref)
         tasks.append(PlannedTask(ident, ref[0], task.skill, task.args, _place(task, prior, episode), tuple(preds[ref])))
         if ref not in successors:
-            condition = _condition(task, ref[0], ident, prior)
+            condition = observable_effect(task, ref[0], ident, prior)
             if condition is not None:
                 terminal.append(condition)
     if not terminal:

@@ -1,0 +1,193 @@
+"""A gated episode's state: each agent's private view, the world, and the task graph's progress.
+
+Private state changes only from executor records (what the world verified). Everything
+here is shared by the round loop, the issue desk and the channel built on top of it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from gencoord.gate.config import GateConfig
+from gencoord.gate.jobs import Node
+from gencoord.gate.needs import node_needs
+from gencoord.gate.policy import Adjudicator, GateCondition
+from gencoord.gate.recovery import Belief, plan_recovery
+from gencoord.gate.state import IssueRecord, PrivateState
+from gencoord.gate.suite import GateInstance
+from gencoord.prior.prior import Prior
+from gencoord.protocol.plan import Place, PlannedTask
+from gencoord.protocol.wire import WireMessage
+from gencoord.runtime.compile import compile_task
+from gencoord.runtime.verify import unmet
+from gencoord.worlds.actions import Action, GoTo, ObtainBlock, Program
+from gencoord.worlds.executor import ActionRecord, Executor
+from gencoord.worlds.sim.physics import default_physics
+
+if TYPE_CHECKING:
+    from gencoord.gate.exchange import Committed, Escalation
+
+WAIT_TICKS = 100
+
+
+@dataclass
+class AgentState:
+    name: str
+    private: PrivateState
+    delay: int  # rounds this agent is still busy elsewhere
+    queue: deque[Action] = field(default_factory=deque)
+    queue_node: str | None = None  # the node the queue completes (None: a recovery)
+    serving: str | None = None  # the node the queue is for, completed or recovered
+    inbox: deque[WireMessage] = field(default_factory=deque)
+    context: list[str] = field(default_factory=list)  # public messages this agent carries
+    waiting: Escalation | None = None  # the exchange this agent opened and waits on
+    owed: deque[tuple[Committed, int]] = field(default_factory=deque)  # its actions in resolved commitments
+    cooldown_until: int = 0
+    waited_since: dict[str, int] = field(default_factory=dict)
+    skipped: set[str] = field(default_factory=set)
+
+
+class EpisodeState:
+    def __init__(
+        self,
+        instance: GateInstance,
+        condition: GateCondition,
+        config: GateConfig,
+        adjudicator: Adjudicator,
+        executor: Executor,
+        prior: Prior,
+    ) -> None:
+        self.instance = instance
+        self.job = instance.job
+        self.condition = condition
+        self.partitioned = condition is not GateCondition.FULL_NO_PARTITION
+        self.config = config
+        self.adjudicator = adjudicator
+        self.executor = executor
+        self.prior = prior
+        self.game = prior.game
+        self.physics = default_physics()
+        self.public = prior.episode(None, self.job.agents)
+        start = executor.reset(instance.world)
+        self.agents = {
+            spec.name: AgentState(
+                spec.name,
+                PrivateState(
+                    dict(start.inventories[spec.name]), spec.position, history=deque(maxlen=config.max_history)
+                ),
+                instance.delays.get(spec.name, 0),
+            )
+            for spec in instance.world.agents
+        }
+        self.done: set[str] = set()
+        self.mined: Counter[str] = Counter()  # blocks taken per resource area (for the old label)
+        self.issues: dict[tuple[str, str, str], IssueRecord] = {}
+        self.messages: list[WireMessage] = []
+        self.round = 0
+        self.largest_context = 0
+        self.steps = 0  # executor actions taken (all agents)
+        self.completion_steps: int | None = None  # executor actions until the goal's nodes were all done
+        # an oracle rollout: each listed issue gets the forced option; no rollout labels its own issues
+        self.forced: dict[tuple[str, str, str], str] = {}
+        self.rollout = False
+
+    def shared(self) -> tuple[object, ...]:
+        """What an oracle rollout shares with this episode instead of copying: nothing of it changes."""
+        return (self.prior, self.game, self.physics, self.config, self.adjudicator, self.instance, self.public)
+
+    def goal_reached(self) -> bool:
+        goal = tuple(spec.requirement({}, {}) for spec in self.job.spec.goal)
+        return not unmet(goal, self.executor.snapshot())
+
+    def finished(self) -> bool:
+        finished = all(node.id in self.done for node in self.job.nodes if node.critical)
+        if finished and self.completion_steps is None:
+            self.completion_steps = self.steps
+        return finished
+
+    def measure(self, agent: AgentState) -> None:
+        size = agent.private.size() + sum(len(m) for m in agent.context)
+        self.largest_context = max(self.largest_context, size)
+
+    # ----------------------------------------------------------------- nodes
+    def ready(self, node: Node) -> bool:
+        return all(dep in self.done for dep in node.deps)
+
+    def pending(self, agent: AgentState) -> list[Node]:
+        return [n for n in self.job.nodes if n.agent == agent.name and n.id not in self.done | agent.skipped]
+
+    def requirement(self, node: Node) -> dict[str, int]:
+        """What the actor must hold: a gathering node's yield, or what any other node consumes."""
+        item, quantity = node.task.get("item"), node.task.get("q")
+        if node.task.skill == "resource.obtain" and isinstance(item, str) and isinstance(quantity, int):
+            return {item: quantity}
+        return node_needs(node.task, self.game)
+
+    def missing(self, agent: AgentState, node: Node) -> dict[str, int]:
+        held = agent.private.inventory
+        return {item: n - held.get(item, 0) for item, n in self.requirement(node).items() if held.get(item, 0) < n}
+
+    def belief(self, agent: AgentState) -> Belief:
+        private = agent.private
+        refs = self.public.refs
+        return Belief(agent.name, private.position, refs, frozenset(private.exhausted), frozenset(private.blocked_refs))
+
+    def with_detours(self, agent: AgentState, actions: Sequence[Action]) -> list[Action]:
+        """The agent's own knowledge of blocked routes applies to every walk it takes."""
+        return [
+            GoTo(a.agent, a.task, a.target, a.target_kind, True)
+            if isinstance(a, GoTo) and a.target in agent.private.blocked_refs
+            else a
+            for a in actions
+        ]
+
+    def start(self, agent: AgentState, node: Node) -> bool:
+        """Queue the node's actions; False when the agent knows no way to carry it out."""
+        belief = self.belief(agent)
+        world = belief.world(agent.private.inventory)
+        if node.task.skill == "resource.obtain":  # gather from a source the agent still believes in
+            plan = plan_recovery(self.requirement(node), belief, agent.private.inventory, self.game, self.physics)
+            if plan is None:
+                return False
+            actions = tuple(a for task in plan.tasks for a in compile_task(task, world, self.game))
+        else:
+            place = None
+            if node.task.skill == "craft.item":
+                station = self.public.station_for("crafting_table")
+                place = None if station is None else Place("ref", station)
+            planned = PlannedTask(node.id, node.agent, node.task.skill, node.task.args, place, ())
+            actions = compile_task(planned, world, self.game)
+        agent.queue = deque(self.with_detours(agent, actions))
+        agent.queue_node = agent.serving = node.id
+        return True
+
+    def interrupt(self, agent: AgentState) -> None:
+        """Drop the agent's queued work; an interrupted node starts over later."""
+        agent.queue.clear()
+        agent.queue_node = agent.serving = None
+
+    def complete(self, agent: AgentState, node_id: str) -> None:
+        self.done.add(node_id)
+        agent.queue_node = None
+        agent.private.active = None
+        agent.private.blocked = None
+        agent.private.remember(f"{node_id} done")
+
+    # ----------------------------------------------------------------- the world
+    def execute(self, agent: AgentState, action: Action) -> ActionRecord:
+        """Run one action; its verified record is the only write to private state."""
+        [record] = self.executor.run(Program((action,), ((),), ()), 0, 1)
+        self.steps += 1
+        for name, items in record.inventories.items():
+            self.agents[name].private.inventory = dict(items)  # also corrects a promise taken as fact
+        if record.failure is None and isinstance(action, ObtainBlock):
+            self.mined[action.source] += 1
+        if record.failure is None and isinstance(action, GoTo) and action.target_kind == "ref":
+            agent.private.position = tuple(float(c) for c in self.public.refs[action.target].position)  # type: ignore[assignment]
+        return record
+
+    def truly_held(self, agent: str, item: str) -> int:
+        return self.executor.snapshot().inventories.get(agent, {}).get(item, 0)

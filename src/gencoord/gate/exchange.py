@@ -1,0 +1,181 @@
+"""An escalation as a GenCoord exchange: who is asked for what, and the state of its commitment.
+
+The requester writes one n-party SELF+REQ: a REQ line per helper it needs, each a PATH
+(a delivery of items to the requester, or the blocking node itself), and as SELF the
+node the items are for when the REQ lines cover all it lacks (``SELF -`` otherwise).
+Each helper receives its projection and answers ACCEPT, COUNTER (``item``/``have``: it
+can spare less) or REJECT, as in Alg. S2. Once every helper accepts, the commitment is
+resolved, materialized and compiled, and its actions join the agents' queues, each
+starting only when its predecessors in the commitment's DAG have run (the receiver's
+consuming task after the hand-over is verified, H). A failed action or an unverified
+hand-over ends the commitment: every action of it not yet run is cancelled, and the
+record counts them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from gencoord.dsl.ast import Path, PeerRequest, Proposal, Task
+from gencoord.gate.state import IssueRecord
+from gencoord.prior.prior import Prior
+from gencoord.protocol.plan import DispatchPlan, HandoffCheck
+from gencoord.protocol.response import Response
+from gencoord.runtime.verify import HandoffObservation
+from gencoord.worlds.actions import Program
+
+PROPOSAL = "PROPOSAL"
+RESPONSE = "RESPONSE"
+MAX_PROPOSALS = 3
+"""Proposals a requester may make in one exchange (the first and two revisions)."""
+
+Asks = dict[str, dict[str, int]]
+"""Helper → item → count: the deliveries a proposal asks for."""
+
+
+@dataclass
+class Committed:
+    """A resolved commitment being carried out, action by action, by the agents it names."""
+
+    issue: IssueRecord
+    requester: str
+    plan: DispatchPlan
+    program: Program
+    ends: Mapping[int, Task]  # action index → the committed task it completes
+    checks: Mapping[int, HandoffCheck]  # action index → the hand-over it carries
+    trusted: frozenset[int]  # no partition: the requester's actions that start without waiting on peers
+    done: set[int] = field(default_factory=set)
+    observed: list[HandoffObservation] = field(default_factory=list)
+    failed: str | None = None
+    failed_by: str | None = None  # the agent whose action failed (None: a hand-over or the window)
+    cancelled: int = 0
+
+    def waits(self, index: int) -> bool:
+        deps = () if index in self.trusted else self.program.deps[index]
+        return not all(dep in self.done for dep in deps)
+
+    def helpers_done(self) -> bool:
+        """Every action asked of a peer ran, and every hand-over landed."""
+        theirs = [i for i, action in enumerate(self.program.actions) if action.agent != self.requester]
+        return all(i in self.done for i in theirs) and all(seen.verified for seen in self.observed)
+
+    def stages(self, terminal: bool | None) -> dict[str, bool | None]:
+        """C/H/T/F of this commitment (H and T are None until reached)."""
+        handoff = None if len(self.observed) < len(self.checks) and self.failed is None else self._handoff()
+        finished = len(self.done) == len(self.program.actions)
+        return {
+            "C": True,
+            "H": handoff,
+            "T": terminal if finished else None,
+            "F": bool(finished and handoff is not False and terminal),
+        }
+
+    def _handoff(self) -> bool | None:
+        if not self.checks:
+            return None
+        return len(self.observed) == len(self.checks) and all(seen.verified for seen in self.observed)
+
+
+@dataclass
+class Escalation:
+    """One open exchange: the issue it serves, what is asked of whom, the answers, the commitment."""
+
+    issue: IssueRecord
+    requester: str
+    node: str
+    kind: str
+    needs: dict[str, int]
+    deadline: int
+    forced: str | None  # an oracle rollout asks exactly this helper
+    subjects: dict[str, tuple[str, ...]]  # helper → what a refusal rules it out for (items, or the blocking node)
+    asks: Asks
+    paths: dict[str, Path]  # helper → its REQ path
+    proposal: Proposal
+    responses: dict[str, Response] = field(default_factory=dict)
+    proposals: int = 1
+    known: Asks = field(default_factory=dict)  # what counters said each helper can spare
+    committed: Committed | None = None
+
+    @property
+    def answered(self) -> bool:
+        return all(helper in self.responses for helper in self.paths)
+
+
+def delivery(prior: Prior, item: str, count: int, to: str) -> Task:
+    return Task(
+        "resource.deliver", prior.vocab.canonical_args("resource.deliver", {"q": count, "item": item, "to": to})
+    )
+
+
+def proposal_of(self_path: Path, paths: Mapping[str, Path]) -> Proposal:
+    return Proposal(self_path, tuple(PeerRequest(helper, path) for helper, path in sorted(paths.items()) if path))
+
+
+def allocate(
+    needs: Mapping[str, int],
+    offers: Mapping[str, Mapping[str, int]],
+    peers: list[str],
+    refused: Mapping[str, set[str]],
+    *,
+    ask_unadvertised: bool,
+) -> Asks:
+    """Split each needed item over the peers offering it, largest offer first (fewest helpers).
+
+    What no offer covers is asked of the best remaining candidate when ``ask_unadvertised``
+    (communication-first, or a forced helper), else of the largest offer already asked.
+    An item nobody may be asked for is left out.
+    """
+    asks: Asks = {}
+    for item, count in sorted(needs.items(), key=lambda pair: (-pair[1], pair[0])):
+        candidates = [p for p in peers if p not in refused.get(item, set())]
+        ranked = sorted(candidates, key=lambda p: (-offers.get(p, {}).get(item, 0), p))
+        left = count
+        chosen: list[str] = []
+        for peer in ranked:
+            offer = offers.get(peer, {}).get(item, 0)
+            if offer <= 0 or left <= 0:
+                break
+            take = min(offer, left)
+            asks.setdefault(peer, {})[item] = take
+            chosen.append(peer)
+            left -= take
+        if left > 0 and ranked and (chosen or ask_unadvertised):
+            extra = chosen[0] if chosen else ranked[0]
+            asks.setdefault(extra, {})[item] = asks.get(extra, {}).get(item, 0) + left
+    return asks
+
+
+def spare_of(
+    held: Mapping[str, int], own_needs: Mapping[str, int], incoming: Mapping[str, int], promised: Mapping[str, int]
+) -> dict[str, int]:
+    """What an agent can hand over now: held less earlier promises, and less what its own work
+    still needs beyond what peers will bring it."""
+    return {
+        item: min(count, count + incoming.get(item, 0) - own_needs.get(item, 0)) - promised.get(item, 0)
+        for item, count in held.items()
+    }
+
+
+def decide(path: Path, ready: set[Task], spare: Mapping[str, int]) -> Response:
+    """A helper's answer to the path asked of it.
+
+    A node of its own it can start now (what a dependency escalation asks) is accepted as
+    planned; a delivery from spare items is accepted; a delivery it can only partly
+    cover is countered with what it has; anything else is rejected.
+    """
+    short: tuple[str, int] | None = None
+    for task in path:
+        if task in ready:
+            continue
+        item, count = task.get("item"), task.get("q")
+        if task.skill != "resource.deliver" or not task.has("to") or not isinstance(item, str):
+            return Response("REJECT", "NOT_READY")
+        have = spare.get(item, 0)
+        if isinstance(count, int) and have < count:
+            if have <= 0:
+                return Response("REJECT", "CANNOT_SUPPLY", extra=(("item", item),))
+            short = short or (item, have)
+    if short is not None:
+        return Response("COUNTER", "SHORT", extra=(("item", short[0]), ("have", str(short[1]))))
+    return Response("ACCEPT", "ALREADY_PLANNED" if all(task in ready for task in path) else "CAN_SUPPLY")
