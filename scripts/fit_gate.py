@@ -1,14 +1,17 @@
 """Fit the gate's score weights, thresholds and logistic adjudicator on the training split.
 
-Runs the gate suite's *training* pool (a seed range disjoint from every evaluation
-pool) under the never-escalate and communication-first policies, so that every issue
+Runs the *training* pools of both suites (the built-in jobs, and the team suite built from
+the shipped team task files; seed ranges disjoint from every evaluation pool) under the
+never-escalate and communication-first policies, so that every issue
 is seen both fresh and after failed requests. Each decision becomes a row: the
 features the gate saw, and the counterfactual oracle's label (1 = the issue needed
 escalation: replayed from the moment it arose, no local option completed the job and
 asking some peer did; ``gencoord/gate/oracle.py``). Two L2-regularized logistic regressions follow:
 
-* the score S = bias + wC·C + wR·R + wI·I − wL·L − wH·H is the first model's logit, so
-  the thresholds are logits too: stay local below P(escalate) = 0.25, escalate above 0.75;
+* the score S = bias + wC·C + wR·R + wI·I − wL·L − wH·H is the first model's logit;
+* the thresholds are fitted on the same rows: the pair (low, high) of score quantiles that
+  minimizes wrong firm decisions (a warranted escalation scored at or below low, an
+  unwarranted one at or above high) plus GRAY_COST per row left to the adjudicator;
 * the adjudicator, on the richer record (plus cost share and budget left), is fitted on
   the rows that fall in that gray zone.
 
@@ -18,7 +21,6 @@ Usage: python scripts/fit_gate.py [--size 240] [--write]   (--write updates gate
 from __future__ import annotations
 
 import argparse
-import math
 import re
 from pathlib import Path
 
@@ -28,21 +30,47 @@ from scipy.optimize import minimize
 from gencoord.gate.config import FEATURES, default_gate_config
 from gencoord.gate.episode import run_gate_episode
 from gencoord.gate.policy import GateCondition
-from gencoord.gate.pool import gate_pool
+from gencoord.gate.pool import gate_pool, team_pool
+from gencoord.prior.load import team_prior
+from gencoord.tasks.team_files import load_team_tasks
 
 CONFIG = Path(__file__).resolve().parents[1] / "src" / "gencoord" / "gate" / "data" / "gate.toml"
 EXTENDED = (*FEATURES, "cost_share", "budget_left")
-LOW, HIGH = 0.25, 0.75
+GRAY_COST = 0.1  # a gray-zone row costs an adjudicator call; a wrong firm decision costs 1
+TEAM_FILES = ("generated.json", "gate_teams.json")
+TEAMS = Path(__file__).resolve().parents[1] / "src" / "gencoord" / "experiments" / "team"
 
 
 def _rows(size: int) -> list[tuple[dict[str, float], int]]:
+    prior = team_prior()
+    tasks = tuple(task for name in TEAM_FILES for task in load_team_tasks(TEAMS / name, prior=prior))
+    teams, _ = team_pool(tasks, size, 0, prior, split="train")
     rows = []
     for condition in (GateCondition.NEVER, GateCondition.COMMUNICATION_FIRST):
         for instance in gate_pool(size, 0, split="train"):
             for issue in run_gate_episode(instance, condition).issues:
                 label = 1 if issue.needed_escalation else 0
                 rows.extend((decision, label) for decision in issue.decisions)
+        for instance in teams:
+            for issue in run_gate_episode(instance, condition, prior=prior).issues:
+                label = 1 if issue.needed_escalation else 0
+                rows.extend((decision, label) for decision in issue.decisions)
     return rows
+
+
+def _thresholds(z: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """The (low, high) pair of score quantiles with the fewest wrong firm decisions, gray rows costing GRAY_COST."""
+    cuts = np.unique(np.quantile(z, np.linspace(0, 1, 41)))
+    best: tuple[float, float, float] | None = None
+    for i, low in enumerate(cuts):
+        for high in cuts[i + 1 :]:
+            wrong = np.sum((z <= low) & (y == 1)) + np.sum((z >= high) & (y == 0))
+            gray = np.sum((z > low) & (z < high))
+            cost = float(wrong + GRAY_COST * gray)
+            if best is None or cost < best[0]:
+                best = (cost, float(low), float(high))
+    assert best is not None, "no decision rows"
+    return best[1], best[2]
 
 
 def _fit(x: np.ndarray, y: np.ndarray, penalty: float = 0.01) -> tuple[np.ndarray, float]:
@@ -75,7 +103,7 @@ def main() -> None:
     x, y = _matrix(rows, FEATURES)
     coefficients, bias = _fit(x, y)
     z = x @ coefficients + bias
-    low, high = math.log(LOW / (1 - LOW)), math.log(HIGH / (1 - HIGH))
+    low, high = _thresholds(z, y)
     gray = [row for row, value in zip(rows, z, strict=True) if low < value < high]
     xa, ya = _matrix(gray if len(gray) >= 20 else rows, EXTENDED)
     adj_weights, adj_bias = _fit(xa, ya)

@@ -51,6 +51,7 @@ def test_jobs_load_and_a_broken_job_says_where(prior: Prior) -> None:
     jobs = default_jobs(prior)
     assert {len(job.agents) for job in jobs.values()} == {2, 3, 4}
     spec = jobs["tool_kit"].spec
+    assert spec is not None
     broken = spec.model_copy(update={"nodes": [*spec.nodes[:-1], spec.nodes[-1].model_copy(update={"deps": ["nope"]})]})
     with pytest.raises(ConfigError) as caught:
         instantiate("tool_kit", broken, prior)

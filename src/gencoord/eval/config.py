@@ -155,6 +155,8 @@ class GateExperimentConfig(BaseModel):
     instances: PositiveInt
     seed: int = 0
     split: Literal["eval", "train"] = "eval"
+    tasks: list[str] = []  # team task files (relative to the config): the dynamic team suite; none: the built-in jobs
+    format: TaskFormat = TaskFormat.AUTO
     conditions: list[GateCondition] = Field(min_length=1)
     reference: GateCondition | None = GateCondition.COMMUNICATION_FIRST  # paired: condition − reference
     clusters: PositiveInt | None = None  # keep only the first N instances: reduced runs
@@ -176,9 +178,8 @@ class GateExperimentConfig(BaseModel):
         count = min(self.instances, self.clusters or self.instances)
         budget = f"budget {self.budget_factor:g} × clean rounds + {self.budget_margin}"
         setting = f"seed {self.seed}, {budget}, adjudicator {self.adjudicator}"
-        return f"{count} {self.split} instances of the dynamic suite ({setting}); conditions " + ", ".join(
-            self.conditions
-        )
+        suite = f"the team suite from {', '.join(Path(p).name for p in self.tasks)}" if self.tasks else "the job suite"
+        return f"{count} {self.split} instances of {suite} ({setting}); conditions " + ", ".join(self.conditions)
 
 
 class TeamExperimentConfig(BaseModel):
@@ -238,6 +239,7 @@ def _cross_check(config: Experiment, origin: str) -> None:
     if isinstance(config, GateExperimentConfig):
         if config.gate_config is not None:
             load_gate_config(Path(config.gate_config))  # fail now, not in a worker
+        gate_tasks_of(config)  # every task file loads and every item exists
         if config.reference is not None and config.reference not in config.conditions:
             raise ConfigError(
                 "REFERENCE", f"{origin}: reference {config.reference.value!r} is not among the conditions"
@@ -303,7 +305,9 @@ def _paths_from(data: dict[str, Any], base: Path) -> dict[str, Any]:
         data["adjudicator"] = _backend_path(base, data["adjudicator"])
     if isinstance(data.get("gate_config"), str):
         data["gate_config"] = _relative_to(base, data["gate_config"])
-    if data.get("kind") == ExperimentKind.TEAM.value and isinstance(data.get("tasks"), list):
+    if data.get("kind") in (ExperimentKind.TEAM.value, ExperimentKind.GATE.value) and isinstance(
+        data.get("tasks"), list
+    ):
         data["tasks"] = [_relative_to(base, path) if isinstance(path, str) else path for path in data["tasks"]]
     return data
 
@@ -341,6 +345,19 @@ def team_tasks_of(config: TeamExperimentConfig) -> list[tuple[str, TeamTask]]:
     if len(set(ids)) != len(ids):
         raise ConfigError("DUPLICATE_TASK", f"{config.name}: a task file is listed twice")
     return tasks[: config.clusters] if config.clusters else tasks
+
+
+def gate_tasks_of(config: GateExperimentConfig) -> tuple[TeamTask, ...]:
+    """The team tasks a gate experiment builds its instances from (none: the built-in jobs)."""
+    prior = team_prior()
+    tasks = tuple(task for path in config.tasks for task in load_team_tasks(Path(path), config.format, prior))
+    ids = [task.id for task in tasks]
+    repeated = sorted({ident for ident in ids if ids.count(ident) > 1})
+    if repeated:
+        raise ConfigError(
+            "DUPLICATE_TASK", f"{config.name}: task ids must be unique across files; repeated: {repeated[0]}"
+        )
+    return tasks
 
 
 def uses_api(config: Experiment) -> bool:

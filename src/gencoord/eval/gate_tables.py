@@ -84,9 +84,14 @@ def gate_tables(
     estimates = {
         name: _rates(rows, config, config.bootstrap.condition_seed + i) for i, (name, rows) in enumerate(groups.items())
     }
+    suite = (
+        "the team suite (team task files, 2–8 agents, anomalies striking mid-run)"
+        if config.tasks
+        else "the job suite (2–4 agents, anomalies present from the start)"
+    )
     outcome = Table(
         "gate_outcomes",
-        "Gated coordination on the dynamic suite",
+        f"Gated coordination on {suite}",
         [
             "condition",
             "episodes",
@@ -98,6 +103,7 @@ def gate_tables(
             "ECR [95% CI]",
             "escalations/ep",
             "promises as fact/ep",
+            "commitments F",
             "messages/ep",
             "wire B/ep",
             "context B",
@@ -112,12 +118,15 @@ def gate_tables(
             "were done (all actions taken when the budget ran out first); rounds of the gate loop beside it. UER "
             "is judged by the counterfactual oracle: an issue needed escalation when, replayed from the moment it "
             "arose, no local option completed the job and asking some peer did. Context B: the largest private "
-            "context an agent carried. Promises as fact: accepted requests the requester took as delivered before "
-            "the world showed the items (only without the partition). Paper columns: the Gated Coordination "
-            "paper's figures for the full model and (approximately) its communication-first baselines."
+            "context an agent carried. Promises as fact: accepted exchanges the requester wrote into its private "
+            "state as delivered before the world showed the items (only without the partition). Commitments F: of "
+            "the escalations that formed a GenCoord commitment (every helper accepted the n-party SELF+REQ), the "
+            "share discharged: every action ran, every hand-over verified (H) and the terminal predicate held (T). "
+            "Paper columns: the Gated Coordination paper's figures for the full model and (approximately) its "
+            "communication-first baselines."
         ),
         differences=[
-            "LRR, UER and ECR are measured on our dynamic 2–4-agent suite, UER against our counterfactual oracle; "
+            f"LRR, UER and ECR are measured on {suite}, UER against our counterfactual oracle; "
             "the paper's come from its own environments, so the columns compare mechanisms, not numbers on the "
             "same tasks.",
             "CS counts executor actions; our agents spend no actions on messages (a request costs rounds, not "
@@ -138,6 +147,7 @@ def gate_tables(
                 _pct(e["ECR"]),
                 f"{np.mean([r['escalations'] for r in rows]):.2f}",
                 f"{np.mean([r['promises_taken_as_fact'] for r in rows]):.2f}",
+                _discharged(rows),
                 f"{np.mean([r['messages'] for r in rows]):.2f}",
                 f"{np.mean([r['wire_bytes'] for r in rows]):.1f}",
                 f"{np.mean([r['context_bytes'] for r in rows]):.0f}",
@@ -155,6 +165,11 @@ def gate_tables(
     if "full" in estimates:
         tables.append(_targets(estimates, groups, config))
     return tables, estimates
+
+
+def _discharged(rows: Sequence[Record]) -> str:
+    stages = [i["stages"] for r in rows for i in r["issues"] if i.get("stages")]
+    return DASH if not stages else f"{100 * sum(bool(s['F']) for s in stages) / len(stages):.1f}% of {len(stages)}"
 
 
 PAIRED = (("success", 100.0), ("completion_steps", 1.0), ("rounds", 1.0), ("messages", 1.0))

@@ -16,12 +16,19 @@ from gencoord.backends.base import Backend
 from gencoord.backends.registry import backend_fits, backend_set, for_seed, team_backend
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
-from gencoord.eval.config import Experiment, ExperimentConfig, GateExperimentConfig, TeamExperimentConfig, team_tasks_of
+from gencoord.eval.config import (
+    Experiment,
+    ExperimentConfig,
+    GateExperimentConfig,
+    TeamExperimentConfig,
+    gate_tasks_of,
+    team_tasks_of,
+)
 from gencoord.gate.adjudicators import adjudicator_for
 from gencoord.gate.config import gate_config_at
 from gencoord.gate.episode import run_gate_episode
 from gencoord.gate.policy import GateCondition
-from gencoord.gate.pool import gate_pool
+from gencoord.gate.pool import gate_pool, team_pool
 from gencoord.gate.suite import GateInstance
 from gencoord.prior.load import default_prior, team_prior
 from gencoord.run.episode import Condition, run_episode
@@ -83,7 +90,12 @@ AnyJob = Job | GateJob | TeamJob
 
 def instances_of(config: GateExperimentConfig) -> tuple[GateInstance, ...]:
     count = min(config.instances, config.clusters or config.instances)
-    return gate_pool(count, config.seed, split=config.split, factor=config.budget_factor, margin=config.budget_margin)
+    factor, margin = config.budget_factor, config.budget_margin
+    if config.tasks:
+        tasks = gate_tasks_of(config)
+        instances, _ = team_pool(tasks, count, config.seed, team_prior(), config.split, factor, margin)
+        return instances
+    return gate_pool(count, config.seed, split=config.split, factor=factor, margin=margin)
 
 
 def expand(config: Experiment) -> list[AnyJob]:
@@ -183,7 +195,8 @@ def run_job(config: Experiment, config_json: str, job: AnyJob) -> dict[str, obje
         assert isinstance(config, GateExperimentConfig)
         adjudicator = adjudicator_for(config.adjudicator, config.gate_config)
         gate = gate_config_at(config.gate_config)
-        record = run_gate_episode(instance, job.condition, config=gate, adjudicator=adjudicator).record()
+        prior = team_prior() if config.tasks else default_prior()
+        record = run_gate_episode(instance, job.condition, config=gate, adjudicator=adjudicator, prior=prior).record()
         return (
             record
             | {"cluster": instance.id, "outcome": {"G": record["success"]}, "adjudicator": adjudicator.name}

@@ -59,7 +59,7 @@ class Channel(EpisodeState):
                 return False
             paths, asks, subjects = {owner: (self.job.node(blocker).task,)}, {}, {owner: (blocker,)}
         else:
-            asks = self._asks(agent, needs, helper, {})
+            asks = self._asks(agent, node, needs, helper, {})
             paths, subjects = self._deliveries(agent, asks), {h: tuple(items) for h, items in asks.items()}
         if not paths:
             return False
@@ -75,9 +75,12 @@ class Channel(EpisodeState):
         agent.private.remember(f"asked {', '.join(sorted(paths))} for {node.id}")
         return True
 
-    def _asks(self, agent: AgentState, needs: dict[str, int], helper: str | None, known: Asks) -> Asks:
-        peers = [helper] if helper is not None else [p for p in self.job.agents if p != agent.name]
-        offers = {peer: {**self.instance.board.get(peer, {}), **known.get(peer, {})} for peer in peers}
+    def _asks(self, agent: AgentState, node: Node, needs: dict[str, int], helper: str | None, known: Asks) -> Asks:
+        """Who to ask for what; never the peer the node itself hands items to (that would go round in a circle)."""
+        recipient = node.task.get("to")
+        peers = [helper] if helper is not None else [p for p in self.job.agents if p not in (agent.name, recipient)]
+        believed = self.offers(agent)
+        offers = {peer: {**believed.get(peer, {}), **known.get(peer, {})} for peer in peers}
         unadvertised = helper is not None or self.condition is GateCondition.COMMUNICATION_FIRST
         return allocate(needs, offers, peers, agent.private.refused_by, ask_unadvertised=unadvertised)
 
@@ -118,12 +121,12 @@ class Channel(EpisodeState):
                 self._rule_out(agent, escalation, helper)
         if escalation.proposals >= MAX_PROPOSALS or not escalation.asks:
             return False
-        asks = self._asks(agent, escalation.needs, escalation.forced, escalation.known)
+        asks = self._asks(agent, self.job.node(escalation.node), escalation.needs, escalation.forced, escalation.known)
         if not asks or asks == escalation.asks:
             return False
-        node = self.job.node(escalation.node)
         escalation.asks, escalation.paths = asks, self._deliveries(agent, asks)
         escalation.subjects = {h: tuple(items) for h, items in asks.items()}
+        node = self.job.node(escalation.node)
         escalation.proposal = proposal_of(self._self_path(node, escalation.needs, asks), escalation.paths)
         escalation.responses, escalation.proposals = {}, escalation.proposals + 1
         return self._propose(agent, escalation)
@@ -150,14 +153,15 @@ class Channel(EpisodeState):
                 agent.waiting = None
                 return True
             return False
-        if committed.failed is not None:
-            return self._failed(agent, escalation, committed.failed)
+        if committed.helpers_failed():
+            return self._failed(agent, escalation, committed.failed or "a helper's part did not run")
         if committed.helpers_done():
             agent.private.remember(f"{escalation.node}: the commitment's hand-overs landed")
             agent.waiting = None
             return True
         if self.round > escalation.deadline:
-            self._cancel(committed, "the window closed before the hand-overs landed")
+            committed.abandon("the window closed before the hand-overs landed")
+            self._close(committed)
             return self._failed(agent, escalation, committed.failed or "")
         return False
 
@@ -222,8 +226,8 @@ class Channel(EpisodeState):
     # ----------------------------------------------------------------- carrying a commitment out
     def run_owed(self, agent: AgentState) -> bool:
         """Take the agent's next committed action if its predecessors ran; False when it owes nothing."""
-        while agent.owed and agent.owed[0][0].failed is not None:
-            agent.owed.popleft()  # cancelled with its commitment
+        while agent.owed and not agent.owed[0][0].live(agent.owed[0][1]):
+            agent.owed.popleft()  # stopped with what it depended on
         if not agent.owed:
             return False
         committed, index = agent.owed[0]
@@ -235,20 +239,19 @@ class Channel(EpisodeState):
         before = self.executor.snapshot() if check is not None else None
         record = self.execute(agent, action)
         if record.failure is not None:
-            committed.failed_by = agent.name
-            self._cancel(committed, f"{agent.name} {action.name}: {record.failure.code}", ran=False)
-            return True
-        committed.done.add(index)
-        if check is not None and before is not None:
-            seen = observe_handoff(check, before, self.executor.snapshot())
-            committed.observed.append(seen)
-            if not seen.verified:
-                self._cancel(committed, f"hand-over not verified: {seen.describe()}")
-                return True
-        task = committed.ends.get(index)
-        if task is not None:
-            self._discharge(agent, task)
-        if len(committed.done) == len(committed.program.actions):
+            committed.failed_by = committed.failed_by or agent.name
+            committed.stop(index, f"{agent.name} {action.name}: {record.failure.code}")
+        else:
+            committed.done.add(index)
+            seen = None if check is None or before is None else observe_handoff(check, before, self.executor.snapshot())
+            if seen is not None:
+                committed.observed.append(seen)
+                if not seen.verified:
+                    committed.stop(index, f"hand-over not verified: {seen.describe()}")
+            task = committed.ends.get(index)
+            if task is not None and index in committed.done and (seen is None or seen.verified):
+                self._discharge(agent, task)
+        if committed.failed is not None or committed.finished:
             self._close(committed)
         return True
 
@@ -258,18 +261,12 @@ class Channel(EpisodeState):
         if node is not None:
             self.complete(agent, node.id)
 
-    def _cancel(self, committed: Committed, reason: str, *, ran: bool = True) -> None:
-        """End the commitment: every action of it not yet run is cancelled (``ran``: the last one taken did run)."""
-        committed.failed = reason
-        committed.cancelled = len(committed.program.actions) - len(committed.done) - (0 if ran else 1)
-        self._close(committed)
-
     def _close(self, committed: Committed) -> None:
-        """Record the commitment's stages as they stand (again at its end)."""
+        """Record the commitment's stages as they stand (again whenever it changes)."""
         terminal = not unmet(committed.plan.terminal, self.executor.snapshot())
         committed.issue.stages = committed.stages(terminal)
+        committed.issue.cancelled_actions = len(committed.cancelled)
         committed.issue.fulfilled = committed.helpers_done()
-        committed.issue.cancelled_actions = max(0, committed.cancelled)
 
     # ----------------------------------------------------------------- every agent
     def send(self, message: WireMessage) -> None:

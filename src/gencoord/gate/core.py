@@ -8,22 +8,25 @@ from __future__ import annotations
 
 from collections import Counter, deque
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+from gencoord.errors import MaterializationError, WorldError
 from gencoord.gate.config import GateConfig
 from gencoord.gate.jobs import Node
 from gencoord.gate.needs import node_needs
 from gencoord.gate.policy import Adjudicator, GateCondition
 from gencoord.gate.recovery import Belief, plan_recovery
 from gencoord.gate.state import IssueRecord, PrivateState
-from gencoord.gate.suite import GateInstance
+from gencoord.gate.suite import Away, BadDelivery, GateInstance
 from gencoord.prior.prior import Prior
-from gencoord.protocol.plan import Place, PlannedTask
+from gencoord.protocol.plan import PlannedTask
 from gencoord.protocol.wire import WireMessage
 from gencoord.runtime.compile import compile_task
+from gencoord.runtime.materialize import place_of
 from gencoord.runtime.verify import unmet
-from gencoord.worlds.actions import Action, GoTo, ObtainBlock, Program
+from gencoord.worlds.actions import Action, GiveItem, GoTo, ObtainBlock, Program
+from gencoord.worlds.changes import Changeable
 from gencoord.worlds.executor import ActionRecord, Executor
 from gencoord.worlds.sim.physics import default_physics
 
@@ -70,7 +73,14 @@ class EpisodeState:
         self.prior = prior
         self.game = prior.game
         self.physics = default_physics()
-        self.public = prior.episode(None, self.job.agents)
+        self.public = instance.public or prior.episode(None, self.job.agents)
+        if any(not isinstance(d.event, Away | BadDelivery) for d in instance.disruptions) and not isinstance(
+            executor, Changeable
+        ):
+            raise WorldError(
+                "UNSUPPORTED_WORLD",
+                f"the {executor.name} world cannot change mid-run (sources, routes, stations, items)",
+            )
         start = executor.reset(instance.world)
         self.agents = {
             spec.name: AgentState(
@@ -83,6 +93,7 @@ class EpisodeState:
             for spec in instance.world.agents
         }
         self.done: set[str] = set()
+        self.completed_at: dict[str, int] = {}  # node → the round it completed
         self.mined: Counter[str] = Counter()  # blocks taken per resource area (for the old label)
         self.issues: dict[tuple[str, str, str], IssueRecord] = {}
         self.messages: list[WireMessage] = []
@@ -93,14 +104,28 @@ class EpisodeState:
         # an oracle rollout: each listed issue gets the forced option; no rollout labels its own issues
         self.forced: dict[tuple[str, str, str], str] = {}
         self.rollout = False
+        self.tampered: dict[str, BadDelivery] = {}  # giver → how its next hand-over goes wrong
+
+    def disturb(self) -> None:
+        """This round's mid-run anomalies strike before anyone steps."""
+        for disruption in self.instance.disruptions:
+            if disruption.round != self.round:
+                continue
+            event = disruption.event
+            if isinstance(event, Away):
+                self.agents[event.agent].delay += event.rounds
+            elif isinstance(event, BadDelivery):
+                self.tampered[event.giver] = event
+            else:
+                assert isinstance(self.executor, Changeable)  # checked when the episode was set up
+                self.executor.change(event)
 
     def shared(self) -> tuple[object, ...]:
         """What an oracle rollout shares with this episode instead of copying: nothing of it changes."""
         return (self.prior, self.game, self.physics, self.config, self.adjudicator, self.instance, self.public)
 
     def goal_reached(self) -> bool:
-        goal = tuple(spec.requirement({}, {}) for spec in self.job.spec.goal)
-        return not unmet(goal, self.executor.snapshot())
+        return not unmet(self.job.goal, self.executor.snapshot())
 
     def finished(self) -> bool:
         finished = all(node.id in self.done for node in self.job.nodes if node.critical)
@@ -135,6 +160,17 @@ class EpisodeState:
         refs = self.public.refs
         return Belief(agent.name, private.position, refs, frozenset(private.exhausted), frozenset(private.blocked_refs))
 
+    def offers(self, agent: AgentState) -> dict[str, dict[str, int]]:
+        """What the agent believes each peer could hand it: the public board, and, for a delivery to
+        it that completed, the supplier's quantity (a short or wrong hand-over leaves the items with it)."""
+        found = {peer: dict(self.instance.board.get(peer, {})) for peer in self.job.agents if peer != agent.name}
+        for node in self.job.nodes:
+            item, count = node.task.get("item"), node.task.get("q")
+            delivered = node.id in self.done and node.task.get("to") == agent.name and node.agent != agent.name
+            if delivered and isinstance(item, str) and isinstance(count, int):
+                found[node.agent][item] = max(found[node.agent].get(item, 0), count)
+        return found
+
     def with_detours(self, agent: AgentState, actions: Sequence[Action]) -> list[Action]:
         """The agent's own knowledge of blocked routes applies to every walk it takes."""
         return [
@@ -154,10 +190,10 @@ class EpisodeState:
                 return False
             actions = tuple(a for task in plan.tasks for a in compile_task(task, world, self.game))
         else:
-            place = None
-            if node.task.skill == "craft.item":
-                station = self.public.station_for("crafting_table")
-                place = None if station is None else Place("ref", station)
+            try:
+                place = place_of(node.task, self.prior, self.public)
+            except MaterializationError:
+                return False  # a 3x3 recipe and no station to craft it at
             planned = PlannedTask(node.id, node.agent, node.task.skill, node.task.args, place, ())
             actions = compile_task(planned, world, self.game)
         agent.queue = deque(self.with_detours(agent, actions))
@@ -171,6 +207,7 @@ class EpisodeState:
 
     def complete(self, agent: AgentState, node_id: str) -> None:
         self.done.add(node_id)
+        self.completed_at[node_id] = self.round
         agent.queue_node = None
         agent.private.active = None
         agent.private.blocked = None
@@ -179,6 +216,9 @@ class EpisodeState:
     # ----------------------------------------------------------------- the world
     def execute(self, agent: AgentState, action: Action) -> ActionRecord:
         """Run one action; its verified record is the only write to private state."""
+        fault = self.tampered.pop(agent.name, None) if isinstance(action, GiveItem) else None
+        if fault is not None and isinstance(action, GiveItem):  # what the giver's body really hands over
+            action = replace(action, count=action.count - fault.short, item=fault.substitute or action.item)
         [record] = self.executor.run(Program((action,), ((),), ()), 0, 1)
         self.steps += 1
         for name, items in record.inventories.items():

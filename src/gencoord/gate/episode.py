@@ -56,6 +56,7 @@ class GateEpisode(IssueDesk):
         """Rounds until the goal's nodes are done or the budget is spent."""
         while self.round < self.instance.budget and not self.finished():
             self.round += 1
+            self.disturb()
             self.play_round(self.job.agents)
 
     def play_round(self, names: Sequence[str]) -> None:

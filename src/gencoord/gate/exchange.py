@@ -36,7 +36,12 @@ Asks = dict[str, dict[str, int]]
 
 @dataclass
 class Committed:
-    """A resolved commitment being carried out, action by action, by the agents it names."""
+    """A resolved commitment being carried out, action by action, by the agents it names.
+
+    A failed action, or a hand-over that did not land, stops its dependants (later
+    actions of the same agent, and whatever waits on them); work that does not depend on
+    it goes on. The requester abandoning the exchange cancels everything not yet run.
+    """
 
     issue: IssueRecord
     requester: str
@@ -46,35 +51,64 @@ class Committed:
     checks: Mapping[int, HandoffCheck]  # action index → the hand-over it carries
     trusted: frozenset[int]  # no partition: the requester's actions that start without waiting on peers
     done: set[int] = field(default_factory=set)
+    broken: set[int] = field(default_factory=set)  # actions that failed, or hand-overs that did not land
+    cancelled: set[int] = field(default_factory=set)
     observed: list[HandoffObservation] = field(default_factory=list)
-    failed: str | None = None
-    failed_by: str | None = None  # the agent whose action failed (None: a hand-over or the window)
-    cancelled: int = 0
+    failed: str | None = None  # the first failure, in words
+    failed_by: str | None = None  # the agent whose action failed first (None: a hand-over or the window)
 
     def waits(self, index: int) -> bool:
         deps = () if index in self.trusted else self.program.deps[index]
         return not all(dep in self.done for dep in deps)
 
+    def live(self, index: int) -> bool:
+        return index not in self.broken and index not in self.cancelled
+
+    def stop(self, index: int, reason: str) -> None:
+        """``index`` failed: it and everything that depends on it will not run."""
+        self.failed = self.failed or reason
+        self.broken.add(index)
+        stopped, agents = {index}, {self.program.actions[index].agent}
+        for later in range(index + 1, len(self.program.actions)):
+            action = self.program.actions[later]
+            waits = () if later in self.trusted else self.program.deps[later]
+            if action.agent in agents or any(dep in stopped for dep in waits):
+                stopped.add(later)
+                agents.add(action.agent)
+        self.cancelled |= stopped - self.done - self.broken
+
+    def abandon(self, reason: str) -> None:
+        self.failed = self.failed or reason
+        self.cancelled |= set(range(len(self.program.actions))) - self.done - self.broken
+
+    @property
+    def finished(self) -> bool:
+        return len(self.done) + len(self.broken) + len(self.cancelled) == len(self.program.actions)
+
+    def _theirs(self) -> list[int]:
+        return [i for i, action in enumerate(self.program.actions) if action.agent != self.requester]
+
     def helpers_done(self) -> bool:
         """Every action asked of a peer ran, and every hand-over landed."""
-        theirs = [i for i, action in enumerate(self.program.actions) if action.agent != self.requester]
-        return all(i in self.done for i in theirs) and all(seen.verified for seen in self.observed)
+        return all(i in self.done for i in self._theirs()) and all(seen.verified for seen in self.observed)
 
-    def stages(self, terminal: bool | None) -> dict[str, bool | None]:
-        """C/H/T/F of this commitment (H and T are None until reached)."""
-        handoff = None if len(self.observed) < len(self.checks) and self.failed is None else self._handoff()
-        finished = len(self.done) == len(self.program.actions)
+    def helpers_failed(self) -> bool:
+        return any(not self.live(i) for i in self._theirs()) or any(not seen.verified for seen in self.observed)
+
+    def stages(self, terminal: bool) -> dict[str, bool | None]:
+        """C/H/T/F of this commitment so far (None: not reached)."""
+        handoff: bool | None = None
+        if self.checks and len(self.observed) == len(self.checks):
+            handoff = all(seen.verified for seen in self.observed)
+        elif any(not seen.verified for seen in self.observed) or any(not self.live(i) for i in self.checks):
+            handoff = False
+        whole = len(self.done) == len(self.program.actions)
         return {
             "C": True,
             "H": handoff,
-            "T": terminal if finished else None,
-            "F": bool(finished and handoff is not False and terminal),
+            "T": terminal if self.finished else None,
+            "F": whole and handoff is not False and terminal,
         }
-
-    def _handoff(self) -> bool | None:
-        if not self.checks:
-            return None
-        return len(self.observed) == len(self.checks) and all(seen.verified for seen in self.observed)
 
 
 @dataclass

@@ -142,11 +142,7 @@ class IssueDesk(Channel):
         if kind == "dependency_block":
             advantage = 1.0
         else:
-            offers = [
-                self.instance.board.get(peer, {}).get(item, 0)
-                for peer in self.job.agents
-                if peer != agent.name and item is not None
-            ]
+            offers = [items.get(item, 0) for items in self.offers(agent).values() if item is not None]
             best = max(offers, default=0)
             advantage = 1.0 if best >= quantity > 0 else 0.5 if best > 0 else 0.0
             advantage *= 1.0 / (1.0 + agent.private.failed_requests[item or ""])

@@ -19,6 +19,7 @@ from gencoord.errors import ConfigError, GencoordError
 from gencoord.prior.contract import check_proposal
 from gencoord.prior.episode import PublicEpisode
 from gencoord.prior.prior import Prior
+from gencoord.runtime.verify import Requirement
 from gencoord.tasks.spec import GoalSpec
 
 AGENT_IDS = ("agent_a", "agent_b", "agent_c", "agent_d")
@@ -66,7 +67,8 @@ class TaskGraph:
     agents: tuple[str, ...]
     nodes: tuple[Node, ...]
     start: dict[str, dict[str, int]]
-    spec: TaskGraphSpec
+    goal: tuple[Requirement, ...]  # what the world must show at the end
+    spec: TaskGraphSpec | None = None  # the declaration it came from (None: built from a team task's plan)
 
     def node(self, ident: str) -> Node:
         return next(node for node in self.nodes if node.id == ident)
@@ -117,7 +119,8 @@ def instantiate(name: str, spec: TaskGraphSpec, prior: Prior) -> TaskGraph:
     if len(spec.start) != spec.agents:
         raise ConfigError("BAD_JOB", f"jobs.{name}: start lists {len(spec.start)} inventories for {spec.agents} agents")
     start = {agent: dict(items) for agent, items in zip(agents, spec.start, strict=True)}
-    return TaskGraph(name, agents, tuple(nodes), start, spec)
+    goal = tuple(goal.requirement({}, {}) for goal in spec.goal)
+    return TaskGraph(name, agents, tuple(nodes), start, goal, spec)
 
 
 @cache

@@ -12,12 +12,16 @@ import math
 from functools import cache
 
 from gencoord.errors import ConfigError
-from gencoord.gate.episode import run_gate_episode
+from gencoord.gate.config import default_gate_config
+from gencoord.gate.episode import GateEpisode, run_gate_episode
 from gencoord.gate.jobs import default_jobs
-from gencoord.gate.policy import GateCondition
+from gencoord.gate.policy import GateCondition, LogisticAdjudicator
 from gencoord.gate.suite import GateInstance, make_instance
+from gencoord.gate.teams import TeamGraph, team_graphs, team_instance
 from gencoord.prior.load import default_prior
 from gencoord.prior.prior import Prior
+from gencoord.tasks.team import TeamTask
+from gencoord.worlds.sim.executor import SimExecutor
 
 BUDGET_FACTOR = 2
 BUDGET_MARGIN = 10
@@ -67,3 +71,52 @@ def gate_pool(
     names = sorted(default_jobs(prior))
     base = SPLIT_OFFSETS[split] + seed * 10_000
     return tuple(gate_instance(names[index % len(names)], base + index, prior, factor, margin) for index in range(size))
+
+
+def clean_team_run(team: TeamGraph, prior: Prior) -> tuple[int, dict[str, int]] | None:
+    """Rounds a clean run of the team task takes, and the round each node completed; None when it fails."""
+    config = default_gate_config()
+    clean = team_instance(team, 0, prior, 10_000, {}, kinds=())
+    episode = GateEpisode(
+        clean, GateCondition.NEVER, config, LogisticAdjudicator(config), SimExecutor(prior.game), prior
+    )
+    episode.rollout = True  # nothing to label: no anomaly, and only the rounds are wanted
+    result = episode.run()
+    return (result.rounds, dict(episode.completed_at)) if result.success else None
+
+
+def team_pool(
+    tasks: tuple[TeamTask, ...],
+    size: int,
+    seed: int = 0,
+    prior: Prior | None = None,
+    split: str = "eval",
+    factor: float = BUDGET_FACTOR,
+    margin: int = BUDGET_MARGIN,
+) -> tuple[tuple[GateInstance, ...], dict[str, str]]:
+    """``size`` instances of the dynamic team suite cycling over ``tasks``, and the tasks left out (with why).
+
+    Budgets are factor × the task's clean rounds + margin, as for the jobs.
+    """
+    if split not in SPLIT_OFFSETS:
+        raise ConfigError("UNKNOWN_SPLIT", f"gate split must be one of {sorted(SPLIT_OFFSETS)}, got {split!r}")
+    prior = prior or default_prior()
+    graphs, skipped = team_graphs(tasks, prior)
+    usable: list[tuple[TeamGraph, int, dict[str, int]]] = []
+    for team in graphs:
+        clean = clean_team_run(team, prior)
+        if clean is None:
+            skipped[team.task.id] = "CLEAN_RUN_FAILED: the plan does not complete even without anomalies"
+            continue
+        rounds, done_at = clean
+        usable.append((team, math.ceil(factor * rounds) + margin, done_at))
+    if not usable:
+        raise ConfigError(
+            "NO_GATE_TASKS", f"no task can run under the gate: {'; '.join(f'{k}: {v}' for k, v in skipped.items())}"
+        )
+    base = SPLIT_OFFSETS[split] + seed * 10_000
+    instances = tuple(
+        team_instance(team, base + index, prior, budget, done_at)
+        for index, (team, budget, done_at) in ((i, usable[i % len(usable)]) for i in range(size))
+    )
+    return instances, skipped

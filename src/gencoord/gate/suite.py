@@ -16,8 +16,10 @@ from enum import StrEnum
 
 from gencoord.gate.jobs import TaskGraph
 from gencoord.gate.needs import node_needs
+from gencoord.prior.episode import PublicEpisode
 from gencoord.prior.gamedata import GameData
 from gencoord.prior.prior import Prior
+from gencoord.worlds.changes import WorldChange
 from gencoord.worlds.spec import AgentSpec, WorldSpec
 
 JUNK = "dirt"
@@ -34,6 +36,13 @@ class AnomalyKind(StrEnum):
     STATION_BUSY = "station_busy"  # the crafting station is occupied for a while; waiting works
     CONTAINER_FULL = "container_full"  # the delivery chest is full of junk; clearing a stack works
     LATE_DELIVERY = "late_delivery"  # a supplier starts late; waiting works
+    # mid-run anomalies of the team suite (gate/teams.py), each striking at a drawn round
+    SOURCE_DRY = "source_dry"  # a resource area runs dry
+    ROUTE_BLOCKED = "route_blocked"  # the direct route to a place the plan uses is walled off
+    STATION_OCCUPIED = "station_occupied"  # the crafting station is taken for a while
+    ITEM_LOST = "item_lost"  # items an agent's own work needs vanish from its inventory
+    TEAMMATE_AWAY = "teammate_away"  # an agent is called away for some rounds
+    BAD_DELIVERY = "bad_delivery"  # a hand-over arrives short, or with the wrong item
 
 
 RECOVERABLE = frozenset(
@@ -49,6 +58,16 @@ RECOVERABLE = frozenset(
 SCARCE = ("coal", "raw_iron", "stick")
 
 
+MID_RUN = (
+    AnomalyKind.SOURCE_DRY,
+    AnomalyKind.ROUTE_BLOCKED,
+    AnomalyKind.STATION_OCCUPIED,
+    AnomalyKind.ITEM_LOST,
+    AnomalyKind.TEAMMATE_AWAY,
+    AnomalyKind.BAD_DELIVERY,
+)
+
+
 @dataclass(frozen=True, slots=True)
 class Anomaly:
     kind: AnomalyKind
@@ -56,6 +75,32 @@ class Anomaly:
     node: str | None
     item: str | None
     quantity: int
+    round: int | None = None  # when a mid-run anomaly strikes (None: present from the start)
+
+
+@dataclass(frozen=True, slots=True)
+class Away:
+    """An agent is called away: it takes no step for ``rounds`` rounds."""
+
+    agent: str
+    rounds: int
+
+
+@dataclass(frozen=True, slots=True)
+class BadDelivery:
+    """The giver's next hand-over is ``short`` items short, or hands over ``substitute`` instead."""
+
+    giver: str
+    short: int
+    substitute: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Disruption:
+    """A mid-run anomaly: at the start of ``round``, the world changes or an agent's body does."""
+
+    round: int
+    event: WorldChange | Away | BadDelivery
 
 
 @dataclass
@@ -79,9 +124,11 @@ class GateInstance:
     anomalies: tuple[Anomaly, ...]
     delays: Mapping[str, int]  # rounds an agent is busy elsewhere before it starts
     budget: int  # rounds before the episode is cut off
+    disruptions: tuple[Disruption, ...] = ()  # mid-run anomalies, by round
+    public: PublicEpisode | None = None  # the refs agents may name (None: the prior's default episode)
 
 
-def _spare(job: TaskGraph, start: Mapping[str, Mapping[str, int]], game: GameData) -> dict[str, dict[str, int]]:
+def spare_board(job: TaskGraph, start: Mapping[str, Mapping[str, int]], game: GameData) -> dict[str, dict[str, int]]:
     """Start inventory minus what the agent's own nodes consume: what it could give away."""
     spare: dict[str, dict[str, int]] = {}
     for agent in job.agents:
@@ -183,7 +230,7 @@ def _inject(kind: AnomalyKind, draft: _Draft, rng: random.Random, game: GameData
         agent = rng.choice(suppliers)
         draft.delays[agent] = rng.randint(6, 14)
         return Anomaly(kind, agent, None, None, 0)
-    raise AssertionError(kind)
+    raise ValueError(f"{kind} is a mid-run anomaly of the team suite (gate/teams.py)")
 
 
 def make_instance(
@@ -192,12 +239,12 @@ def make_instance(
     """One instance of ``job`` with anomalies drawn from ``seed`` (or exactly ``kinds``)."""
     rng = random.Random(f"gate:{job.name}:{seed}")
     draft = _Draft(job, {agent: dict(items) for agent, items in job.start.items()})
-    draft.board = _spare(job, draft.start, prior.game)
+    draft.board = spare_board(job, draft.start, prior.game)
     anomalies: list[Anomaly] = []
     wanted = list(kinds) if kinds is not None else None
     if wanted is None:
         recoverable = sorted(RECOVERABLE)
-        hard = [k for k in AnomalyKind if k not in RECOVERABLE]
+        hard = [k for k in AnomalyKind if k not in RECOVERABLE and k not in MID_RUN]
         wanted = [rng.choice(hard if rng.random() < 0.3 else recoverable) for _ in range(rng.randint(1, 3))]
     for kind in wanted:
         anomaly = _inject(kind, draft, rng, prior.game)

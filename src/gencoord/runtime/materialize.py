@@ -20,7 +20,7 @@ from gencoord.protocol.plan import Conjunct, DispatchPlan, HandoffCheck, Place, 
 _PLACE_KEYS = ("dst", "site", "station", "loc")
 
 
-def _place(task: Task, prior: Prior, episode: PublicEpisode) -> Place | None:
+def place_of(task: Task, prior: Prior, episode: PublicEpisode) -> Place | None:
     for key in _PLACE_KEYS:
         value = task.get(key)
         if value is not None:
@@ -69,7 +69,9 @@ def materialize(commitment: Commitment, prior: Prior, episode: PublicEpisode) ->
     terminal: list[Conjunct] = []
     for ref in commitment.order:
         task, ident = commitment.task(ref), task_id(ref)
-        tasks.append(PlannedTask(ident, ref[0], task.skill, task.args, _place(task, prior, episode), tuple(preds[ref])))
+        tasks.append(
+            PlannedTask(ident, ref[0], task.skill, task.args, place_of(task, prior, episode), tuple(preds[ref]))
+        )
         if ref not in successors:
             condition = observable_effect(task, ref[0], ident, prior)
             if condition is not None:

@@ -38,7 +38,7 @@ def _ring(index: int, count: int, radius: float, turn: float = 0.0) -> tuple[int
     return round(radius * math.cos(angle)), _Y, round(radius * math.sin(angle))
 
 
-def _hand_block(item: str, prior: Prior) -> str | None:
+def hand_block(item: str, prior: Prior) -> str | None:
     """A block that drops exactly ``item`` when broken by hand, preferring the block of the same name."""
     blocks = [
         name
@@ -56,7 +56,7 @@ def team_world(task: TeamTask, prior: Prior) -> tuple[PublicEpisode, WorldSpec]:
     resources = sorted(task.world.resources)
     for index, item in enumerate(resources):
         position = _ring(index, len(resources), _SOURCE_RING, 0.5 / max(len(resources), 1))
-        block = _hand_block(item, prior)
+        block = hand_block(item, prior)
         if block is not None:
             refs[source_ref(item)] = Ref(kind="resource", block=block, position=position)
             deposits[source_ref(item)] = SUPPLY

@@ -30,6 +30,7 @@ from gencoord.worlds.actions import (
     Wait,
     Withdraw,
 )
+from gencoord.worlds.changes import BlockRoute, DepleteSource, OccupyStation, WorldChange
 from gencoord.worlds.executor import ActionFailure, ActionRecord, CallOrder, Items, WorldSnapshot
 from gencoord.worlds.sim.physics import TICKS_PER_S, Physics, default_physics
 from gencoord.worlds.spec import Position, WorldSpec
@@ -115,6 +116,8 @@ class SimExecutor:
             name: _Furnace() for name, ref in world.refs.items() if ref.kind == "station" and ref.block == "furnace"
         }
         self.unplaced = set(world.unplaced)
+        self.blocked = set(world.blocked)
+        self.busy_until = dict(world.busy_until)
         self.clocks = dict.fromkeys(self.positions, 0.0)
         self._ends: dict[int, float] = {}
         return self.snapshot()
@@ -158,6 +161,22 @@ class SimExecutor:
     def close(self) -> None:
         self._world = None
         self._order.closed()
+
+    def change(self, change: WorldChange) -> None:
+        """A change nobody's action causes (``worlds/changes.py``), at the world's current time."""
+        self._order.require("change")
+        if isinstance(change, DepleteSource):
+            self.deposits[change.source] = 0
+        elif isinstance(change, BlockRoute):
+            self.blocked.add(change.ref)
+        elif isinstance(change, OccupyStation):
+            now = max(self.clocks.values(), default=0.0)
+            self.busy_until[change.station] = max(self.busy_until.get(change.station, 0.0), now + change.seconds)
+        else:
+            held = self.inventories.get(change.agent, {})
+            lost = min(change.count, held.get(change.item, 0))
+            if lost:
+                _take(held, change.item, lost, change.agent)
 
     # ------------------------------------------------------------------ helpers
     def _inventories_after(self, action: Action) -> dict[str, Items]:
@@ -217,7 +236,7 @@ class SimExecutor:
             assert self._world is not None
             if action.target not in self._world.refs:
                 raise _RefusedError("UNKNOWN_REF", f"{action.target} does not exist in this world")
-            if action.target in self._world.blocked and not action.detour:
+            if action.target in self.blocked and not action.detour:
                 raise _RefusedError("PATH_BLOCKED", f"the route to {action.target} is blocked; a detour is needed")
             x, y, z = (float(c) for c in self._world.refs[action.target].position)
             goal = (x, y, z - 1.0)  # stand in front of the block
@@ -296,7 +315,7 @@ class SimExecutor:
             if action.station in self.unplaced:
                 raise _RefusedError("STATION_NOT_PLACED", f"no crafting_table has been placed at {action.station} yet")
             self._within_reach(action.agent, where, action.station)
-            free_at = self._world.busy_until.get(action.station, 0.0)
+            free_at = self.busy_until.get(action.station, 0.0)
             if began < free_at:
                 wait = free_at - began
                 raise _RefusedError("STATION_BUSY", f"{action.station} is busy for another {wait:.1f} s", wait)
