@@ -246,7 +246,7 @@ def test_gate_experiment_reports_the_ablation(tmp_path: Path) -> None:
     run_experiment(config, run_dir, workers=1)
     markdown = write_report(run_dir).markdown.read_text()
     assert (
-        "## Gated coordination on the dynamic suite" in markdown
+        "## Gated coordination on the job suite" in markdown
         and "## The full gate against its targets" in markdown
         and "## The independent oracle against the old shared-planner label" in markdown
     )

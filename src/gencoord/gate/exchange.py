@@ -83,7 +83,7 @@ class Committed:
 
     @property
     def finished(self) -> bool:
-        return len(self.done) + len(self.broken) + len(self.cancelled) == len(self.program.actions)
+        return len(self.done | self.broken | self.cancelled) == len(self.program.actions)
 
     def _theirs(self) -> list[int]:
         return [i for i, action in enumerate(self.program.actions) if action.agent != self.requester]

@@ -201,10 +201,21 @@ def team_instance(
     agents = [agent.model_copy(update={"inventory": start[agent.name]}) for agent in team.task.agents]
     task = team.task.model_copy(update={"world": offered, "agents": agents})
     public, world = team_world(task, prior)
-    wanted = list(kinds) if kinds is not None else [rng.choice(MID_RUN) for _ in range(rng.randint(1, 3))]
-    drawn = [_draw(kind, team, set(world.refs), done_at, rng, prior) for kind in wanted]
+    if kinds is not None:
+        drawn = [_draw(kind, team, set(world.refs), done_at, rng, prior) for kind in kinds]
+    else:  # one to three that this plan offers a target for (an agent can always be called away)
+        wanted, drawn = rng.randint(1, 3), []
+        while len([d for d in drawn if d is not None]) < wanted:
+            drawn.append(_draw(rng.choice(MID_RUN), team, set(world.refs), done_at, rng, prior))
     anomalies = tuple(anomaly for anomaly, _ in filter(None, drawn))
     disruptions = tuple(sorted((d for _, d in filter(None, drawn)), key=lambda d: d.round))
+    for anomaly, disruption in filter(None, drawn):
+        event = disruption.event
+        if isinstance(event, BadDelivery) and event.substitute is not None:  # the look-alike it hands over instead
+            count = int(team.graph.node(anomaly.node or "").task.get("q") or 1)
+            start[event.giver][event.substitute] = start[event.giver].get(event.substitute, 0) + count
+    agents = [agent.model_copy(update={"inventory": start[agent.name]}) for agent in team.task.agents]
+    public, world = team_world(task.model_copy(update={"agents": agents}), prior)
     board = spare_board(team.graph, start, prior.game)
     return GateInstance(
         f"{team.task.id}-{seed:04d}", team.graph, world, board, anomalies, {}, budget, disruptions, public
