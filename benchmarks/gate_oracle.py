@@ -1,8 +1,9 @@
 """What the gate's counterfactual oracle costs, measured side by side in one run.
 
-  * the gate ablation at 500 instances × its 6 conditions (3,000 episodes), oracle
-    included, through the experiment runner (process pool, one worker per core): wall
-    time, episodes/s, rollouts per episode;
+  * each gate suite (the job suite of gate_ablation, the team suite of gate_teams) at 500
+    instances × its 6 conditions (3,000 episodes), oracle included, through the experiment
+    runner (process pool, one worker per core): wall time, episodes/s, rollouts per episode,
+    and how many issue labels the independent oracle changes against the old shared-planner one;
   * in one process on the same 60 instances × 6 conditions: episodes with the oracle
     against the same episodes without it (``rollout`` set, so nothing is copied or
     replayed), and the ratio.
@@ -32,12 +33,13 @@ from gencoord.prior.load import default_prior
 from gencoord.worlds.sim import SimExecutor
 
 INSTANCES = 500
+SUITES = ("gate_ablation", "gate_teams")
 SAMPLE = 60
 OUT = Path(__file__).parent / "results" / "gate_oracle.json"
 
 
-def _full_run() -> dict[str, float]:
-    config = load_experiment(find_experiment("gate_ablation"))
+def _full_run(name: str) -> dict[str, float]:
+    config = load_experiment(find_experiment(name))
     assert isinstance(config, GateExperimentConfig)
     config = config.model_copy(update={"instances": INSTANCES})
     with tempfile.TemporaryDirectory() as folder:
@@ -47,7 +49,12 @@ def _full_run() -> dict[str, float]:
         seconds = time.perf_counter() - started
         records = read_records(run_dir)
     rollouts = sum(len(issue["oracle"] or {}) for record in records for issue in record["issues"])
+    issues = [issue for record in records for issue in record["issues"]]
     return {
+        "issues": len(issues),
+        "relabelled": sum(record["relabelled_issues"] for record in records),
+        "needed_old": sum(not issue["shared_planner_recoverable"] for issue in issues),
+        "needed_oracle": sum(bool(issue["needed_escalation"]) for issue in issues),
         "episodes": summary.ran,
         "seconds": seconds,
         "episodes_per_s": summary.ran / seconds,
@@ -70,15 +77,23 @@ def _one_process(with_oracle: bool) -> float:
 
 
 def main() -> None:
-    full = _full_run()
+    full = {name: _full_run(name) for name in SUITES}
     without, with_oracle = _one_process(False), _one_process(True)
     episodes = SAMPLE * len(GateCondition)
     console = Console(width=140)
     table = Table("measure", "value")
-    table.add_row(f"{full['episodes']:.0f} episodes (500 × 6), oracle included, {full['workers']} workers", "")
-    table.add_row("  wall time", f"{full['seconds']:.1f} s (target: under 120 s)")
-    table.add_row("  episodes/s", f"{full['episodes_per_s']:.1f}")
-    table.add_row("  rollouts per episode", f"{full['rollouts_per_episode']:.2f}")
+    for name, run in full.items():
+        table.add_row(
+            f"{name}: {run['episodes']:.0f} episodes (500 × 6), oracle included, {run['workers']} workers", ""
+        )
+        table.add_row("  wall time", f"{run['seconds']:.1f} s (target: under 120 s)")
+        table.add_row("  episodes/s", f"{run['episodes_per_s']:.1f}")
+        table.add_row("  rollouts per episode", f"{run['rollouts_per_episode']:.2f}")
+        table.add_row(
+            "  issues: needed escalation, old label → oracle",
+            f"{run['needed_old']:.0f} → {run['needed_oracle']:.0f} of {run['issues']:.0f} "
+            f"({run['relabelled']:.0f} labels changed)",
+        )
     for label, seconds in (("without", without), ("with", with_oracle)):
         table.add_row(f"one process, {episodes} episodes {label} the oracle", f"{1000 * seconds / episodes:.1f} ms/ep")
     table.add_row("  oracle / no oracle", f"{with_oracle / without:.2f}×")
@@ -90,7 +105,7 @@ def main() -> None:
                 "version": __version__,
                 "python": platform.python_version(),
                 "cpus": os.cpu_count(),
-                "full_run": full,
+                "full_runs": full,
                 "one_process": {
                     "episodes": episodes,
                     "without_oracle_ms_per_episode": 1000 * without / episodes,

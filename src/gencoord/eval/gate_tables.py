@@ -22,6 +22,7 @@ from gencoord.eval.config import GateExperimentConfig
 from gencoord.eval.figures import save_png
 from gencoord.eval.stats import Estimate, bootstrap_mean, bootstrap_ratio, paired_difference
 from gencoord.eval.tables import DASH, Table, paper_figures
+from gencoord.gate.config import gate_config_at
 
 Record = Mapping[str, Any]
 TARGETS = {"LRR": (">=", 0.765), "UER": ("<=", 0.174), "ECR": (">=", 0.782)}  # the paper's reported figures
@@ -161,7 +162,7 @@ def gate_tables(
     if reference in groups:
         tables.append(_paired(groups, reference, config))
     tables.append(_oracle_table(groups))
-    tables.append(_tier_table(groups))
+    tables.append(_tier_table(groups, config))
     if "full" in estimates:
         tables.append(_targets(estimates, groups, config))
     return tables, estimates
@@ -201,24 +202,52 @@ def _paired(groups: Mapping[str, Sequence[Record]], reference: str, config: Gate
 TIERS = ("rule", "score", "adjudicator", "cooldown", "fixed")
 
 
-def _tier_table(groups: Mapping[str, Sequence[Record]]) -> Table:
-    """Which tier made each decision: a tier that decides nothing shows as 0%, not as a hidden mechanism."""
+def _tier_table(groups: Mapping[str, Sequence[Record]], config: GateExperimentConfig) -> Table:
+    """Which tier made each decision, and what it decided: an inert tier shows as such, with why."""
     table = Table(
         "gate_tiers",
         "Who decided: the share of gate decisions made by each tier",
-        ["condition", "decisions", *TIERS, "escalate share"],
+        ["condition", "decisions", *TIERS, "escalate share", "score → escalate", "adjudicator → escalate"],
         caption="rule: tier 1; score: S at or beyond a threshold; adjudicator: the gray zone between the "
         "thresholds; cooldown: a decision forced local by a recent failed request; fixed: conditions that do "
-        "not gate (communication-first, never).",
+        "not gate (communication-first, never). The arrows count the decisions of that tier that escalated.",
     )
+    scored: list[float] = []
     for name, rows in groups.items():
         decisions = [d for r in rows for issue in r["issues"] for d in issue["decisions"]]
         if not decisions:
             continue
         shares = [sum(d["tier"] == tier for d in decisions) / len(decisions) for tier in TIERS]
         escalate = sum(d["decision"] == "escalate" for d in decisions) / len(decisions)
+        by_tier = {
+            tier: f"{sum(d['decision'] == 'escalate' for d in decisions if d['tier'] == tier)} of "
+            f"{sum(d['tier'] == tier for d in decisions)}"
+            for tier in ("score", "adjudicator")
+        }
+        scored += [float(d["score"]) for d in decisions if d["tier"] in ("score", "adjudicator")]
         table.rows.append(
-            [name, str(len(decisions)), *(f"{100 * share:.1f}%" for share in shares), f"{100 * escalate:.1f}%"]
+            [
+                name,
+                str(len(decisions)),
+                *(f"{100 * share:.1f}%" for share in shares),
+                f"{100 * escalate:.1f}%",
+                by_tier["score"],
+                by_tier["adjudicator"],
+            ]
+        )
+    if scored:
+        thresholds = gate_config_at(config.gate_config).thresholds
+        table.caption += (
+            f" Decisions that passed the rules scored S from {min(scored):.2f} to {max(scored):.2f}, against "
+            f"thresholds low {thresholds.low:.2f} and high {thresholds.high:.2f}"
+            + (
+                ": none reached high, so the score tier can only keep an issue local. The rules already escalate "
+                "every critical issue with no local route, no failed request and a peer believed able; what reaches "
+                "the score has a local route (L) or a failed request (H), both of which lower S. Escalation beyond "
+                "the rules comes from the adjudicator."
+                if max(scored) < thresholds.high
+                else "."
+            )
         )
     return table
 

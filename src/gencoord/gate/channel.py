@@ -159,10 +159,8 @@ class Channel(EpisodeState):
             agent.private.remember(f"{escalation.node}: the commitment's hand-overs landed")
             agent.waiting = None
             return True
-        if self.round > escalation.deadline:
-            committed.abandon("the window closed before the hand-overs landed")
-            self._close(committed)
-            return self._failed(agent, escalation, committed.failed or "")
+        if self.round > escalation.deadline:  # stop waiting; the commitment stays in force and may still land
+            return self._failed(agent, escalation, "the window closed before the hand-overs landed")
         return False
 
     def _failed(self, agent: AgentState, escalation: Escalation, reason: str) -> bool:

@@ -8,8 +8,8 @@ can spare less) or REJECT, as in Alg. S2. Once every helper accepts, the commitm
 resolved, materialized and compiled, and its actions join the agents' queues, each
 starting only when its predecessors in the commitment's DAG have run (the receiver's
 consuming task after the hand-over is verified, H). A failed action or an unverified
-hand-over ends the commitment: every action of it not yet run is cancelled, and the
-record counts them.
+hand-over stops its dependants (cancelled, and counted in the record); work that does not
+depend on it goes on.
 """
 
 from __future__ import annotations
@@ -40,7 +40,8 @@ class Committed:
 
     A failed action, or a hand-over that did not land, stops its dependants (later
     actions of the same agent, and whatever waits on them); work that does not depend on
-    it goes on. The requester abandoning the exchange cancels everything not yet run.
+    it goes on. A requester that stops waiting (its window closed) leaves the commitment in
+    force: what its helpers still hand over counts when it lands.
     """
 
     issue: IssueRecord
@@ -76,10 +77,6 @@ class Committed:
                 stopped.add(later)
                 agents.add(action.agent)
         self.cancelled |= stopped - self.done - self.broken
-
-    def abandon(self, reason: str) -> None:
-        self.failed = self.failed or reason
-        self.cancelled |= set(range(len(self.program.actions))) - self.done - self.broken
 
     @property
     def finished(self) -> bool:
