@@ -32,7 +32,7 @@ run: $(STAMP) $(NPM_STAMP)
 	$(BIN)/gencoord run experiments/request_intervention.toml experiments/feedback_intervention.toml \
 		experiments/controlled_faults.toml experiments/representation.toml experiments/horizon.toml \
 		experiments/horizon_in_distribution.toml experiments/gate_ablation.toml experiments/gate_tight_budget.toml \
-		experiments/learned_backends.toml experiments/team_tasks.toml
+		experiments/gate_teams.toml experiments/learned_backends.toml experiments/team_tasks.toml
 
 test: $(STAMP) $(NPM_STAMP)
 	npm test --prefix $(MC_JS) --silent
