@@ -6,7 +6,8 @@ from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
-from gencoord.backends.registry import backend_fits
+from gencoord.backends.base import Backend
+from gencoord.backends.registry import backend_fits, rule_set
 from gencoord.backends.rule import RequestRealizer, RuleSender
 from gencoord.dsl.ast import Task
 from gencoord.dsl.surface import SurfaceName
@@ -23,7 +24,12 @@ from gencoord.protocol.result import Fail, Success
 from gencoord.run.episode import Condition, run_episode
 from gencoord.run.lifecycle import run_single_step
 from gencoord.tasks import SuiteDocument, build_episode, paper_pool
+from gencoord.tasks.context import LocalContext
 from gencoord.train.data import build_rows
+from gencoord.worlds.actions import Program
+from gencoord.worlds.executor import ActionRecord, WorldSnapshot
+from gencoord.worlds.sim import SimExecutor
+from gencoord.worlds.spec import WorldSpec
 
 
 def test_single_step_rows_add_the_intermediate_stage(prior: Prior, suites: SuiteDocument) -> None:
@@ -133,3 +139,59 @@ def test_the_horizon_report_has_families_and_decisions(tmp_path: Path) -> None:
     horizon = next(table for table in report.tables if table.key == "horizon")
     assert [row[3] for row in horizon.rows] == ["2.000", "3.000"]
     assert any("P3_ALLOCATION" in column for column in horizon.columns)
+
+
+class _Logged:
+    """A backend that records, per stage, what its agent held when asked, and in what order."""
+
+    def __init__(self, inner: Backend, log: list[tuple[str, object]]) -> None:
+        self.inner, self.log, self.name = inner, log, inner.name
+
+    def generate(self, context: LocalContext, request: GenerationRequest) -> Reply:
+        self.log.append((request.stage.value, dict(context.inventory)))
+        return self.inner.generate(context, request)
+
+
+class _CountingSim(SimExecutor):
+    def __init__(self, prior: Prior, log: list[tuple[str, object]]) -> None:
+        super().__init__(prior.game)
+        self.log = log
+
+    def reset(self, world: WorldSpec) -> WorldSnapshot:
+        self.log.append(("reset", None))
+        return super().reset(world)
+
+    def run(self, program: Program, start: int, stop: int) -> list[ActionRecord]:
+        records = super().run(program, start, stop)
+        self.log.append(("run", [r.action.task for r in records]))
+        return records
+
+
+def test_the_first_step_runs_in_the_world_before_the_second_decision(prior: Prior, suites: SuiteDocument) -> None:
+    for cluster in paper_pool("held_out_templates")[:8]:
+        spec = build_episode(cluster, 0, 0, prior, suites)
+        log: list[tuple[str, object]] = []
+        team = {agent: _Logged(backend, log) for agent, backend in rule_set(spec, False, prior, suites).items()}
+        result = run_episode(spec, Condition.SINGLE_STEP, backends=team, executor=_CountingSim(prior, log))
+        assert result.outcome.success and result.execution is not None
+        events = [event for event, _ in log]
+        assert events.count("reset") == 1  # one world: the step is not run again
+        first_run, second_decision = events.index("run"), events.index("sender_after_obtain")
+        assert events.index("sender_step") < events.index("reset") < first_run < second_decision
+        step_records = [r for r in result.execution.records if r.action.task == f"{spec.sender}#1"]
+        assert log[first_run][1] == [r.action.task for r in step_records]
+        seen_after = next(held for event, held in log if event == "sender_after_obtain")
+        assert seen_after == dict(step_records[-1].inventories[spec.sender])  # what the world showed, not a forecast
+        indexes = [r.index for r in result.execution.records]
+        assert sorted(indexes) == list(range(len(result.execution.program.actions)))
+
+
+def test_a_first_step_the_world_refuses_ends_the_episode_there(prior: Prior, suites: SuiteDocument) -> None:
+    spec = build_episode(paper_pool("timing")[0], 0, 0, prior, suites)
+    dry = replace(spec.world, deposits=dict.fromkeys(spec.world.deposits or spec.world.refs, 0))
+    spec = replace(spec, world=dry)
+    result = run_episode(spec, Condition.SINGLE_STEP)
+    assert result.execution is not None and not result.outcome.success
+    failed = [r for r in result.execution.records if not r.ok]
+    assert failed and failed[0].action.task == f"{spec.sender}#1" and failed[0].failure is not None
+    assert result.outcome.failure is FailureCode.EXECUTION_FAILURE

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 
 from gencoord.prior import Prior
-from gencoord.run.episode import run_episode
+from gencoord.run.episode import Condition, run_episode
 from gencoord.tasks import SuiteDocument
 from gencoord.tasks.cluster import make_cluster
 from gencoord.tasks.episode import build_episode
@@ -68,3 +68,18 @@ def test_an_episode_gets_the_simulators_verdicts(
     assert real.outcome.stages == simulated.outcome.stages, (template, choice, failures, real.outcome.message)
     assert real.execution.final.discrepancies == ()
     assert [r.action for r in real.execution.records] == [r.action for r in simulated.execution.records]
+
+
+def test_a_single_step_sender_takes_its_first_step_in_minecraft_before_deciding_the_rest(
+    minecraft: MinecraftExecutor, prior: Prior, suites: SuiteDocument
+) -> None:
+    cluster = make_cluster("ACTIVE_ORDER_BRANCH", "WORK_BRANCH", seed=7, param_choice=1, suites=suites)
+    spec = build_episode(cluster, 1, 7, prior, suites)
+    simulated = run_episode(spec, Condition.SINGLE_STEP, executor=SimExecutor(prior.game), prior=prior, suites=suites)
+    real = run_episode(spec, Condition.SINGLE_STEP, executor=minecraft, prior=prior, suites=suites)
+    assert real.execution is not None and simulated.execution is not None
+    assert real.outcome.stages == simulated.outcome.stages, real.outcome.message
+    step = [r for r in real.execution.records if r.action.task == f"{spec.sender}#1"]
+    assert step and real.execution.records[: len(step)] == step  # run first, in the world, before the rest
+    assert sorted(r.index for r in real.execution.records) == list(range(len(real.execution.program.actions)))
+    assert real.execution.final.discrepancies == ()

@@ -24,6 +24,7 @@ from gencoord.prior.load import default_prior
 from gencoord.prior.prior import Prior
 from gencoord.protocol.plan import DispatchPlan
 from gencoord.protocol.result import Fail, NoCommitment, ProtocolResult, Success
+from gencoord.run.execution import run_checked
 from gencoord.run.faults import TEXT_FAULTS, Fault, faulty_generator, faulty_program, faulty_world
 from gencoord.run.lifecycle import (
     Channel,
@@ -34,15 +35,14 @@ from gencoord.run.lifecycle import (
     run_single_step,
     run_without_request,
 )
+from gencoord.run.stepwise import FirstStep
 from gencoord.runtime.compile import compile_plan
-from gencoord.runtime.verify import Execution, HandoffObservation, Outcome, judge, not_formed, observe_handoff
+from gencoord.runtime.verify import Execution, Outcome, judge, not_formed
 from gencoord.tasks.context import LocalContext, after_step
 from gencoord.tasks.episode import EpisodeSpec
 from gencoord.tasks.spec import SuiteDocument, default_suites
-from gencoord.worlds.actions import Program
-from gencoord.worlds.executor import ActionRecord, Executor
+from gencoord.worlds.executor import Executor
 from gencoord.worlds.sim.executor import SimExecutor
-from gencoord.worlds.spec import WorldSpec
 
 
 class Condition(StrEnum):
@@ -135,8 +135,13 @@ def coordinate(
     fault: Fault = Fault.CLEAN,
     prior: Prior | None = None,
     suites: SuiteDocument | None = None,
+    first_step: FirstStep | None = None,
 ) -> ProtocolResult:
-    """The protocol half of an episode: from the agents' contexts to a dispatch plan (or why not)."""
+    """The protocol half of an episode: from the agents' contexts to a dispatch plan (or why not).
+
+    ``first_step`` carries a single-step sender's first step out in its world; without it the
+    step is carried out for the sender's view only (the protocol alone, no world).
+    """
     prior = prior or default_prior()
     suites = suites or default_suites()
     condition = condition or default_condition(spec)
@@ -159,7 +164,8 @@ def coordinate(
     if condition is Condition.NO_REQUEST:
         return run_without_request(generate, sender, receiver, prior, public, spoken)
     if condition is Condition.SINGLE_STEP:
-        return run_single_step(generate, sender, receiver, prior, public, _advance(contexts, prior), spoken)
+        advance = _advance(contexts, prior) if first_step is None else first_step.advancer(contexts)
+        return run_single_step(generate, sender, receiver, prior, public, advance, spoken)
     if condition is Condition.ALTERNATIVE_REQUEST:
         channel, sender_path = _alternative(spec, prior, spoken)
         return run_forward(generate, sender, receiver, prior, public, channel, spoken, sender_path)
@@ -185,29 +191,6 @@ def execute(
     return run_checked(plan, program, world, executor)
 
 
-def run_checked(plan: DispatchPlan, program: Program, world: WorldSpec, executor: Executor) -> Execution:
-    """Run ``program`` in spans around each hand-over, checking H the moment each one lands."""
-    initial = executor.reset(world)
-    records: list[ActionRecord] = []
-    observed: list[HandoffObservation] = []
-    cursor = 0
-    for check, index in zip(plan.handoffs, program.handoffs, strict=True):
-        records += executor.run(program, cursor, index)
-        if not all(r.ok for r in records):
-            break
-        before = executor.snapshot()
-        records += executor.run(program, index, index + 1)
-        if not records[-1].ok:
-            break
-        observed.append(observe_handoff(check, before, executor.snapshot()))
-        cursor = index + 1
-        if not observed[-1].verified:
-            break
-    else:
-        records += executor.run(program, cursor, len(program.actions))
-    return Execution(program, tuple(records), tuple(observed), initial, executor.snapshot())
-
-
 def run_episode(
     spec: EpisodeSpec,
     condition: Condition | None = None,
@@ -222,9 +205,17 @@ def run_episode(
     suites = suites or default_suites()
     condition = condition or default_condition(spec)
     team = backends or rule_set(spec, condition is Condition.NO_REQUEST, prior, suites)
+    executor = executor or SimExecutor(prior.game)
+    first = None
+    if condition is Condition.SINGLE_STEP:
+        if fault is not Fault.CLEAN and fault not in TEXT_FAULTS:
+            raise ConfigError(
+                "CONDITION_FAULT", f"the single-step condition runs clean or text faults, not {fault.value!r}"
+            )
+        first = FirstStep(spec, executor, prior)
     clock = time.perf_counter()
-    protocol = coordinate(spec, condition, backends=team, fault=fault, prior=prior, suites=suites)
-    seconds = {"protocol": time.perf_counter() - clock}
+    protocol = coordinate(spec, condition, backends=team, fault=fault, prior=prior, suites=suites, first_step=first)
+    seconds = {"protocol": time.perf_counter() - clock - (first.seconds if first else 0.0)}
     names = {agent: backend.name for agent, backend in team.items()}
     if isinstance(protocol, Fail):
         outcome = not_formed(protocol.code, protocol.error.reason, protocol.error.message)
@@ -235,12 +226,15 @@ def run_episode(
     assert isinstance(protocol, Success)
     clock = time.perf_counter()
     try:
-        execution = execute(protocol.plan, spec, executor or SimExecutor(prior.game), prior, fault)
+        if first is not None:
+            execution = first.finish(protocol.plan)
+        else:
+            execution = execute(protocol.plan, spec, executor, prior, fault)
     except (CompileError, WorldError) as error:  # no plan for this world, or a world that broke down
-        seconds["world"] = time.perf_counter() - clock
+        seconds["world"] = time.perf_counter() - clock + (first.seconds if first else 0.0)
         outcome = Outcome(True, None, None, False, False, FailureCode.EXECUTION_FAILURE, error.reason, error.message)
         return EpisodeResult(spec, condition, fault, names, protocol, None, outcome, seconds)
-    seconds["world"] = time.perf_counter() - clock
+    seconds["world"] = time.perf_counter() - clock + (first.seconds if first else 0.0)
     clock = time.perf_counter()
     outcome = judge(protocol.plan, spec.goal, execution)
     seconds["verify"] = time.perf_counter() - clock

@@ -49,7 +49,7 @@ from gencoord.protocol.resolve import check_ledgers, resolve_team
 from gencoord.protocol.response import Response, parse_response
 from gencoord.protocol.supply import SupplyQuery, answer, parse_answer, parse_query
 from gencoord.protocol.wire import Wire
-from gencoord.run.episode import run_checked
+from gencoord.run.execution import run_checked
 from gencoord.runtime.compile import compile_plan
 from gencoord.runtime.materialize import materialize
 from gencoord.runtime.verify import Execution, Outcome, judge
