@@ -80,6 +80,6 @@ def test_a_single_step_sender_takes_its_first_step_in_minecraft_before_deciding_
     assert real.execution is not None and simulated.execution is not None
     assert real.outcome.stages == simulated.outcome.stages, real.outcome.message
     step = [r for r in real.execution.records if r.action.task == f"{spec.sender}#1"]
-    assert step and real.execution.records[: len(step)] == step  # run first, in the world, before the rest
+    assert step and list(real.execution.records[: len(step)]) == step  # run first, in the world, before the rest
     assert sorted(r.index for r in real.execution.records) == list(range(len(real.execution.program.actions)))
     assert real.execution.final.discrepancies == ()
