@@ -26,10 +26,8 @@ from gencoord.gate.exchange import (
     decide,
     delivery,
     proposal_of,
-    spare_of,
 )
 from gencoord.gate.jobs import Node
-from gencoord.gate.needs import node_needs
 from gencoord.gate.policy import GateCondition
 from gencoord.gate.state import IssueRecord
 from gencoord.prior.contract import check_proposal
@@ -41,7 +39,6 @@ from gencoord.run.team import projected
 from gencoord.runtime.compile import compile_plan
 from gencoord.runtime.materialize import materialize, observable_effect
 from gencoord.runtime.verify import observe_handoff, unmet
-from gencoord.worlds.actions import GiveItem
 
 
 class Channel(EpisodeState):
@@ -290,19 +287,7 @@ class Channel(EpisodeState):
         proposal = self.prior.parse(message.payload)
         path = next(r.plan for r in proposal.peer_requests if r.target == agent.name)
         pending = self.pending(agent)
-        own_needs: Counter[str] = Counter()
-        for node in pending:
-            own_needs.update(node_needs(node.task, self.game))
-        incoming: Counter[str] = Counter()
-        for node in self.job.nodes:  # peers' planned deliveries to this agent
-            if node.id not in self.done and node.task.get("to") == agent.name and isinstance(node.task.get("q"), int):
-                incoming[str(node.task.get("item"))] += int(node.task.get("q") or 0)
-        promised: Counter[str] = Counter()
-        for committed, index in agent.owed:
-            action = committed.program.actions[index]
-            if isinstance(action, GiveItem) and committed.failed is None:
-                promised[action.item] += action.count
-        spare = spare_of(agent.private.inventory, own_needs, incoming, promised)
+        spare = self.spare(agent, pending)
         ready = {n.task for n in pending if self.ready(n) and not self.missing(agent, n)}
         response = decide(path, ready, spare)
         self.send(WireMessage(agent.name, message.sender, RESPONSE, response.serialize()))

@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections import Counter, deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
 
 from gencoord.errors import MaterializationError, WorldError
 from gencoord.gate.config import GateConfig
+from gencoord.gate.exchange import Committed, Escalation, spare_of
 from gencoord.gate.jobs import Node
 from gencoord.gate.needs import node_needs
 from gencoord.gate.policy import Adjudicator, GateCondition
@@ -29,9 +29,6 @@ from gencoord.worlds.actions import Action, GiveItem, GoTo, ObtainBlock, Program
 from gencoord.worlds.changes import Changeable
 from gencoord.worlds.executor import ActionRecord, Executor
 from gencoord.worlds.sim.physics import default_physics
-
-if TYPE_CHECKING:
-    from gencoord.gate.exchange import Committed, Escalation
 
 WAIT_TICKS = 100
 
@@ -170,6 +167,24 @@ class EpisodeState:
             if delivered and isinstance(item, str) and isinstance(count, int):
                 found[node.agent][item] = max(found[node.agent].get(item, 0), count)
         return found
+
+    def spare(self, agent: AgentState, pending: list[Node]) -> dict[str, int]:
+        """What the agent can hand over now: its bag, less earlier promises still to run, and less what
+        its own pending nodes need beyond what peers' planned deliveries will bring it."""
+        own_needs: Counter[str] = Counter()
+        for node in pending:
+            own_needs.update(node_needs(node.task, self.game))
+        incoming: Counter[str] = Counter()
+        for node in self.job.nodes:
+            count = node.task.get("q")
+            if node.id not in self.done and node.task.get("to") == agent.name and isinstance(count, int):
+                incoming[str(node.task.get("item"))] += count
+        promised: Counter[str] = Counter()
+        for committed, index in agent.owed:
+            action = committed.program.actions[index]
+            if isinstance(action, GiveItem) and committed.live(index):
+                promised[action.item] += action.count
+        return spare_of(agent.private.inventory, own_needs, incoming, promised)
 
     def with_detours(self, agent: AgentState, actions: Sequence[Action]) -> list[Action]:
         """The agent's own knowledge of blocked routes applies to every walk it takes."""
