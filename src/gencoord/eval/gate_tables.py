@@ -18,11 +18,14 @@ from typing import Any
 import numpy as np
 from matplotlib.figure import Figure
 
-from gencoord.eval.config import GateExperimentConfig
+from gencoord.errors import GencoordError
+from gencoord.eval.config import GateExperimentConfig, gate_tasks_of
 from gencoord.eval.figures import save_png
 from gencoord.eval.stats import Estimate, bootstrap_mean, bootstrap_ratio, paired_difference
 from gencoord.eval.tables import DASH, Table, paper_figures
 from gencoord.gate.config import gate_config_at
+from gencoord.gate.pool import runnable_teams
+from gencoord.prior.load import team_prior
 
 Record = Mapping[str, Any]
 TARGETS = {"LRR": (">=", 0.765), "UER": ("<=", 0.174), "ECR": (">=", 0.782)}  # the paper's reported figures
@@ -132,6 +135,7 @@ def gate_tables(
             "same tasks.",
             "CS counts executor actions; our agents spend no actions on messages (a request costs rounds, not "
             "actions), so coordination shows in rounds and messages rather than in CS.",
+            *_left_out(config),
         ],
     )
     for name, rows in groups.items():
@@ -166,6 +170,20 @@ def gate_tables(
     if "full" in estimates:
         tables.append(_targets(estimates, groups, config))
     return tables, estimates
+
+
+def _left_out(config: GateExperimentConfig) -> list[str]:
+    """The team-suite tasks the gate could not run, and why (a reader should not have to guess)."""
+    if not config.tasks:
+        return []
+    try:
+        _, skipped = runnable_teams(gate_tasks_of(config), team_prior())
+    except GencoordError as error:
+        return [f"The team task files could not be read again to list the tasks left out ({error.reason})."]
+    if not skipped:
+        return []
+    listed = "; ".join(f"{task} ({reason})" for task, reason in sorted(skipped.items()))
+    return [f"Left out of the team suite, {len(skipped)} task(s): {listed}."]
 
 
 def _discharged(rows: Sequence[Record]) -> str:

@@ -85,6 +85,22 @@ def clean_team_run(team: TeamGraph, prior: Prior) -> tuple[int, dict[str, int]] 
     return (result.rounds, dict(episode.completed_at)) if result.success else None
 
 
+def runnable_teams(
+    tasks: tuple[TeamTask, ...], prior: Prior
+) -> tuple[list[tuple[TeamGraph, int, dict[str, int]]], dict[str, str]]:
+    """(graph, clean rounds, node → clean completion round) for each task the gate can run, and why
+    each other task is left out (the planner cannot plan it, or it fails even without anomalies)."""
+    graphs, skipped = team_graphs(tasks, prior)
+    usable = []
+    for team in graphs:
+        clean = clean_team_run(team, prior)
+        if clean is None:
+            skipped[team.task.id] = "CLEAN_RUN_FAILED: the plan does not complete even without anomalies"
+        else:
+            usable.append((team, *clean))
+    return usable, skipped
+
+
 def team_pool(
     tasks: tuple[TeamTask, ...],
     size: int,
@@ -101,22 +117,14 @@ def team_pool(
     if split not in SPLIT_OFFSETS:
         raise ConfigError("UNKNOWN_SPLIT", f"gate split must be one of {sorted(SPLIT_OFFSETS)}, got {split!r}")
     prior = prior or default_prior()
-    graphs, skipped = team_graphs(tasks, prior)
-    usable: list[tuple[TeamGraph, int, dict[str, int]]] = []
-    for team in graphs:
-        clean = clean_team_run(team, prior)
-        if clean is None:
-            skipped[team.task.id] = "CLEAN_RUN_FAILED: the plan does not complete even without anomalies"
-            continue
-        rounds, done_at = clean
-        usable.append((team, math.ceil(factor * rounds) + margin, done_at))
+    usable, skipped = runnable_teams(tasks, prior)
     if not usable:
-        raise ConfigError(
-            "NO_GATE_TASKS", f"no task can run under the gate: {'; '.join(f'{k}: {v}' for k, v in skipped.items())}"
-        )
+        why = "; ".join(f"{task}: {reason}" for task, reason in skipped.items())
+        raise ConfigError("NO_GATE_TASKS", f"no task can run under the gate: {why}")
     base = SPLIT_OFFSETS[split] + seed * 10_000
-    instances = tuple(
-        team_instance(team, base + index, prior, budget, done_at)
-        for index, (team, budget, done_at) in ((i, usable[i % len(usable)]) for i in range(size))
-    )
-    return instances, skipped
+    instances = []
+    for index in range(size):
+        team, rounds, done_at = usable[index % len(usable)]
+        budget = math.ceil(factor * rounds) + margin
+        instances.append(team_instance(team, base + index, prior, budget, done_at))
+    return tuple(instances), skipped
