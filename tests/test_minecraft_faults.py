@@ -1,7 +1,8 @@
-"""Faults in real Minecraft: a dead bridge, an unreachable server, and no orphan processes."""
+"""Faults in real Minecraft: a dead bridge, an unreachable server, an impossible path, no orphan processes."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 import time
@@ -58,3 +59,25 @@ def test_an_unreachable_server_is_a_clear_error(prior: Prior) -> None:
         executor.reset(world(prior))
     assert caught.value.reason == "CONNECT_FAILED" and "agent_a could not connect" in caught.value.message
     executor.close()
+
+
+def test_an_impossible_path_fails_its_action_with_a_reason_and_the_episode_goes_on(prior: Prior) -> None:
+    """A chest floating eight blocks up: no bot can walk there, and the next action still runs."""
+    base = world(prior)
+    chest = base.refs["order_chest"]
+    x, y, z = chest.position
+    floating = dataclasses.replace(
+        base, refs={**base.refs, "order_chest": chest.model_copy(update={"position": (x, y + 8, z)})}
+    )
+    executor = MinecraftExecutor(game=prior.game)
+    try:
+        executor.reset(floating)
+        [record] = executor.run(program([GoTo("agent_a", "a#1", "order_chest", "ref")]), 0, 1)
+        assert record.failure is not None and record.failure.code in {"NO_PATH", "PATH_TIMEOUT", "PATH_FAILED"}
+        assert "agent_a" in record.failure.message  # the reason names who could not get there
+        station = next(name for name, ref in floating.refs.items() if ref.kind == "station")
+        [after] = executor.run(program([GoTo("agent_b", "b#1", station, "ref")]), 0, 1)
+        assert after.ok  # the world is still usable: the failure stayed with its action
+        assert executor.snapshot().discrepancies == ()
+    finally:
+        executor.close()
