@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import random
+import subprocess
+import sys
 from functools import cache
 from graphlib import TopologicalSorter
 from pathlib import Path
@@ -180,3 +183,32 @@ def test_the_team_suite_experiment_reports_its_gate_tables(tmp_path: Path) -> No
     report = write_report(run_dir).markdown.read_text(encoding="utf-8")
     assert "team suite" in report and "Commitments F" in report
     assert "Left out of the team suite, 1 task(s): gate3_4 (PATH_TOO_LONG" in report
+
+
+DIGEST = """
+import hashlib, sys
+from pathlib import Path
+from gencoord.gate.pool import team_pool
+from gencoord.prior.load import team_prior
+from gencoord.tasks.team_files import load_team_tasks
+prior = team_prior()
+tasks = tuple(load_team_tasks(Path(sys.argv[1]), prior=prior))
+pool, _ = team_pool(tasks, 40, 0, prior)
+drawn = [(i.id, i.job.nodes, i.world, i.disruptions, i.anomalies) for i in pool]
+print(hashlib.sha256(repr(drawn).encode()).hexdigest())
+"""
+
+
+def test_every_worker_builds_the_same_instances_whatever_its_hash_seed() -> None:
+    """Workers rebuild the pool in their own process: instance n must be the same instance everywhere."""
+    digests = {
+        subprocess.run(
+            [sys.executable, "-c", DIGEST, str(EXPERIMENTS / "team" / "gate_teams.json")],
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in ("1", "2", "3")
+    }
+    assert len(digests) == 1

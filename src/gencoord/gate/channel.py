@@ -62,9 +62,7 @@ class Channel(EpisodeState):
             return False
         proposal = proposal_of(self._self_path(node, needs, asks), paths)
         deadline = self.round + self.config.window
-        escalation = Escalation(
-            issue, agent.name, node.id, kind, dict(needs), deadline, helper, subjects, asks, paths, proposal
-        )
+        escalation = Escalation(issue, node.id, dict(needs), deadline, helper, subjects, asks, paths, proposal)
         if not self._propose(agent, escalation):
             return False
         agent.waiting = escalation

@@ -113,9 +113,7 @@ class Escalation:
     """One open exchange: the issue it serves, what is asked of whom, the answers, the commitment."""
 
     issue: IssueRecord
-    requester: str
     node: str
-    kind: str
     needs: dict[str, int]
     deadline: int
     forced: str | None  # an oracle rollout asks exactly this helper

@@ -54,7 +54,6 @@ class TeamGraph:
 
     task: TeamTask
     graph: TaskGraph
-    crafter: str
 
 
 def team_graph(task: TeamTask, prior: Prior) -> TeamGraph:
@@ -82,7 +81,7 @@ def team_graph(task: TeamTask, prior: Prior) -> TeamGraph:
         need = Requirement("container_contains", holder, goal.item, goal.count)
     start = {agent.name: dict(agent.inventory) for agent in task.agents}
     graph = TaskGraph(task.id, tuple(a.name for a in task.agents), nodes, start, (need,))
-    return TeamGraph(task, graph, plan.crafter)
+    return TeamGraph(task, graph)
 
 
 def team_graphs(tasks: Sequence[TeamTask], prior: Prior) -> tuple[list[TeamGraph], dict[str, str]]:
@@ -198,15 +197,14 @@ def team_instance(
     rng = random.Random(f"gate-team:{team.task.id}:{seed}")
     offered = team.task.world.model_copy(update={"resources": _offered(team, prior, rng)})
     start = _surplus(team, prior, rng)
-    agents = [agent.model_copy(update={"inventory": start[agent.name]}) for agent in team.task.agents]
-    task = team.task.model_copy(update={"world": offered, "agents": agents})
-    public, world = team_world(task, prior)
+    task = team.task.model_copy(update={"world": offered})
+    refs = set(team_world(task, prior)[1].refs)  # the places the anomalies can aim at
     if kinds is not None:
-        drawn = [_draw(kind, team, set(world.refs), done_at, rng, prior) for kind in kinds]
+        drawn = [_draw(kind, team, refs, done_at, rng, prior) for kind in kinds]
     else:  # one to three that this plan offers a target for (an agent can always be called away)
         wanted, drawn = rng.randint(1, 3), []
         while len([d for d in drawn if d is not None]) < wanted:
-            drawn.append(_draw(rng.choice(MID_RUN), team, set(world.refs), done_at, rng, prior))
+            drawn.append(_draw(rng.choice(MID_RUN), team, refs, done_at, rng, prior))
     anomalies = tuple(anomaly for anomaly, _ in filter(None, drawn))
     disruptions = tuple(sorted((d for _, d in filter(None, drawn)), key=lambda d: d.round))
     for anomaly, disruption in filter(None, drawn):

@@ -168,11 +168,27 @@ def merge(
     for before, after in edges:
         graph[after].add(before)
     try:
-        order = tuple(TopologicalSorter(graph).static_order())
+        order = _stable_order(graph)
     except CycleError as exc:
         cycle = " -> ".join(task_id(ref) for ref in exc.args[1])
         raise ResolutionError("CYCLE", f"the merged dependencies contain a cycle: {cycle}") from None
     return tuple(dict.fromkeys(edges)), order
+
+
+def _stable_order(graph: dict[TaskRef, set[TaskRef]]) -> tuple[TaskRef, ...]:
+    """A topological order that is the same in every process: ready tasks by (agent, index).
+
+    ``static_order`` walks sets of string tuples, whose order changes with the interpreter's
+    hash seed, so two workers could order (and so compile) one commitment differently.
+    """
+    sorter = TopologicalSorter(graph)
+    sorter.prepare()
+    order: list[TaskRef] = []
+    while sorter.is_active():
+        ready = sorted(sorter.get_ready())
+        order += ready
+        sorter.done(*ready)
+    return tuple(order)
 
 
 def select_binding(paths: tuple[RolePath, ...], prior: Prior, episode: PublicEpisode) -> str | None:
