@@ -43,8 +43,8 @@ def test_snapshot_before_any_reset_is_a_call_order_error() -> None:
 class _LeakyExecutor(SimExecutor):
     """A broken executor: the hand-over loses one item. The shipped checks must notice."""
 
-    def run(self, program, start, stop):  # type: ignore[no-untyped-def]
-        records: list[ActionRecord] = super().run(program, start, stop)
+    def run(self, program, start, stop, on_handoff=None):  # type: ignore[no-untyped-def]
+        records: list[ActionRecord] = super().run(program, start, stop, on_handoff)
         for record in records:
             if record.ok and record.action.name == "give_item":
                 receiver = record.action.to  # type: ignore[attr-defined]
@@ -58,6 +58,26 @@ def test_a_broken_executor_is_caught_and_named(prior: Prior) -> None:
     assert "recorded_episode_moves_the_items_it_should" in caught.value.message
     assert "running_in_spans_equals_running_at_once" in caught.value.message
     assert "reset_reports_the_initial_world" not in caught.value.message
+
+
+class _OneAtATime(SimExecutor):
+    """A broken executor: one action at a time in program order, the others idle meanwhile."""
+
+    def run(self, program, start, stop, on_handoff=None):  # type: ignore[no-untyped-def]
+        records: list[ActionRecord] = []
+        for index in range(start, stop):
+            records += super().run(program, index, index + 1, on_handoff)
+            self.clocks = dict.fromkeys(self.clocks, max(self.clocks.values()))
+            if not records[-1].ok:
+                break
+        return records
+
+
+def test_an_executor_that_serialises_agents_is_caught(prior: Prior) -> None:
+    found = violations(_OneAtATime(), prior)
+    assert any(v.startswith("agents_work_at_once:") for v in found), found
+    assert any(v.startswith("a_failed_action_stops_what_waits_on_it:") for v in found), found
+    assert not any(v.startswith("recorded_episode_moves_the_items_it_should:") for v in found), found
 
 
 def test_the_shipped_world_is_the_default_grounding(prior: Prior) -> None:

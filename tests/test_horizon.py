@@ -27,7 +27,7 @@ from gencoord.tasks import SuiteDocument, build_episode, paper_pool
 from gencoord.tasks.context import LocalContext
 from gencoord.train.data import build_rows
 from gencoord.worlds.actions import Program
-from gencoord.worlds.executor import ActionRecord, WorldSnapshot
+from gencoord.worlds.executor import ActionRecord, HandoffHook, WorldSnapshot
 from gencoord.worlds.sim import SimExecutor
 from gencoord.worlds.spec import WorldSpec
 
@@ -161,8 +161,10 @@ class _CountingSim(SimExecutor):
         self.log.append(("reset", None))
         return super().reset(world)
 
-    def run(self, program: Program, start: int, stop: int) -> list[ActionRecord]:
-        records = super().run(program, start, stop)
+    def run(
+        self, program: Program, start: int, stop: int, on_handoff: HandoffHook | None = None
+    ) -> list[ActionRecord]:
+        records = super().run(program, start, stop, on_handoff)
         self.log.append(("run", [r.action.task for r in records]))
         return records
 

@@ -236,7 +236,11 @@ class Channel(EpisodeState):
             committed.stop(index, f"{agent.name} {action.name}: {record.failure.code}")
         else:
             committed.done.add(index)
-            seen = None if check is None or before is None else observe_handoff(check, before, self.executor.snapshot())
+            seen = (
+                None
+                if check is None or before is None
+                else observe_handoff(check, before.inventories, self.executor.snapshot().inventories)
+            )
             if seen is not None:
                 committed.observed.append(seen)
                 if not seen.verified:

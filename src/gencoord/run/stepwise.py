@@ -19,7 +19,7 @@ from gencoord.errors import CompileError
 from gencoord.prior.prior import Prior
 from gencoord.protocol.commitment import task_id
 from gencoord.protocol.plan import DispatchPlan, PlannedTask
-from gencoord.run.execution import run_spans
+from gencoord.run.execution import run_observed
 from gencoord.runtime.compile import compile_plan, compile_task
 from gencoord.runtime.materialize import place_of
 from gencoord.runtime.verify import Execution, HandoffObservation, observe_handoff
@@ -84,7 +84,11 @@ class FirstStep:
         kept = [i for i in range(len(program.actions)) if i not in set(done)]
         position = {index: n for n, index in enumerate(kept)}
         checks = list(zip(plan.handoffs, program.handoffs, strict=True))
-        first = {check.producer: observe_handoff(check, *self.around) for check, index in checks if index in done}
+        first = {
+            check.producer: observe_handoff(check, self.around[0].inventories, self.around[1].inventories)
+            for check, index in checks
+            if index in done
+        }
         if not all(seen.verified for seen in first.values()):
             return Execution(program, prefix, _ordered(plan, first, []), self.initial, self.executor.snapshot())
         rest = Program(
@@ -93,7 +97,7 @@ class FirstStep:
             tuple(position[index] for _, index in checks if index in position),
         )
         spans = [(check, position[index]) for check, index in checks if index in position]
-        records, observed = run_spans(spans, rest, self.executor)
+        records, observed = run_observed(spans, rest, self.executor)
         remapped = tuple(replace(record, index=kept[record.index]) for record in records)
         handoffs = _ordered(plan, first, observed)
         return Execution(program, prefix + remapped, handoffs, self.initial, self.executor.snapshot())
@@ -103,11 +107,5 @@ def _ordered(
     plan: DispatchPlan, first: dict[str, HandoffObservation], rest: list[HandoffObservation]
 ) -> tuple[HandoffObservation, ...]:
     """The observations in the plan's hand-over order (the step's own first, where it made one)."""
-    later = iter(rest)
-    found: list[HandoffObservation] = []
-    for check in plan.handoffs:
-        seen = first.get(check.producer) if check.producer in first else next(later, None)
-        if seen is None:
-            break
-        found.append(seen)
-    return tuple(found)
+    by_producer = {seen.check.producer: seen for seen in rest} | first
+    return tuple(by_producer[check.producer] for check in plan.handoffs if check.producer in by_producer)

@@ -10,7 +10,7 @@ that is not reached is None (the paper's dash).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -84,9 +84,13 @@ class HandoffObservation:
         )
 
 
-def observe_handoff(check: HandoffCheck, before: WorldSnapshot, after: WorldSnapshot) -> HandoffObservation:
-    def held(snapshot: WorldSnapshot, agent: str) -> int:
-        return snapshot.inventories.get(agent, {}).get(check.item, 0)
+def observe_handoff(
+    check: HandoffCheck, before: Mapping[str, Mapping[str, int]], after: Mapping[str, Mapping[str, int]]
+) -> HandoffObservation:
+    """H from every agent's inventory just before and just after the hand-over action."""
+
+    def held(inventories: Mapping[str, Mapping[str, int]], agent: str) -> int:
+        return inventories.get(agent, {}).get(check.item, 0)
 
     return HandoffObservation(
         check,
@@ -130,9 +134,15 @@ class Execution:
 
     program: Program
     records: tuple[ActionRecord, ...]
-    handoffs: tuple[HandoffObservation, ...]  # one per hand-over reached, in order; the last may have failed
+    handoffs: tuple[HandoffObservation, ...]  # one per hand-over that ran, in plan order
     initial: WorldSnapshot
     final: WorldSnapshot
+
+    @property
+    def cancelled(self) -> tuple[int, ...]:
+        """Actions that never ran: something they waited on failed (see ``worlds.executor.Cascade``)."""
+        ran = {record.index for record in self.records}
+        return tuple(index for index in range(len(self.program.actions)) if index not in ran)
 
 
 def _failed_at(record: ActionRecord) -> str:
@@ -144,8 +154,11 @@ def _failed_at(record: ActionRecord) -> str:
 def _handoff_problem(plan: DispatchPlan, observed: tuple[HandoffObservation, ...]) -> str | None:
     """Why H fails (the first hand-over that never ran or did not land), or None when every one held."""
     total = len(plan.handoffs)
+    left = list(observed)
     for number, check in enumerate(plan.handoffs, start=1):
-        seen = observed[number - 1] if number <= len(observed) else None
+        seen = next((o for o in left if o.check == check), None)
+        if seen is not None:
+            left.remove(seen)
         if seen is not None and seen.verified:
             continue
         which = "" if total == 1 else f" {number} of {total} ({check.producer})"

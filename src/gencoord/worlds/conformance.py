@@ -6,8 +6,9 @@ own executor can be held to the same contract:
     from gencoord.worlds.conformance import check_executor
     check_executor(MyExecutor())   # raises ConformanceError listing every check that failed
 
-The checks are about effects and failure reporting, not timing: a real server's clock is
-not the simulator's. ``reset`` is what each check relies on, so one warm executor serves
+The checks are about effects, failure reporting and which actions run, not durations: a
+real server's clock is not the simulator's. Order in time is checked where the contract
+fixes it: a consumer starts after its hand-over, and independent agents overlap. ``reset`` is what each check relies on, so one warm executor serves
 them all.
 """
 
@@ -124,19 +125,67 @@ def running_in_spans_equals_running_at_once(executor: Executor, prior: Prior) ->
     expect(spans.inventories == whole.inventories == expected, f"spans {spans.inventories}, once {whole.inventories}")
 
 
-def a_failed_action_stops_the_run_with_a_stable_code(executor: Executor, prior: Prior) -> None:
+def a_failed_action_stops_what_waits_on_it(executor: Executor, prior: Prior) -> None:
+    """The failure has a stable code; the giver's later action and the receiver's consumer never
+    start; the receiver's independent walk still runs."""
     executor.reset(conformance_world(prior, {B: {"oak_planks": 3}}))
     actions: list[Action] = [
         GoTo(B, "b#1", A, "agent"),
         GiveItem(B, "b#1", A, "oak_planks", 8),
         GoTo(A, "a#1", "order_chest", "ref"),
+        GoTo(B, "b#2", "chest_a", "ref"),
+        CraftItem(A, "a#2", "crafting_table", 1, "oak_planks", None),
     ]
-    records = executor.run(conformance_program(actions), 0, 3)
-    expect(len(records) == 2 and not records[1].ok, "the run stops at the failed hand-over")
+    records = executor.run(conformance_program(actions, {4: (1,)}), 0, len(actions))
+    ran = [r.index for r in records]
+    expect(ran == [0, 1, 2], f"the give, its prerequisite and the independent walk run; got {ran}")
     expect(_failure_code(records[1]) == "MISSING_ITEMS", f"MISSING_ITEMS, got {_failure_code(records[1])}")
     message = "" if records[1].failure is None else records[1].failure.message
     expect("3 oak_planks" in message and "needs 8" in message, f"the message names the numbers: {message!r}")
+    expect(records[2].ok, f"the independent walk succeeds, got {_failure_code(records[2])}")
     expect(executor.snapshot().inventories[B] == {"oak_planks": 3}, "nothing is half-done")
+
+
+def a_rejected_handoff_stops_its_consumer(executor: Executor, prior: Prior) -> None:
+    """The hook sees the hand-over's inventories; rejecting it stops the consumer like a failure."""
+    executor.reset(conformance_world(prior, {B: {"oak_planks": 8}}))
+    actions: list[Action] = [
+        GoTo(B, "b#1", A, "agent"),
+        GiveItem(B, "b#1", A, "oak_planks", 8),
+        GoTo(A, "a#1", "crafting_station", "ref"),
+        CraftItem(A, "a#1", "crafting_table", 1, "oak_planks", "crafting_station"),
+        GoTo(B, "b#2", "chest_a", "ref"),
+    ]
+    seen: list[tuple[int, int, int]] = []
+
+    def reject(index: int, before: Mapping[str, Mapping[str, int]], after: Mapping[str, Mapping[str, int]]) -> bool:
+        seen.append((index, before.get(A, {}).get("oak_planks", 0), after.get(A, {}).get("oak_planks", 0)))
+        return False
+
+    records = executor.run(conformance_program(actions, {3: (1,)}, handoffs=(1,)), 0, len(actions), reject)
+    expect(seen == [(1, 0, 8)], f"the hook judges the hand-over once, seeing 0→8 planks; saw {seen}")
+    ran = [r.index for r in records]
+    expect(ran == [0, 1, 2], f"the consumer and the giver's next action never start; ran {ran}")
+    expect(all(r.ok for r in records), f"what ran succeeded, got {[_failure_code(r) for r in records]}")
+    expect(executor.snapshot().inventories[A] == {"oak_planks": 8}, "nothing was crafted from the rejected items")
+
+
+def agents_work_at_once(executor: Executor, prior: Prior) -> None:
+    """Two agents with nothing between them: each one's work overlaps the other's in time."""
+    executor.reset(conformance_world(prior, {A: {"cobblestone": 2}}))
+    actions: list[Action] = [
+        GoTo(A, "a#1", "chest_a", "ref"),
+        Deposit(A, "a#1", "chest_a", "cobblestone", 2),
+        GoTo(B, "b#1", "lumber_yard", "ref"),
+        ObtainBlock(B, "b#1", "lumber_yard", "oak_planks"),
+    ]
+    records = executor.run(conformance_program(actions), 0, len(actions))
+    expect(all(r.ok for r in records), f"every action succeeds, got {[_failure_code(r) for r in records]}")
+    a_ends, b_starts = records[1].end_s, records[2].start_s
+    expect(b_starts < a_ends, f"{B} starts ({b_starts:.2f} s) before {A} has finished ({a_ends:.2f} s)")
+    final = executor.snapshot()
+    expect(final.containers["chest_a"] == {"cobblestone": 2}, f"chest_a: {final.containers['chest_a']}")
+    expect(final.inventories[B] == {"oak_planks": 1}, f"{B}: {final.inventories[B]}")
 
 
 def missing_ingredient_and_no_recipe_are_different_failures(executor: Executor, prior: Prior) -> None:
@@ -229,7 +278,9 @@ CHECKS: dict[str, Check] = {
         reset_reports_the_initial_world,
         recorded_episode_moves_the_items_it_should,
         running_in_spans_equals_running_at_once,
-        a_failed_action_stops_the_run_with_a_stable_code,
+        a_failed_action_stops_what_waits_on_it,
+        a_rejected_handoff_stops_its_consumer,
+        agents_work_at_once,
         missing_ingredient_and_no_recipe_are_different_failures,
         deposits_withdrawals_and_placements_show_in_ground_truth,
         acting_out_of_reach_fails,

@@ -7,7 +7,7 @@ a failed action: the failure is a record with a stable code, and the run stops t
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -79,13 +79,57 @@ class CallOrder:
             )
 
 
+HandoffHook = Callable[[int, Mapping[str, Items], Mapping[str, Items]], bool]
+"""Judges a hand-over the moment it lands: (action index, every agent's inventory just before
+the action, just after) → whether it counts. A hand-over judged False stops its dependants
+as a failed action does."""
+
+
+class Cascade:
+    """Which actions of one ``run`` a failure stops, the same in every executor.
+
+    Each agent works through its own actions in program order, and agents work at once:
+    an action waits for its agent's previous action in the span and for every action it
+    depends on inside the span (earlier spans have already finished). A failed action, or
+    a hand-over the hook rejects, stops what waits on it, transitively: the same agent's
+    later actions and every action depending on one that stopped. Independent work goes
+    on, so which actions run does not depend on how fast the world is.
+    """
+
+    def __init__(self, program: Program, start: int, stop: int) -> None:
+        self.span = range(start, stop)
+        self.waits_on: dict[int, tuple[int, ...]] = {}
+        last: dict[str, int] = {}
+        for index in self.span:
+            agent = program.actions[index].agent
+            inside = tuple(d for d in program.deps[index] if start <= d < index)
+            previous = last.get(agent)
+            self.waits_on[index] = inside if previous is None else (previous, *inside)
+            last[agent] = index
+        self.stopped: set[int] = set()
+
+    def cancelled(self, index: int) -> bool:
+        """Whether ``index`` must not run (ask once everything it waits on has finished or stopped)."""
+        if any(waited in self.stopped for waited in self.waits_on[index]):
+            self.stopped.add(index)
+            return True
+        return False
+
+    def stop(self, index: int) -> None:
+        """``index`` failed, or its hand-over was rejected: what waits on it will not run."""
+        self.stopped.add(index)
+
+
 class Executor(Protocol):
     name: str
 
     def reset(self, world: WorldSpec) -> WorldSnapshot: ...
 
-    def run(self, program: Program, start: int, stop: int) -> list[ActionRecord]:
-        """Execute ``program.actions[start:stop]``; stop after the first failed action."""
+    def run(self, program: Program, start: int, stop: int, on_handoff: HandoffHook | None = None) -> list[ActionRecord]:
+        """Execute ``program.actions[start:stop]`` with agents working at once, as :class:`Cascade`
+        says: a failure stops its dependants and independent work goes on. ``on_handoff`` judges
+        each action of ``program.handoffs`` that succeeds. Records come in program order; an
+        action that never ran has none."""
         ...
 
     def snapshot(self) -> WorldSnapshot: ...

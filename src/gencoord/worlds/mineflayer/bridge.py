@@ -1,8 +1,10 @@
 """The Python end of the Node bridge: JSON lines over a child process's stdin/stdout.
 
-One Node process per world holds the bots (and the embedded server). Every call has a
-timeout; the process runs in its own session so that closing the bridge, or this
-interpreter exiting, ends it and everything it started: no orphan servers.
+One Node process per world holds the bots (and the embedded server). Calls may come from
+several threads at once (each agent's action queue has one); answers are matched to
+calls by id. Every call has a timeout; the process runs in its own session so that
+closing the bridge, or this interpreter exiting, ends it and everything it started: no
+orphan servers.
 """
 
 from __future__ import annotations
@@ -68,15 +70,23 @@ class NodeBridge:
             encoding="utf-8",
             start_new_session=True,  # its own process group: close() ends the server and bots with it
         )
-        self._lines: queue.Queue[str | None] = queue.Queue()
+        self._events: queue.Queue[dict[str, Any] | WorldError] = queue.Queue()  # messages no call waits for
+        self._pending: dict[int, queue.Queue[dict[str, Any] | WorldError]] = {}
+        self._lock = threading.Lock()  # ids, the pending table and stdin writes
+        self._gone: WorldError | None = None  # set once the process has ended
         self._stderr: deque[str] = deque(maxlen=STDERR_LINES)
         self._next_id = 0
         threading.Thread(target=self._read_stdout, daemon=True).start()
         threading.Thread(target=self._read_stderr, daemon=True).start()
         atexit.register(self.close)
-        hello = self._next_message(hello_timeout_s, "starting the bridge")
-        if hello.get("event") != "hello":
+        try:
+            hello = self._events.get(timeout=hello_timeout_s)
+        except queue.Empty:
+            hello = WorldError("BRIDGE_TIMEOUT", f"no answer from the Minecraft bridge within {hello_timeout_s:g} s")
+        if isinstance(hello, WorldError) or hello.get("event") != "hello":
             self.close()
+            if isinstance(hello, WorldError):
+                raise hello
             raise WorldError("BRIDGE_PROTOCOL", f"the bridge began with {hello!r}, not a hello")
 
     @property
@@ -90,8 +100,33 @@ class NodeBridge:
     def _read_stdout(self) -> None:
         assert self._process.stdout is not None
         for line in self._process.stdout:
-            self._lines.put(line)
-        self._lines.put(None)
+            try:
+                message: dict[str, Any] = json.loads(line)
+            except json.JSONDecodeError:
+                self._deliver_all(
+                    WorldError("BRIDGE_PROTOCOL", f"the bridge wrote a line that is not JSON: {line[:200]!r}")
+                )
+                continue
+            ident = message.get("id")
+            with self._lock:
+                slot = self._pending.pop(ident, None) if isinstance(ident, int) else None
+            if slot is not None:
+                slot.put(message)
+            elif "event" in message:
+                self._events.put(message)
+            # else: the late answer of a call that timed out; nobody waits for it
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self._process.wait(timeout=2)  # reap it: a dead bridge must not linger as a zombie
+        tail = " | ".join(list(self._stderr)[-5:])
+        self._gone = WorldError("BRIDGE_DIED", "the Minecraft bridge exited" + (f": {tail}" if tail else ""))
+        self._deliver_all(self._gone)
+        self._events.put(self._gone)
+
+    def _deliver_all(self, error: WorldError) -> None:
+        with self._lock:
+            waiting, self._pending = list(self._pending.values()), {}
+        for slot in waiting:
+            slot.put(error)
 
     def _read_stderr(self) -> None:
         assert self._process.stderr is not None
@@ -99,47 +134,41 @@ class NodeBridge:
             self._stderr.append(line.rstrip())
 
     def _died(self, doing: str) -> WorldError:
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self._process.wait(timeout=2)  # reap it: a dead bridge must not linger as a zombie
-        tail = " | ".join(list(self._stderr)[-5:])
-        return WorldError("BRIDGE_DIED", f"the Minecraft bridge exited while {doing}" + (f": {tail}" if tail else ""))
-
-    def _next_message(self, timeout_s: float, doing: str) -> dict[str, Any]:
-        try:
-            line = self._lines.get(timeout=timeout_s)
-        except queue.Empty:
-            raise WorldError(
-                "BRIDGE_TIMEOUT", f"no answer from the Minecraft bridge within {timeout_s:g} s while {doing}"
-            ) from None
-        if line is None:
-            self._lines.put(None)  # later calls see the death too
-            raise self._died(doing)
-        try:
-            message: dict[str, Any] = json.loads(line)
-        except json.JSONDecodeError:
-            raise WorldError("BRIDGE_PROTOCOL", f"the bridge wrote a line that is not JSON: {line[:200]!r}") from None
-        return message
+        reason = self._gone.message if self._gone is not None else "the Minecraft bridge exited"
+        return WorldError("BRIDGE_DIED", reason.replace("exited", f"exited while {doing}", 1))
 
     def call(self, op: str, args: dict[str, Any], timeout_s: float) -> dict[str, Any]:
-        if not self.alive:
-            raise self._died(f"asked to {op}")
-        self._next_id += 1
-        request = {"id": self._next_id, "op": op, "args": args}
-        assert self._process.stdin is not None
+        slot: queue.Queue[dict[str, Any] | WorldError] = queue.Queue(maxsize=1)
+        with self._lock:
+            if self._gone is not None or not self.alive:
+                raise self._died(f"asked to {op}")
+            self._next_id += 1
+            ident = self._next_id
+            self._pending[ident] = slot
+            assert self._process.stdin is not None
+            try:
+                self._process.stdin.write(json.dumps({"id": ident, "op": op, "args": args}) + "\n")
+                self._process.stdin.flush()
+            except (BrokenPipeError, OSError):
+                del self._pending[ident]
+                raise self._died(f"sending {op}") from None
         try:
-            self._process.stdin.write(json.dumps(request) + "\n")
-            self._process.stdin.flush()
-        except (BrokenPipeError, OSError):
-            raise self._died(f"sending {op}") from None
-        while True:
-            answer = self._next_message(timeout_s, f"running {op}")
-            if answer.get("id") != self._next_id:
-                continue  # an event, or the late answer of a call that timed out
-            if not answer.get("ok"):
-                error = answer.get("error") or {}
-                raise BridgeCallError(str(error.get("code", "BRIDGE_ERROR")), str(error.get("message", answer)))
-            result: dict[str, Any] = answer.get("result") or {}
-            return result
+            answer = slot.get(timeout=timeout_s)
+        except queue.Empty:
+            with self._lock:
+                self._pending.pop(ident, None)
+            raise WorldError(
+                "BRIDGE_TIMEOUT", f"no answer from the Minecraft bridge within {timeout_s:g} s while running {op}"
+            ) from None
+        if isinstance(answer, WorldError):
+            if answer.reason == "BRIDGE_DIED":
+                raise self._died(f"running {op}")
+            raise answer
+        if not answer.get("ok"):
+            error = answer.get("error") or {}
+            raise BridgeCallError(str(error.get("code", "BRIDGE_ERROR")), str(error.get("message", answer)))
+        result: dict[str, Any] = answer.get("result") or {}
+        return result
 
     def close(self) -> None:
         """Ask the bridge to stop; kill its process group if it does not within 5 s."""

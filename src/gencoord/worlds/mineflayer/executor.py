@@ -1,7 +1,9 @@
 """The Minecraft executor: compiled actions run by Mineflayer bots on a real server.
 
-Actions run one at a time, in program order, at the game's own pace; start and end
-times are wall-clock seconds since ``reset``. Inventories, containers and sites come from
+Each agent works through its own actions while the others work on theirs, at the game's
+own pace: an action starts as soon as its agent is free and everything it depends on has
+finished (``Cascade``, as in the simulator); start and end times are wall-clock seconds
+since ``reset``. Inventories, containers and sites come from
 the server's ground truth when the server is our embedded one, and from what the bots
 saw otherwise; where both exist, every disagreement is reported in the snapshot.
 """
@@ -12,6 +14,7 @@ import contextlib
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -32,7 +35,15 @@ from gencoord.worlds.actions import (
     Program,
     Withdraw,
 )
-from gencoord.worlds.executor import ActionFailure, ActionRecord, CallOrder, Items, WorldSnapshot
+from gencoord.worlds.executor import (
+    ActionFailure,
+    ActionRecord,
+    CallOrder,
+    Cascade,
+    HandoffHook,
+    Items,
+    WorldSnapshot,
+)
 from gencoord.worlds.mineflayer.bridge import Bridge, NodeBridge
 from gencoord.worlds.mineflayer.layout import Cell, Layout, lay_out, shift
 from gencoord.worlds.spec import Position, WorldSpec
@@ -102,6 +113,17 @@ def _ref_of(action: Action) -> tuple[str, str] | None:
     if isinstance(action, FurnaceLoad | FurnaceCollect | PlaceStation):
         return action.station, "station"
     return None
+
+
+@dataclass(frozen=True)
+class _Done:
+    """One finished action as its agent's thread saw it."""
+
+    began: float
+    ended: float
+    failure: ActionFailure | None
+    after: dict[str, Items]  # the actor's (and a receiver's) inventory after the action
+    around: tuple[dict[str, Items], dict[str, Items]]  # every agent's inventory before and after, when asked
 
 
 def _counts(raw: Mapping[str, Any]) -> Items:
@@ -176,20 +198,39 @@ class MinecraftExecutor:
         self._zero = time.perf_counter()
         return self.snapshot()
 
-    def run(self, program: Program, start: int, stop: int) -> list[ActionRecord]:
+    def run(self, program: Program, start: int, stop: int, on_handoff: HandoffHook | None = None) -> list[ActionRecord]:
         self._order.require("run")
         assert self._world is not None and self._bridge is not None
+        cascade = Cascade(program, start, stop)
+        judged = set(program.handoffs) if on_handoff is not None else set()
+        waiting = list(cascade.span)
+        settled: set[int] = set()  # finished, failed or cancelled
+        running: dict[Future[_Done], int] = {}
         records: list[ActionRecord] = []
-        for index in range(start, stop):
-            action = program.actions[index]
-            began = time.perf_counter() - self._zero
-            failure, inventories = self._act(action)
-            ended = time.perf_counter() - self._zero
-            records.append(ActionRecord(index, action, began, ended, failure, inventories))
-            if failure is not None:
-                break
-            self._account(action)
-        return records
+        with ThreadPoolExecutor(max_workers=max(1, len(self._players)), thread_name_prefix="agent") as pool:
+            while waiting or running:
+                for index in [i for i in waiting if all(w in settled for w in cascade.waits_on[i])]:
+                    waiting.remove(index)
+                    if cascade.cancelled(index):
+                        settled.add(index)
+                    else:
+                        running[pool.submit(self._timed, program.actions[index], index in judged)] = index
+                if not running:
+                    continue
+                finished, _ = wait(running, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    index = running.pop(future)
+                    done = future.result()
+                    action = program.actions[index]
+                    records.append(ActionRecord(index, action, done.began, done.ended, done.failure, done.after))
+                    if done.failure is not None:
+                        cascade.stop(index)
+                    else:
+                        self._account(action)
+                        if on_handoff is not None and index in judged and not on_handoff(index, *done.around):
+                            cascade.stop(index)
+                    settled.add(index)
+        return sorted(records, key=lambda record: record.index)
 
     def snapshot(self) -> WorldSnapshot:
         self._order.require("snapshot")
@@ -294,29 +335,41 @@ class MinecraftExecutor:
                 return ActionFailure("WRONG_REF_KIND", f"{name} is a {ref.kind}, not a {kind}")
         return None
 
-    def _act(self, action: Action) -> tuple[ActionFailure | None, dict[str, Items]]:
+    def _timed(self, action: Action, around: bool) -> _Done:
+        """One action on its agent's thread; with ``around``, every agent's inventory just before and after."""
+        began = time.perf_counter() - self._zero
+        failure, after, seen = self._act(action, around)
+        return _Done(began, time.perf_counter() - self._zero, failure, after, seen)
+
+    def _act(
+        self, action: Action, around: bool
+    ) -> tuple[ActionFailure | None, dict[str, Items], tuple[dict[str, Items], dict[str, Items]]]:
         assert self._bridge is not None
+        nothing: tuple[dict[str, Items], dict[str, Items]] = ({}, {})
         refused = self._refuse(action)
         if refused is not None:
-            return refused, {}
+            return refused, {}, nothing
         fields = asdict(action)
         for key in ("agent", "to") + (
             ("target",) if isinstance(action, GoTo) and action.target_kind == "agent" else ()
         ):
             if key in fields:
                 fields[key] = self._players[fields[key]]
+        request = {"action": {"name": action.name, **fields}, "around": around}
         try:
-            answer = self._bridge.call("act", {"action": {"name": action.name, **fields}}, ACT_TIMEOUT_S)
+            answer = self._bridge.call("act", request, ACT_TIMEOUT_S)
         except WorldError as error:
-            return ActionFailure(error.reason, error.message), {}
+            return ActionFailure(error.reason, error.message), {}, nothing
         failure = answer.get("failure")
-        inventories = {
-            self._names.get(player, player): _counts(items)
-            for player, items in (answer.get("inventories") or {}).items()
-        }
+        inventories = self._by_agent(answer.get("inventories") or {})
+        seen = answer.get("around") or {}
+        observed = (self._by_agent(seen.get("before") or {}), self._by_agent(seen.get("after") or {}))
         if failure:
-            return ActionFailure(str(failure["code"]), str(failure["message"])), inventories
-        return None, inventories
+            return ActionFailure(str(failure["code"]), str(failure["message"])), inventories, observed
+        return None, inventories, observed
+
+    def _by_agent(self, by_player: Mapping[str, Mapping[str, Any]]) -> dict[str, Items]:
+        return {self._names.get(player, player): _counts(items) for player, items in by_player.items()}
 
     def _account(self, action: Action) -> None:
         """Credits and crafting tallies: who put what where (the world does not record it)."""

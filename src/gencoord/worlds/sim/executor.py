@@ -3,7 +3,8 @@
 Each agent has its own clock. An action starts when its agent is free and every action
 it depends on has finished, so two agents work in parallel and a receiver's first
 consuming action waits for the handoff. Effects apply in program order, which the
-compiler guarantees is a valid order. Same world spec, same program: same trace.
+compiler guarantees is a valid order; a failure stops only what waits on it
+(:class:`~gencoord.worlds.executor.Cascade`). Same world spec, same program: same trace.
 """
 
 from __future__ import annotations
@@ -31,7 +32,15 @@ from gencoord.worlds.actions import (
     Withdraw,
 )
 from gencoord.worlds.changes import BlockRoute, DepleteSource, OccupyStation, WorldChange
-from gencoord.worlds.executor import ActionFailure, ActionRecord, CallOrder, Items, WorldSnapshot
+from gencoord.worlds.executor import (
+    ActionFailure,
+    ActionRecord,
+    CallOrder,
+    Cascade,
+    HandoffHook,
+    Items,
+    WorldSnapshot,
+)
 from gencoord.worlds.sim.physics import TICKS_PER_S, Physics, default_physics
 from gencoord.worlds.spec import Position, WorldSpec
 
@@ -122,14 +131,19 @@ class SimExecutor:
         self._ends: dict[int, float] = {}
         return self.snapshot()
 
-    def run(self, program: Program, start: int, stop: int) -> list[ActionRecord]:
+    def run(self, program: Program, start: int, stop: int, on_handoff: HandoffHook | None = None) -> list[ActionRecord]:
         self._order.require("run")
         records: list[ActionRecord] = []
+        cascade = Cascade(program, start, stop)
+        judged = set(program.handoffs) if on_handoff is not None else set()
         for index in range(start, stop):
+            if cascade.cancelled(index):
+                continue
             action = program.actions[index]
             agent = action.agent
             ready = max((self._ends[d] for d in program.deps[index] if d in self._ends), default=0.0)
             began = max(self.clocks.get(agent, 0.0), ready)
+            before = {name: dict(items) for name, items in self.inventories.items()} if index in judged else {}
             failure = None
             try:
                 if agent not in self.inventories:
@@ -142,8 +156,10 @@ class SimExecutor:
             self.clocks[agent] = ended
             self._ends[index] = ended
             records.append(ActionRecord(index, action, began, ended, failure, self._inventories_after(action)))
-            if failure is not None:
-                break
+            if failure is not None or (
+                on_handoff is not None and index in judged and not on_handoff(index, before, self.inventories)
+            ):
+                cascade.stop(index)
         return records
 
     def snapshot(self) -> WorldSnapshot:

@@ -205,7 +205,24 @@ async function reset (spec) {
 }
 
 // ------------------------------------------------------------------ acting and observing
-async function act ({ action }) {
+// Every player's inventory as the server holds it (the bots' view on a server we do not run).
+async function holdings () {
+  if (!state.serv) return Object.fromEntries(Object.entries(state.bots).map(([name, bot]) => [name, inventoryOf(bot)]))
+  const { players } = await state.serv.call('dump')
+  return Object.fromEntries(Object.entries(players).map(([name, player]) => [name, player.inventory]))
+}
+
+// Bots act at once, one action per bot at a time (the caller keeps each agent's queue).
+// With `around`, the answer carries every inventory just before and just after: what a
+// hand-over check compares.
+async function act ({ action, around = false }) {
+  const before = around ? await holdings() : null
+  const answer = await actOnce(action)
+  if (around) answer.around = { before, after: await holdings() }
+  return answer
+}
+
+async function actOnce (action) {
   const bot = state.bots[action.agent]
   if (!bot) throw new BridgeError('UNKNOWN_AGENT', `${action.agent} is not in this world`)
   const inventories = () => {
@@ -291,12 +308,24 @@ async function handle (line) {
   if (request.op === 'close') process.exit(0)
 }
 
-// Requests run one at a time, in order: a world is one timeline.
+// Acts and observations run as they come: agents act at once. Anything else (start,
+// reset, close) waits for every act in flight and runs alone, in order.
+const CONCURRENT = new Set(['act', 'observe'])
+const inFlight = new Set()
 let queue = Promise.resolve()
 readline.createInterface({ input: process.stdin }).on('line', (line) => {
-  if (line.trim()) queue = queue.then(() => handle(line))
+  if (!line.trim()) return
+  let op = null
+  try { op = JSON.parse(line).op } catch (err) { /* handle() answers it */ }
+  if (CONCURRENT.has(op)) {
+    const running = queue.then(() => handle(line))
+    inFlight.add(running)
+    running.finally(() => inFlight.delete(running))
+  } else {
+    queue = queue.then(() => Promise.allSettled([...inFlight])).then(() => handle(line))
+  }
 }).on('close', () => {
-  queue.then(close).finally(() => process.exit(0))
+  queue.then(() => Promise.allSettled([...inFlight])).then(close).finally(() => process.exit(0))
 })
 process.on('uncaughtException', (err) => log(`uncaught: ${err.stack ?? err}`))
 process.on('unhandledRejection', (err) => log(`unhandled: ${err?.stack ?? err}`))

@@ -14,6 +14,10 @@ const { matchRecipe } = require('./recipes')
 const TOSS_PICKUP_MS = 2000 // vanilla: a player-thrown stack waits 40 ticks
 const DROP_PICKUP_MS = 500 // vanilla: a mined block's drop waits 10 ticks
 const PICKUP_REACH = 1.5 // player box grown by one block, as vanilla's pickup check
+// A mined block's drop goes to the player who mined it for this long, then to anyone, so
+// two agents mining side by side never collect each other's drops. (Vanilla has no such
+// rule; there whoever stands nearest wins the race, which no plan can account for.)
+const DIGGER_KEEPS_MS = 6000
 const CHEST_SLOTS = 27
 const MAX_FILL = 32768 // vanilla /fill limit
 
@@ -97,11 +101,12 @@ module.exports.server = function (serv) {
     entity._writeOthersNearby('entity_metadata', { entityId: entity.id, metadata })
   }
 
-  function spawnItem (world, position, type, count, pickupDelayMs) {
+  function spawnItem (world, position, type, count, pickupDelayMs, owner = null) {
     const entity = serv.spawnObject(itemEntityType, world, position, {
       velocity: new Vec3(0, 0, 0), itemId: type, itemCount: count
     })
-    entity.gcItem = { type, count, pickupAt: Date.now() + pickupDelayMs }
+    const now = Date.now()
+    entity.gcItem = { type, count, pickupAt: now + pickupDelayMs, owner, ownerUntil: now + DIGGER_KEEPS_MS }
     entity.sendMetadata = () => sendItemMetadata(entity)
     itemEntities.set(entity.id, entity)
     sendItemMetadata(entity)
@@ -115,8 +120,10 @@ module.exports.server = function (serv) {
       if (now < entity.gcItem.pickupAt) continue
       let nearest = null
       let best = Infinity
+      const { owner, ownerUntil } = entity.gcItem
       for (const player of serv.players) {
         if (player.world !== entity.world) continue
+        if (owner && now < ownerUntil && player.username !== owner) continue
         const dx = player.position.x - entity.position.x
         const dz = player.position.z - entity.position.z
         const flat = Math.hypot(dx, dz)
@@ -334,7 +341,7 @@ module.exports.server = function (serv) {
       data.dropBlock = false
       const held = player.inventory.slots[36 + player.heldItemSlot]
       for (const type of dropsOf(data.block, held)) {
-        spawnItem(player.world, data.position.offset(0.5, 0.1, 0.5), type, 1, DROP_PICKUP_MS)
+        spawnItem(player.world, data.position.offset(0.5, 0.1, 0.5), type, 1, DROP_PICKUP_MS, player.username)
       }
     })
   })

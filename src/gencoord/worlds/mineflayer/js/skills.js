@@ -108,6 +108,10 @@ async function goTo (ctx, bot, action) {
   await goto(bot, new goals.GoalNear(x, y, z, REF_RANGE))
 }
 
+// Blocks a bot is digging right now: two bots working one resource area dig different blocks.
+const digging = new Set()
+const cellKey = (p) => `${p.x},${p.y},${p.z}`
+
 async function obtainBlock (ctx, bot, action) {
   const ref = ctx.layout.refs[action.source]
   withinReach(bot, ref.position, action.source)
@@ -118,8 +122,19 @@ async function obtainBlock (ctx, bot, action) {
     .filter((block) => block.type === blockType.id)
   if (cells.length === 0) throw new SkillFailure('SOURCE_EXHAUSTED', `${action.source} has no ${action.block} left`)
   const here = bot.entity.position
-  cells.sort((a, b) => a.position.distanceTo(here) - b.position.distanceTo(here))
-  const target = cells[0]
+  const free = cells.filter((block) => !digging.has(cellKey(block.position)))
+  if (free.length === 0) throw new SkillFailure('SOURCE_EXHAUSTED', `${action.source}'s last ${action.block} is being dug by another agent`)
+  free.sort((a, b) => a.position.distanceTo(here) - b.position.distanceTo(here))
+  const target = free[0]
+  digging.add(cellKey(target.position))
+  try {
+    await digAndCollect(ctx, bot, action, blockType, target)
+  } finally {
+    digging.delete(cellKey(target.position))
+  }
+}
+
+async function digAndCollect (ctx, bot, action, blockType, target) {
   const tool = bot.pathfinder.bestHarvestTool(target)
   if (blockType.harvestTools && !(tool && blockType.harvestTools[tool.type])) {
     const names = Object.keys(blockType.harvestTools).map((id) => bot.registry.items[id].name).sort()
