@@ -6,17 +6,25 @@ import dataclasses
 import os
 import signal
 import time
+from collections.abc import Callable
+from threading import Thread
+from typing import Any
 
 import pytest
 
-from gencoord.errors import WorldError
+from gencoord.errors import FailureCode, WorldError
 from gencoord.prior import Prior
-from gencoord.worlds.actions import GoTo
+from gencoord.prior.load import team_prior
+from gencoord.run.team import run_team_task
+from gencoord.tasks.team import TeamAgent, TeamGoal, TeamTask
+from gencoord.worlds.actions import GoTo, Program
 from gencoord.worlds.conformance import conformance_program as program
 from gencoord.worlds.conformance import conformance_world as world
+from gencoord.worlds.executor import ActionRecord, HandoffHook
 from gencoord.worlds.mineflayer import MinecraftExecutor, NodeBridge, ServerOptions
 
 pytestmark = pytest.mark.minecraft
+TEAM_PRIOR = team_prior()
 
 
 def _group_gone(pgid: int, within_s: float = 10.0) -> bool:
@@ -81,3 +89,94 @@ def test_an_impossible_path_fails_its_action_with_a_reason_and_the_episode_goes_
         assert executor.snapshot().discrepancies == ()
     finally:
         executor.close()
+
+
+_HANDOVER = TeamTask(
+    id="pickaxe_handed_over",
+    agents=[
+        TeamAgent(name="smith", inventory={"stick": 2}),
+        TeamAgent(name="miner", inventory={"iron_ingot": 3}),
+    ],
+    goal=TeamGoal(item="iron_pickaxe", count=1, holder="smith"),
+)
+
+
+def _watch(executor: MinecraftExecutor, until: Callable[[dict[str, Any]], bool], then: Callable[[], object]) -> Thread:
+    """Call ``then`` once the server's ground truth satisfies ``until`` (polled while the episode runs)."""
+
+    def loop() -> None:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            bridge = executor._bridge  # the world under test: the fault must hit it, not a new one
+            try:
+                seen = bridge.call("observe", {}, 5.0) if bridge is not None else None
+            except WorldError:
+                return
+            if seen is not None and seen.get("server") and until(seen["server"]):
+                then()
+                return
+            time.sleep(0.05)
+
+    thread = Thread(target=loop, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_a_receiver_dropped_mid_hand_over_fails_the_episode_and_the_next_one_runs() -> None:
+    executor = MinecraftExecutor(game=TEAM_PRIOR.game)
+    try:
+        assert run_team_task(_HANDOVER, TEAM_PRIOR, executor=executor).success  # warm, and the task works
+        first_bridge = executor._bridge
+        assert isinstance(first_bridge, NodeBridge)
+        tossed = _watch(  # the iron is in the air between the bots: drop the receiver now
+            executor,
+            lambda server: any(item["item"] == "iron_ingot" for item in server["items"]),
+            lambda: first_bridge.call("kick", {"name": "smith"}, 5.0),
+        )
+        failed = run_team_task(_HANDOVER, TEAM_PRIOR, executor=executor)
+        tossed.join(timeout=5)
+        assert not failed.success and failed.outcome is not None
+        assert failed.outcome.failure is FailureCode.EXECUTION_FAILURE
+        assert failed.code in {"BOT_DISCONNECTED", "HANDOFF_NOT_RECEIVED"}, (failed.code, failed.message)
+        assert failed.execution is not None and failed.execution.cancelled  # the craft never started
+        again = run_team_task(_HANDOVER, TEAM_PRIOR, executor=executor)  # a fresh world, by itself
+        assert again.success, (again.code, again.message)
+        assert executor._bridge is not first_bridge and _group_gone(first_bridge.pid)
+    finally:
+        executor.close()
+
+
+def _kill_later(pid: int, after_s: float) -> None:
+    time.sleep(after_s)
+    os.kill(pid, signal.SIGKILL)
+
+
+class _KilledMidRun(MinecraftExecutor):
+    """Kills its own embedded server half a second into the next run: the bots are mid-action."""
+
+    armed = False
+
+    def run(self, program: Program, start: int, stop: int, on_handoff: HandoffHook | None = None) -> list[ActionRecord]:
+        if self.armed and self.server_pid is not None:
+            self.armed = False
+            Thread(target=_kill_later, args=(self.server_pid, 0.5), daemon=True).start()
+        return super().run(program, start, stop, on_handoff)
+
+
+def test_a_server_killed_mid_episode_fails_the_episode_and_the_next_one_runs() -> None:
+    executor = _KilledMidRun(game=TEAM_PRIOR.game)
+    try:
+        assert run_team_task(_HANDOVER, TEAM_PRIOR, executor=executor).success
+        server = executor.server_pid
+        executor.armed = True
+        failed = run_team_task(_HANDOVER, TEAM_PRIOR, executor=executor)
+        assert not failed.success
+        assert failed.outcome is not None and failed.outcome.failure is FailureCode.EXECUTION_FAILURE
+        assert failed.code in {"BOT_DISCONNECTED", "SERVER_DIED"}, (failed.code, failed.message)
+        again = run_team_task(_HANDOVER, TEAM_PRIOR, executor=executor)
+        assert again.success, (again.code, again.message)
+        assert executor.server_pid != server
+    finally:
+        bridge = executor._bridge
+        executor.close()
+    assert isinstance(bridge, NodeBridge) and _group_gone(bridge.pid), "close() left processes behind"

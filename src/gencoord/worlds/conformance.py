@@ -8,8 +8,8 @@ own executor can be held to the same contract:
 
 The checks are about effects, failure reporting and which actions run, not durations: a
 real server's clock is not the simulator's. Order in time is checked where the contract
-fixes it: a consumer starts after its hand-over, and independent agents overlap. ``reset`` is what each check relies on, so one warm executor serves
-them all.
+fixes it: a consumer starts after its hand-over, and independent agents overlap.
+``reset`` is what each check relies on, so one warm executor serves them all.
 """
 
 from __future__ import annotations

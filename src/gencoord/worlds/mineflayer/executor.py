@@ -82,6 +82,8 @@ def player_names(agents: Sequence[str]) -> dict[str, str]:
 
 
 OBSERVE_TIMEOUT_S = 10.0
+# What a reset answers when the world broke down since the last episode: start a new one.
+BROKEN_WORLD = frozenset({"BOT_DISCONNECTED", "SERVER_DIED", "SERVER_TIMEOUT", "BRIDGE_DIED", "BRIDGE_TIMEOUT"})
 
 
 @dataclass(frozen=True)
@@ -152,6 +154,7 @@ class MinecraftExecutor:
         self._fresh = True  # a server no episode has used yet: clear the whole area
         self._zero = time.perf_counter()  # the episode clock's zero, set again at each reset
         self.timings: dict[str, float] = {}
+        self.server_pid: int | None = None
 
     # ------------------------------------------------------------------ protocol
     def reset(self, world: WorldSpec) -> WorldSnapshot:
@@ -173,7 +176,23 @@ class MinecraftExecutor:
         self._credits: dict[str, dict[str, Items]] = {}
         self._crafted: dict[str, Items] = {}
         self._seen_containers = {name: dict(world.contents.get(name, {})) for name in self._containers()}
-        spec = {
+        began = time.perf_counter()
+        try:
+            self._bridge.call("reset", self._reset_spec(world), RESET_TIMEOUT_S)
+        except WorldError as error:
+            if error.reason not in BROKEN_WORLD:
+                raise
+            self._start(agents)  # a bot or the server died since the last episode: one fresh world
+            assert self._bridge is not None
+            self._bridge.call("reset", self._reset_spec(world), RESET_TIMEOUT_S)
+        self._fresh = False
+        self.timings["reset_s"] = time.perf_counter() - began
+        self._zero = time.perf_counter()
+        return self.snapshot()
+
+    def _reset_spec(self, world: WorldSpec) -> dict[str, Any]:
+        assert self._layout is not None
+        return {
             "layout": self._layout.as_json(),
             # the whole area once per server; afterwards only what bots can change (sites; refs and
             # resources are set anew every reset)
@@ -191,12 +210,6 @@ class MinecraftExecutor:
                 for agent in world.agents
             ],
         }
-        began = time.perf_counter()
-        self._bridge.call("reset", spec, RESET_TIMEOUT_S)
-        self._fresh = False
-        self.timings["reset_s"] = time.perf_counter() - began
-        self._zero = time.perf_counter()
-        return self.snapshot()
 
     def run(self, program: Program, start: int, stop: int, on_handoff: HandoffHook | None = None) -> list[ActionRecord]:
         self._order.require("run")
@@ -248,6 +261,8 @@ class MinecraftExecutor:
             self._seen_containers[name] = _counts(items)
         server = seen.get("server")
         discrepancies: list[str] = []
+        if seen.get("server_error"):
+            discrepancies.append(f"no ground truth, the bots' last view instead: {seen['server_error']}")
         if server is None:
             inventories, containers, sites = bot_inventories, dict(self._seen_containers), bot_sites
         else:
@@ -308,6 +323,8 @@ class MinecraftExecutor:
             "server_s": float(started.get("server_s", 0.0)),
             "login_s": float(started.get("login_s", 0.0)),
         }
+        pid = started.get("server_pid")
+        self.server_pid = int(pid) if pid is not None else None  # the embedded server's process
 
     def _containers(self) -> list[str]:
         assert self._world is not None

@@ -95,7 +95,12 @@ function joinBot ({ host, port, version, username }) {
     })
     bot.once('kicked', (reason) => reject(new BridgeError('KICKED', `${username} was kicked: ${JSON.stringify(reason)}`)))
     bot.once('error', (err) => reject(new BridgeError('CONNECT_FAILED', `${username} could not connect: ${err.message}`)))
-    bot.on('end', (reason) => { state.dead[username] = `disconnected (${reason})` })
+    // a skill in progress fails the moment its bot (or the bot it hands to) is gone
+    bot.gcEnded = new Promise((resolve, reject) => bot.once('end', (reason) => {
+      state.dead[username] = `disconnected (${reason})`
+      reject(new BridgeError('BOT_DISCONNECTED', `${username} disconnected (${reason})`))
+    }))
+    bot.gcEnded.catch(() => {})
   })
 }
 
@@ -110,7 +115,7 @@ async function start ({ embedded, host = '127.0.0.1', port = 0, version = '1.21.
   const joined = Date.now()
   for (const username of agents) state.bots[username] = await joinBot({ host, port, version, username })
   state.commander = state.bots[agents[0]]
-  return { host, port, version, server_s: serverS, login_s: (Date.now() - joined) / 1000 }
+  return { host, port, version, server_s: serverS, login_s: (Date.now() - joined) / 1000, server_pid: state.serv?.child.pid ?? null }
 }
 
 // ------------------------------------------------------------------ episode set-up
@@ -183,6 +188,9 @@ function setupDifferences ({ layout, agents }) {
 }
 
 async function reset (spec) {
+  if (state.serverExit) throw new BridgeError('SERVER_DIED', state.serverExit)
+  const gone = Object.entries(state.dead)
+  if (gone.length) throw new BridgeError('BOT_DISCONNECTED', gone.map(([name, why]) => `${name} ${why}`).join('; '))
   state.layout = spec.layout
   state.drops = spec.drops
   state.seen = {}
@@ -236,12 +244,13 @@ async function actOnce (action) {
   const skill = SKILLS[action.name]
   if (!skill) return { failure: { code: 'UNSUPPORTED_ACTION', message: `the Minecraft world has no ${action.name} skill` }, inventories: inventories() }
   try {
-    await skill({ bots: state.bots, layout: state.layout, seen: state.seen, drops: state.drops }, bot, action)
+    const ended = [bot, state.bots[action.to]].filter(Boolean).map((b) => b.gcEnded)
+    await Promise.race([skill({ bots: state.bots, layout: state.layout, seen: state.seen, drops: state.drops }, bot, action), ...ended])
     return { failure: null, inventories: inventories() }
   } catch (err) {
     bot.pathfinder.setGoal(null)
     if (bot.currentWindow) bot.closeWindow(bot.currentWindow)
-    const failure = err instanceof SkillFailure
+    const failure = err instanceof SkillFailure || err instanceof BridgeError
       ? { code: err.code, message: err.message }
       : { code: state.dead[action.agent] ? 'BOT_DISCONNECTED' : 'SKILL_ERROR', message: `${action.name}: ${err.message}` }
     return { failure, inventories: inventories() }
@@ -267,10 +276,16 @@ async function observe () {
     bots[name] = { inventory: inventoryOf(bot), position: [p.x, p.y, p.z], connected: !state.dead[name] }
   }
   const seen = { sites: state.layout ? botSites() : {}, containers: state.seen }
-  const server = state.serv && state.layout
-    ? { ...(await state.serv.call('dump')), sites: await state.serv.call('sites', { sites: state.layout.sites }) }
-    : null
-  return { bots, seen, server }
+  let server = null
+  let serverError = null
+  if (state.serv && state.layout) {
+    try {
+      server = { ...(await state.serv.call('dump')), sites: await state.serv.call('sites', { sites: state.layout.sites }) }
+    } catch (err) {
+      serverError = err.message // a dead server has no ground truth: the bots' last view is all there is
+    }
+  }
+  return { bots, seen, server, server_error: serverError }
 }
 
 async function close () {
@@ -281,7 +296,13 @@ async function close () {
   return {}
 }
 
-const OPS = { start, reset, act, observe, close }
+// Fault injection (reliability tests): the embedded server drops a player mid-episode.
+async function kick ({ name }) {
+  if (!state.serv) throw new BridgeError('NOT_EMBEDDED', 'only the embedded server can drop a player')
+  return state.serv.call('kick', { name })
+}
+
+const OPS = { start, reset, act, observe, close, kick }
 
 function answer (message) {
   protocolWrite(JSON.stringify(message) + '\n')
@@ -310,7 +331,7 @@ async function handle (line) {
 
 // Acts and observations run as they come: agents act at once. Anything else (start,
 // reset, close) waits for every act in flight and runs alone, in order.
-const CONCURRENT = new Set(['act', 'observe'])
+const CONCURRENT = new Set(['act', 'observe', 'kick'])
 const inFlight = new Set()
 let queue = Promise.resolve()
 readline.createInterface({ input: process.stdin }).on('line', (line) => {

@@ -55,7 +55,14 @@ async function main () {
   const ops = {
     dump: () => serv.gencoord.dump(),
     clearItems: () => { serv.gencoord.clearItems(); return {} },
-    sites: ({ sites }) => blocksIn(serv, sites)
+    sites: ({ sites }) => blocksIn(serv, sites),
+    // Fault injection for the reliability tests: drop a player as a lost connection would.
+    kick: ({ name }) => {
+      const player = serv.players.find((p) => p.username === name)
+      if (!player) throw new Error(`no player ${name} is online`)
+      player.kick('dropped by a fault test')
+      return {}
+    }
   }
   process.on('message', async ({ id, op, args }) => {
     try {
