@@ -161,9 +161,7 @@ class _CountingSim(SimExecutor):
         self.log.append(("reset", None))
         return super().reset(world)
 
-    def run(
-        self, program: Program, start: int, stop: int, on_handoff: HandoffHook | None = None
-    ) -> list[ActionRecord]:
+    def run(self, program: Program, start: int, stop: int, on_handoff: HandoffHook | None = None) -> list[ActionRecord]:
         records = super().run(program, start, stop, on_handoff)
         self.log.append(("run", [r.action.task for r in records]))
         return records

@@ -32,9 +32,7 @@ from gencoord.cli.options import (
 from gencoord.errors import BackendError, ConfigError
 from gencoord.eval.config import (
     Experiment,
-    ExperimentConfig,
     GateExperimentConfig,
-    TeamExperimentConfig,
     find_experiment,
     load_experiment,
 )
@@ -48,12 +46,6 @@ from gencoord.worlds.choice import WorldChoice
 
 
 def _on_world(config: Experiment, world: WorldChoice) -> Experiment:
-    if isinstance(config, TeamExperimentConfig):
-        return config.model_copy(update={"world": world})
-    if not isinstance(config, ExperimentConfig):
-        if world.kind == "sim":
-            return config
-        raise ConfigError("WORLD_NOT_SUPPORTED", f"{config.name}: gate experiments run on the simulator only")
     return config.model_copy(update={"world": world})
 
 

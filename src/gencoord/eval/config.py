@@ -164,6 +164,7 @@ class GateExperimentConfig(BaseModel):
     adjudicator: str = LOGISTIC  # the gray zone's judge: logistic, api:<url>#<model> or model:<checkpoint>
     budget_factor: Annotated[float, Field(gt=0)] = 2.0  # round budget = factor × clean-run rounds + margin
     budget_margin: Annotated[int, Field(ge=0)] = 10
+    world: WorldChoice = WorldChoice()  # Minecraft runs with the simulator alongside, compared action by action
     output: str = "runs"
     workers: Annotated[int, Field(ge=0)] = 0
     bootstrap: BootstrapSpec = BootstrapSpec()

@@ -41,6 +41,8 @@ from gencoord.tasks.episode import build_episode
 from gencoord.tasks.spec import default_suites
 from gencoord.tasks.team import TeamTask
 from gencoord.worlds.choice import executor_for
+from gencoord.worlds.mirror import MirroredExecutor
+from gencoord.worlds.sim import SimExecutor
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,10 +198,20 @@ def run_job(config: Experiment, config_json: str, job: AnyJob) -> dict[str, obje
         adjudicator = adjudicator_for(config.adjudicator, config.gate_config)
         gate = gate_config_at(config.gate_config)
         prior = team_prior() if config.tasks else default_prior()
-        record = run_gate_episode(instance, job.condition, config=gate, adjudicator=adjudicator, prior=prior).record()
+        world: dict[str, object] = {"world": config.world.kind}
+        mirrored = None
+        if config.world.kind != "sim":
+            mirrored = MirroredExecutor(executor_for(config.world), SimExecutor(prior.game))
+        gated = run_gate_episode(
+            instance, job.condition, config=gate, adjudicator=adjudicator, executor=mirrored, prior=prior
+        )
+        if mirrored is not None:
+            world["simulator_disagrees"] = list(mirrored.disagreements)
+        record = gated.record()
         return (
             record
             | {"cluster": instance.id, "outcome": {"G": record["success"]}, "adjudicator": adjudicator.name}
+            | world
             | tags
         )
     if isinstance(job, TeamJob):

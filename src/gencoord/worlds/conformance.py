@@ -15,6 +15,7 @@ fixes it: a consumer starts after its hand-over, and independent agents overlap.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 
 from gencoord.errors import CallOrderError, ConformanceError
 from gencoord.prior.load import default_prior
@@ -23,13 +24,17 @@ from gencoord.worlds.actions import (
     Action,
     CraftItem,
     Deposit,
+    FurnaceCollect,
+    FurnaceLoad,
     GiveItem,
     GoTo,
     ObtainBlock,
     PlaceBlock,
     Program,
+    Wait,
     Withdraw,
 )
+from gencoord.worlds.changes import Changeable, DepleteSource, RemoveItems
 from gencoord.worlds.executor import ActionRecord, Executor
 from gencoord.worlds.spec import AgentSpec, WorldSpec
 
@@ -256,6 +261,62 @@ def a_refused_transfer_moves_nothing(executor: Executor, prior: Prior) -> None:
     expect(after.containers["chest_a"] == {"dirt": 27 * 64}, "the full chest is unchanged")
 
 
+def a_furnace_smelts_at_vanilla_speed(executor: Executor, prior: Prior) -> None:
+    """Input and fuel go in, the smelted item comes out after 200 ticks (10 s); wrong loads are refused."""
+    executor.reset(conformance_world(prior, {A: {"raw_iron": 2, "oak_planks": 1, "stick": 1}}))
+    actions: list[Action] = [
+        GoTo(A, "a#1", "furnace_station", "ref"),
+        FurnaceLoad(A, "a#1", "furnace_station", "input", "stick", 1),
+        FurnaceLoad(A, "a#1", "furnace_station", "input", "raw_iron", 1),
+        FurnaceLoad(A, "a#1", "furnace_station", "fuel", "oak_planks", 1),
+        FurnaceCollect(A, "a#1", "furnace_station", "iron_ingot", 2),
+        FurnaceCollect(A, "a#1", "furnace_station", "iron_ingot", 1),
+    ]
+    records = [executor.run(conformance_program(actions), i, i + 1)[0] for i in range(len(actions))]
+    codes = [_failure_code(r) for r in records]
+    expected = [None, "NOT_SMELTABLE", None, None, "FURNACE_SHORT", None]
+    expect(codes == expected, f"walk, stick refused, load, fuel, two asked of one, collect: {codes}")
+    smelted = records[5].end_s - records[3].end_s
+    expect(smelted >= 9.5, f"one item smelts in 10 s (200 ticks); collected {smelted:.1f} s after the fuel went in")
+    final = executor.snapshot().inventories[A]
+    expect(final == {"iron_ingot": 1, "raw_iron": 1, "stick": 1}, f"{A} after smelting: {final}")
+
+
+def changes_show_in_the_world(executor: Executor, prior: Prior) -> None:
+    """For a world that can change mid-run (the gate's anomalies): each change has its effect.
+
+    A blocked route turns a direct walk away and lets a detour in; a taken station refuses to
+    craft and says how long to wait, then serves; a dug-out source yields nothing; lost items
+    are gone. An executor that cannot change is not asked (it refuses such episodes instead).
+    """
+    if not isinstance(executor, Changeable):
+        return
+    start = conformance_world(prior, {A: {"oak_planks": 4, "stick": 5}})
+    executor.reset(replace(start, blocked=frozenset({"crafting_station"}), busy_until={"crafting_station": 8.0}))
+    actions: list[Action] = [
+        GoTo(A, "a#1", "crafting_station", "ref"),
+        GoTo(A, "a#1", "crafting_station", "ref", detour=True),
+        CraftItem(A, "a#1", "crafting_table", 1, "oak_planks", "crafting_station"),
+        Wait(A, "a#1", 180),
+        CraftItem(A, "a#1", "crafting_table", 1, "oak_planks", "crafting_station"),
+    ]
+    records = [executor.run(conformance_program(actions), i, i + 1)[0] for i in range(len(actions))]
+    codes = [_failure_code(r) for r in records]
+    expect(codes == ["PATH_BLOCKED", None, "STATION_BUSY", None, None], f"blocked, detour, busy, wait, craft: {codes}")
+    busy = records[2].failure
+    expect(busy is not None and (busy.retry_after_s or 0) > 0, f"a busy station says how long to wait: {busy}")
+    executor.change(DepleteSource("lumber_yard"))
+    executor.change(RemoveItems(A, "stick", 2))
+    go, dig = GoTo(B, "b#1", "lumber_yard", "ref"), ObtainBlock(B, "b#1", "lumber_yard", "oak_planks")
+    dug = executor.run(conformance_program([go, dig]), 0, 2)
+    expect([_failure_code(r) for r in dug] == [None, "SOURCE_EXHAUSTED"], f"a dug-out source: {dug}")
+    after = executor.snapshot()
+    expect(after.inventories[A] == {"crafting_table": 1, "stick": 3}, f"2 of 5 sticks lost: {after.inventories[A]}")
+    executor.reset(start)  # a new episode: no wall, no busy station
+    [walk] = executor.run(conformance_program([GoTo(A, "a#1", "crafting_station", "ref")]), 0, 1)
+    expect(walk.ok, f"the next episode's world has no wall: {_failure_code(walk)}")
+
+
 def misuse_is_a_typed_error(executor: Executor, prior: Prior) -> None:
     """After ``close``, ``run`` and ``snapshot`` fail with CALL_ORDER, not with whatever breaks inside."""
     executor.close()
@@ -286,6 +347,8 @@ CHECKS: dict[str, Check] = {
         acting_out_of_reach_fails,
         a_workcell_refuses_what_its_mode_forbids,
         a_refused_transfer_moves_nothing,
+        a_furnace_smelts_at_vanilla_speed,
+        changes_show_in_the_world,
         misuse_is_a_typed_error,
     )
 }

@@ -35,6 +35,7 @@ from gencoord.worlds.actions import (
     Program,
     Withdraw,
 )
+from gencoord.worlds.changes import BlockRoute, DepleteSource, OccupyStation, WorldChange
 from gencoord.worlds.executor import (
     ActionFailure,
     ActionRecord,
@@ -45,7 +46,8 @@ from gencoord.worlds.executor import (
     WorldSnapshot,
 )
 from gencoord.worlds.mineflayer.bridge import Bridge, NodeBridge
-from gencoord.worlds.mineflayer.layout import Cell, Layout, lay_out, shift
+from gencoord.worlds.mineflayer.layout import Cell, Layout, bounds, lay_out, shift
+from gencoord.worlds.sim.physics import default_physics
 from gencoord.worlds.spec import Position, WorldSpec
 
 START_TIMEOUT_S = 60.0
@@ -143,6 +145,7 @@ class MinecraftExecutor:
     ) -> None:
         self.options = options or ServerOptions()
         self.game = game or default_prior().game
+        self._physics = default_physics()
         self._bridge_factory = bridge_factory
         self._bridge: Bridge | None = None
         self._agents: tuple[str, ...] = ()  # the players logged in
@@ -155,15 +158,10 @@ class MinecraftExecutor:
         self._zero = time.perf_counter()  # the episode clock's zero, set again at each reset
         self.timings: dict[str, float] = {}
         self.server_pid: int | None = None
+        self._walled: list[tuple[Cell, Cell]] = []  # boxes of walls built since the last reset
 
     # ------------------------------------------------------------------ protocol
     def reset(self, world: WorldSpec) -> WorldSnapshot:
-        unsupported = sorted(world.blocked) + sorted(world.busy_until)
-        if unsupported:
-            raise WorldError(
-                "UNSUPPORTED_WORLD",
-                f"the Minecraft world does not model blocked routes or busy stations ({', '.join(unsupported)})",
-            )
         self._players = player_names([agent.name for agent in world.agents])
         self._names = {player: agent for agent, player in self._players.items()}
         agents = tuple(self._players.values())
@@ -186,9 +184,36 @@ class MinecraftExecutor:
             assert self._bridge is not None
             self._bridge.call("reset", self._reset_spec(world), RESET_TIMEOUT_S)
         self._fresh = False
+        self._walled = []
+        self._zero = time.perf_counter()
+        for ref in sorted(world.blocked):
+            self.change(BlockRoute(ref))
+        for station, seconds in sorted(world.busy_until.items()):
+            self.change(OccupyStation(station, seconds))
         self.timings["reset_s"] = time.perf_counter() - began
         self._zero = time.perf_counter()
         return self.snapshot()
+
+    def change(self, change: WorldChange) -> None:
+        """Make a gate anomaly physical: a wall round a ref (no bot digs, so only the opening on the
+        far side lets one in), a station that opens for nobody, a resource area dug out, items taken
+        by ``/clear``."""
+        self._order.require("change")
+        assert self._bridge is not None and self._layout is not None and self._world is not None
+        args: dict[str, Any]
+        if isinstance(change, BlockRoute):
+            starts = {tuple(int(c) for c in shift(a.position, self.options.origin)) for a in self._world.agents}
+            cells = self._layout.wall(change.ref, starts)  # type: ignore[arg-type]
+            if cells:
+                self._walled.append(bounds(cells))
+            args = {"kind": "wall", "ref": change.ref, "cells": [list(c) for c in cells]}
+        elif isinstance(change, DepleteSource):
+            args = {"kind": "deplete", "source": change.source}
+        elif isinstance(change, OccupyStation):
+            args = {"kind": "occupy", "station": change.station, "seconds": round(change.seconds, 1)}
+        else:
+            args = {"kind": "clear", "player": self._players[change.agent], "item": change.item, "count": change.count}
+        self._bridge.call("change", args, RESET_TIMEOUT_S)
 
     def _reset_spec(self, world: WorldSpec) -> dict[str, Any]:
         assert self._layout is not None
@@ -196,8 +221,14 @@ class MinecraftExecutor:
             "layout": self._layout.as_json(),
             # the whole area once per server; afterwards only what bots can change (sites; refs and
             # resources are set anew every reset)
-            "clear": self._layout.clear if self._fresh else self._layout.site_boxes(),
+            "clear": self._layout.clear if self._fresh else self._layout.site_boxes() + self._walled,
             "drops": self._layout.drops,
+            # the furnace rules both worlds share (vanilla's smelting results, burn times, 200 ticks an item)
+            "furnace": {
+                "smelting": dict(self._physics.smelting),
+                "fuel": dict(self._physics.fuel_ticks),
+                "ticksPerItem": self._physics.smelt_ticks_per_item,
+            },
             "contents": {name: dict(items) for name, items in world.contents.items()},
             "agents": [
                 {
@@ -382,7 +413,9 @@ class MinecraftExecutor:
         seen = answer.get("around") or {}
         observed = (self._by_agent(seen.get("before") or {}), self._by_agent(seen.get("after") or {}))
         if failure:
-            return ActionFailure(str(failure["code"]), str(failure["message"])), inventories, observed
+            wait = failure.get("retry_after_s")
+            code, message = str(failure["code"]), str(failure["message"])
+            return ActionFailure(code, message, None if wait is None else float(wait)), inventories, observed
         return None, inventories, observed
 
     def _by_agent(self, by_player: Mapping[str, Mapping[str, Any]]) -> dict[str, Items]:

@@ -21,6 +21,9 @@ MAX_RESOURCE_BLOCKS = 2 * RESOURCE_FOOTPRINT
 SITE_CELLS = 16
 CLEAR_MARGIN = 3
 CLEAR_HEIGHT = 4
+WALL_RADIUS = 4  # a blocked ref's wall: the square ring this far out (a bot acts from 3 blocks)
+WALL_HEIGHT = 2  # too high to jump, and no bot digs (pathfinder movements never dig)
+WALL_GAP = 3  # the opening on the far side: the detour
 
 
 def _nearest_free(centre: Cell, count: int, taken: set[Cell]) -> list[Cell]:
@@ -44,10 +47,43 @@ class Layout:
 
     def site_boxes(self) -> list[tuple[Cell, Cell]]:
         """One box per site covering its cells: what a reset must empty again."""
-        return [_bounds(cells) for cells in self.sites.values()]
+        return [bounds(cells) for cells in self.sites.values()]
+
+    def at(self, ref: str) -> Cell:
+        position = self.refs[ref]["position"]
+        assert isinstance(position, list)
+        return int(position[0]), int(position[1]), int(position[2])
+
+    def wall(self, ref: str, keep_clear: set[Cell]) -> list[Cell]:
+        """The cells of a wall round ``ref``: a square ring with one opening, facing away from the
+        other refs, so the direct route is shut and the way in is the long way round. Cells that
+        hold something else (another ref, a resource, a site, ``keep_clear``) are left as they are."""
+        x, y, z = self.at(ref)
+        others = [self.at(name) for name in self.refs if name != ref]
+        cx = sum(p[0] for p in others) / len(others) if others else x
+        cz = sum(p[2] for p in others) / len(others) if others else z - 1
+        side = max(((1, 0), (-1, 0), (0, 1), (0, -1)), key=lambda d: (d[0] * (x - cx) + d[1] * (z - cz), d))
+        held = keep_clear | {self.at(name) for name in self.refs}
+        held |= {cell for cells in (*self.resources.values(), *self.sites.values()) for cell in cells}
+        r = WALL_RADIUS
+        ring: list[Cell] = []
+        for dx in range(-r, r + 1):
+            for dz in range(-r, r + 1):
+                if max(abs(dx), abs(dz)) != r:
+                    continue
+                if _on_side(dx, dz, side, r) and abs(dz if side[0] else dx) <= WALL_GAP // 2:
+                    continue  # the opening
+                if (x + dx, y, z + dz) in held:
+                    continue
+                ring += [(x + dx, y + dy, z + dz) for dy in range(WALL_HEIGHT)]
+        return ring
 
     def as_json(self) -> dict[str, object]:
         return {"refs": self.refs, "resources": self.resources, "sites": self.sites}
+
+
+def _on_side(dx: int, dz: int, side: tuple[int, int], r: int) -> bool:
+    return (side[0] != 0 and dx == r * side[0]) or (side[1] != 0 and dz == r * side[1])
 
 
 def shift(position: tuple[float, float, float], origin: Cell) -> tuple[float, float, float]:
@@ -83,13 +119,13 @@ def lay_out(world: WorldSpec, game: GameData, origin: Cell = (0, 0, 0)) -> Layou
             sites[name] = [at, *_nearest_free(at, SITE_CELLS - 1, taken)]
         taken |= {(cx, at[1], cz) for cx, _, cz in resources.get(name, sites.get(name, []))}
     cells += [cell for placed in (*resources.values(), *sites.values()) for cell in placed]
-    (x0, y0, z0), (x1, _, z1) = _bounds(cells)
+    (x0, y0, z0), (x1, _, z1) = bounds(cells)
     low = (x0 - CLEAR_MARGIN, y0, z0 - CLEAR_MARGIN)
     high = (x1 + CLEAR_MARGIN, y0 + CLEAR_HEIGHT - 1, z1 + CLEAR_MARGIN)
     return Layout(refs, resources, sites, _boxes(low, high), drops)
 
 
-def _bounds(cells: list[Cell]) -> tuple[Cell, Cell]:
+def bounds(cells: list[Cell]) -> tuple[Cell, Cell]:
     low = (min(c[0] for c in cells), min(c[1] for c in cells), min(c[2] for c in cells))
     high = (max(c[0] for c in cells), max(c[1] for c in cells), max(c[2] for c in cells))
     return low, high

@@ -22,7 +22,7 @@ const LOGIN_TIMEOUT_MS = 20000
 const SETUP_TIMEOUT_MS = 15000
 const SERVER_TIMEOUT_MS = 20000
 
-const state = { serv: null, bots: {}, dead: {}, layout: null, seen: {}, drops: {}, commander: null, embedded: false }
+const state = { serv: null, bots: {}, dead: {}, layout: null, seen: {}, drops: {}, walls: {}, mayBeBusy: new Set(), commander: null, embedded: false }
 
 class BridgeError extends Error {
   constructor (code, message) {
@@ -194,6 +194,11 @@ async function reset (spec) {
   state.layout = spec.layout
   state.drops = spec.drops
   state.seen = {}
+  state.walls = {}
+  state.mayBeBusy = new Set()
+  state.furnace = spec.furnace
+  await state.serv?.call('freeStations')
+  await state.serv?.call('furnaceRules', spec.furnace)
   for (const bot of Object.values(state.bots)) {
     bot.pathfinder.setGoal(null)
     if (bot.currentWindow) bot.closeWindow(bot.currentWindow)
@@ -213,6 +218,12 @@ async function reset (spec) {
 }
 
 // ------------------------------------------------------------------ acting and observing
+// What a skill may know of the world: the layout, what bots saw, and what the operator did to
+// the world (walls round refs, stations that may be taken: a skill still learns each from the server).
+function context () {
+  return { bots: state.bots, layout: state.layout, seen: state.seen, drops: state.drops, walls: state.walls, mayBeBusy: state.mayBeBusy, furnace: state.furnace }
+}
+
 // Every player's inventory as the server holds it (the bots' view on a server we do not run).
 async function holdings () {
   if (!state.serv) return Object.fromEntries(Object.entries(state.bots).map(([name, bot]) => [name, inventoryOf(bot)]))
@@ -245,13 +256,13 @@ async function actOnce (action) {
   if (!skill) return { failure: { code: 'UNSUPPORTED_ACTION', message: `the Minecraft world has no ${action.name} skill` }, inventories: inventories() }
   try {
     const ended = [bot, state.bots[action.to]].filter(Boolean).map((b) => b.gcEnded)
-    await Promise.race([skill({ bots: state.bots, layout: state.layout, seen: state.seen, drops: state.drops }, bot, action), ...ended])
+    await Promise.race([skill(context(), bot, action), ...ended])
     return { failure: null, inventories: inventories() }
   } catch (err) {
     bot.pathfinder.setGoal(null)
     if (bot.currentWindow) bot.closeWindow(bot.currentWindow)
     const failure = err instanceof SkillFailure || err instanceof BridgeError
-      ? { code: err.code, message: err.message }
+      ? { code: err.code, message: err.message, retry_after_s: err.retryAfterS ?? null }
       : { code: state.dead[action.agent] ? 'BOT_DISCONNECTED' : 'SKILL_ERROR', message: `${action.name}: ${err.message}` }
     return { failure, inventories: inventories() }
   }
@@ -296,13 +307,53 @@ async function close () {
   return {}
 }
 
+// ------------------------------------------------------------------ changes nobody's action causes
+// (the gate's mid-run anomalies, and blocked routes or busy stations a world starts with)
+async function settle (ok, what) {
+  const until = Date.now() + SETUP_TIMEOUT_MS
+  while (!ok()) {
+    if (Date.now() > until) throw new BridgeError('CHANGE_FAILED', `the world did not show ${what}`)
+    await sleep(50)
+  }
+}
+
+const CHANGES = {
+  async wall ({ ref, cells }) {
+    await runCommands(cells.map((cell) => cmd(['setblock', ...cell, mc('stone_bricks')])))
+    state.walls[ref] = cells
+    await settle(() => cells.every((c) => state.commander.blockAt(new Vec3(...c))?.name === 'stone_bricks'), `the wall round ${ref}`)
+  },
+  async deplete ({ source }) {
+    const cells = state.layout.resources[source] ?? []
+    await runCommands(cells.map((cell) => cmd(['setblock', ...cell, mc('air')])))
+    await settle(() => cells.every((c) => state.commander.blockAt(new Vec3(...c))?.name === 'air'), `${source} emptied`)
+  },
+  async occupy ({ station, seconds }) {
+    state.mayBeBusy.add(station)
+    await runCommands([cmd(['occupy', ...state.layout.refs[station].position, seconds])])
+  },
+  async clear ({ player, item, count }) {
+    const bot = state.bots[player]
+    const left = Math.max(0, (inventoryOf(bot)[item] ?? 0) - count)
+    await runCommands([cmd(['clear', player, mc(item), count])])
+    await settle(() => (inventoryOf(bot)[item] ?? 0) === left, `${count} ${item} gone from ${player}`)
+  }
+}
+
+async function change (args) {
+  const apply = CHANGES[args.kind]
+  if (!apply) throw new BridgeError('BAD_REQUEST', `no change ${args.kind}`)
+  await apply(args)
+  return {}
+}
+
 // Fault injection (reliability tests): the embedded server drops a player mid-episode.
 async function kick ({ name }) {
   if (!state.serv) throw new BridgeError('NOT_EMBEDDED', 'only the embedded server can drop a player')
   return state.serv.call('kick', { name })
 }
 
-const OPS = { start, reset, act, observe, close, kick }
+const OPS = { start, reset, act, observe, close, kick, change }
 
 function answer (message) {
   protocolWrite(JSON.stringify(message) + '\n')

@@ -189,6 +189,10 @@ module.exports.server = function (serv) {
       const store = containers.get(view.chest)
       for (let i = 0; i < CHEST_SLOTS; i++) store[i] = clone(window.slots[i], i)
     }
+    if (view.furnace) {
+      const furnace = furnaceAt(view.furnace)
+      for (let i = 0; i < 3; i++) furnace.slots[i] = clone(window.slots[i], i)
+    }
   }
 
   function gridRows (view) {
@@ -291,10 +295,105 @@ module.exports.server = function (serv) {
     return true
   }
 
-  function openCraftingTable ({ player }) {
+  // A station someone else works at (the gate's busy station): it will not open for anyone
+  // until then, and says for how long.
+  const busyUntil = new Map() // "x,y,z" → ms
+  function openCraftingTable ({ block, player }) {
+    const left = (busyUntil.get(key(block.position)) ?? 0) - Date.now()
+    if (left > 0) {
+      player.chat(`gencoord:busy ${(left / 1000).toFixed(1)}`)
+      return true
+    }
     const window = openWindow(player, 'minecraft:crafting', 'Crafting', () => {})
     player.gcWindow = { id: window.id, window, grid: [1, 2, 3, 4, 5, 6, 7, 8, 9], width: 3 }
     sendWindow(player, player.gcWindow)
+    return true
+  }
+
+  // ---------------------------------------------------------------- furnaces
+  // Vanilla's furnace: a fuel item is burnt when there is something to smelt, each item takes
+  // 200 ticks, and progress is lost when the fire goes out. The rules (what smelts into what,
+  // how long each fuel burns) come from the caller, the same table the simulator reads.
+  const furnaces = new Map() // "x,y,z" → { slots: [input, fuel, output], burn, burnTotal, cook, at }
+  const rules = { smelting: {}, fuel: {}, ticksPerItem: 200 }
+
+  function furnaceAt (at) {
+    if (!furnaces.has(at)) furnaces.set(at, { slots: [null, null, null], burn: 0, burnTotal: 0, cook: 0, last: Date.now() })
+    return furnaces.get(at)
+  }
+
+  function smeltsInto (item) {
+    const result = item ? rules.smelting[registry.items[item.type].name] : null
+    return result ? registry.itemsByName[result] : null
+  }
+
+  function outputFits (furnace, result) {
+    const out = furnace.slots[2]
+    return !out || (out.type === result.id && out.count < result.stackSize)
+  }
+
+  function stepFurnace (furnace, ticks) {
+    let changed = false
+    for (let t = 0; t < ticks; t++) {
+      const result = smeltsInto(furnace.slots[0])
+      const canSmelt = result && outputFits(furnace, result)
+      if (furnace.burn > 0) furnace.burn--
+      const fuel = furnace.slots[1]
+      const burns = fuel ? rules.fuel[registry.items[fuel.type].name] : 0
+      if (furnace.burn <= 0 && canSmelt && burns) { // light the next fuel item
+        furnace.burn = furnace.burnTotal = burns
+        furnace.slots[1] = fuel.count > 1 ? new Item(fuel.type, fuel.count - 1) : null
+        changed = true
+      }
+      if (furnace.burn > 0 && canSmelt) {
+        if (++furnace.cook >= rules.ticksPerItem) {
+          furnace.cook = 0
+          const input = furnace.slots[0]
+          furnace.slots[0] = input.count > 1 ? new Item(input.type, input.count - 1) : null
+          furnace.slots[2] = new Item(result.id, (furnace.slots[2]?.count ?? 0) + 1)
+          changed = true
+        }
+      } else {
+        furnace.cook = canSmelt ? Math.max(0, furnace.cook - 2) : 0 // the fire is out: progress cools back
+      }
+    }
+    return changed
+  }
+
+  function furnaceProperties (player, view, furnace) {
+    const values = [furnace.burn, furnace.burnTotal, furnace.cook, rules.ticksPerItem]
+    values.forEach((value, property) => player._client.write('craft_progress_bar', { windowId: view.id, property, value }))
+  }
+
+  function tickFurnaces () {
+    const now = Date.now()
+    for (const [at, furnace] of furnaces) {
+      const ticks = Math.floor((now - furnace.last) / 50)
+      if (ticks <= 0) continue
+      furnace.last += ticks * 50
+      const changed = stepFurnace(furnace, ticks)
+      for (const player of serv.players) {
+        const view = player.gcWindow
+        if (!view || view.furnace !== at) continue
+        if (changed) {
+          for (let i = 0; i < 3; i++) view.window.slots[i] = clone(furnace.slots[i], i)
+          sendWindow(player, view)
+        }
+        furnaceProperties(player, view, furnace)
+      }
+    }
+  }
+  serv.on('tick', tickFurnaces)
+
+  function openFurnace ({ block, player }) {
+    const at = key(block.position)
+    const furnace = furnaceAt(at)
+    const window = openWindow(player, 'minecraft:furnace', 'Furnace', (w) => {
+      for (let i = 0; i < 3; i++) w.slots[i] = clone(furnace.slots[i], i)
+    })
+    player.gcWindow = { id: window.id, window, furnace: at }
+    sendWindow(player, player.gcWindow)
+    furnaceProperties(player, player.gcWindow, furnace)
     return true
   }
 
@@ -357,11 +456,13 @@ module.exports.server = function (serv) {
   serv.once('asap', () => {
     serv.onBlockInteraction('chest', openChest)
     serv.onBlockInteraction('crafting_table', openCraftingTable)
+    serv.onBlockInteraction('furnace', openFurnace)
 
     // A block replaced at a container's position takes the container with it.
     const setBlock = serv.setBlock
     serv.setBlock = async (world, position, stateId) => {
       containers.delete(key(position))
+      furnaces.delete(key(position))
       return setBlock(world, position, stateId)
     }
 
@@ -384,21 +485,43 @@ module.exports.server = function (serv) {
 
     serv.commands.add({
       base: 'clear',
-      info: 'Empty a player\'s inventory',
-      usage: '/clear <player>',
+      info: 'Take items from a player\'s inventory (all of them, or up to maxCount of one item)',
+      usage: '/clear <player> [item] [maxCount]',
       op: true,
       parse (args, ctx) {
-        const players = serv.getPlayers(args.trim(), ctx.player)
+        const [who, item, count] = args.trim().split(/\s+/)
+        if (count !== undefined && !/^\d+$/.test(count)) return false
+        const players = serv.getPlayers(who ?? '', ctx.player)
         if (players.length < 1) throw new UserError('Player not found')
-        return { players }
+        return { players, item: item ? itemByName(item) : null, count: count === undefined ? Infinity : parseInt(count, 10) }
       },
-      action ({ players }) {
+      action ({ players, item, count }) {
         for (const player of players) {
-          for (let slot = 0; slot < player.inventory.slots.length; slot++) {
-            if (player.inventory.slots[slot]) player.inventory.updateSlot(slot, null)
+          let left = count
+          for (let slot = 0; slot < player.inventory.slots.length && left > 0; slot++) {
+            const stack = player.inventory.slots[slot]
+            if (!stack || (item && stack.type !== item.id)) continue
+            const taken = Math.min(left, stack.count)
+            left -= taken
+            player.inventory.updateSlot(slot, taken === stack.count ? null : new Item(stack.type, stack.count - taken))
           }
-          player.inventory.selectedItem = null
+          if (!item) player.inventory.selectedItem = null
         }
+      }
+    })
+
+    serv.commands.add({
+      base: 'occupy',
+      info: 'Keep a station taken for a while: it opens for nobody until then',
+      usage: '/occupy <x> <y> <z> <seconds>',
+      op: true,
+      parse (args) {
+        const parts = args.trim().split(/\s+/)
+        if (parts.length !== 4 || parts.slice(0, 3).some((p) => !/^-?\d+$/.test(p)) || !/^\d+(\.\d+)?$/.test(parts[3])) return false
+        return { at: parts.slice(0, 3).join(','), seconds: parseFloat(parts[3]) }
+      },
+      action ({ at, seconds }) {
+        busyUntil.set(at, Math.max(busyUntil.get(at) ?? 0, Date.now() + seconds * 1000))
       }
     })
 
@@ -459,7 +582,16 @@ module.exports.server = function (serv) {
       }
       const chests = {}
       for (const [at, store] of containers) chests[at] = countItems(store)
-      return { players, containers: chests, items: [...itemEntities.values()].map((e) => ({ item: registry.items[e.gcItem.type].name, count: e.gcItem.count })) }
+      const ovens = {}
+      for (const [at, furnace] of furnaces) ovens[at] = { input: countItems([furnace.slots[0]]), fuel: countItems([furnace.slots[1]]), output: countItems([furnace.slots[2]]) }
+      return { players, containers: chests, furnaces: ovens, items: [...itemEntities.values()].map((e) => ({ item: registry.items[e.gcItem.type].name, count: e.gcItem.count })) }
+    },
+    freeStations () {
+      busyUntil.clear()
+    },
+    // What smelts into what and how long each fuel burns: the simulator's own table.
+    furnaceRules ({ smelting, fuel, ticksPerItem }) {
+      Object.assign(rules, { smelting, fuel, ticksPerItem })
     },
     // Remove loose item entities left by a previous episode.
     clearItems () {

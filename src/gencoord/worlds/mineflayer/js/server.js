@@ -55,6 +55,8 @@ async function main () {
   const ops = {
     dump: () => serv.gencoord.dump(),
     clearItems: () => { serv.gencoord.clearItems(); return {} },
+    freeStations: () => { serv.gencoord.freeStations(); return {} },
+    furnaceRules: (rules) => { serv.gencoord.furnaceRules(rules); return {} },
     sites: ({ sites }) => blocksIn(serv, sites),
     // Fault injection for the reliability tests: drop a player as a lost connection would.
     kick: ({ name }) => {

@@ -16,9 +16,10 @@ const PICKUP_TIMEOUT_MS = 4000
 const HANDOFF_TIMEOUT_MS = 6000
 
 class SkillFailure extends Error {
-  constructor (code, message) {
+  constructor (code, message, retryAfterS = null) {
     super(message)
     this.code = code
+    this.retryAfterS = retryAfterS // when waiting is the remedy (a busy station): how long
   }
 }
 
@@ -103,6 +104,9 @@ async function goTo (ctx, bot, action) {
   const ref = ctx.layout.refs[action.target]
   if (!ref) throw new SkillFailure('UNKNOWN_REF', `${action.target} does not exist in this world`)
   const [x, y, z] = ref.position
+  // a walled ref: the direct route runs into the wall (as in the simulator, wherever the bot
+  // stands); a detour walks round to the opening, and no bot digs through
+  if (ctx.walls[action.target] && !action.detour) throw new SkillFailure('PATH_BLOCKED', `the route to ${action.target} is blocked; a detour is needed`)
   // near enough to act on the ref from where the bot stops (resource areas and sites
   // are blocks around it, not one block)
   await goto(bot, new goals.GoalNear(x, y, z, REF_RANGE))
@@ -236,6 +240,7 @@ async function craftItem (ctx, bot, action) {
     withinReach(bot, ref.position, action.station)
     table = blockAt(bot, ref.position)
     if (table.name !== 'crafting_table') throw new SkillFailure('STATION_NOT_PLACED', `no crafting_table has been placed at ${action.station} yet`)
+    if (ctx.mayBeBusy.has(action.station)) await stationFree(bot, table, action.station)
   }
   const usable = recipes.filter((r) => table || !r.requiresTable)
   const shortfall = (recipe) => Object.entries(ingredientsOf(recipe))
@@ -251,6 +256,22 @@ async function craftItem (ctx, bot, action) {
   await bot.craft(recipe, action.runs, table ?? undefined)
   await waitFor(() => countOf(bot, action.item) >= before + made, 2000,
     () => new SkillFailure('CRAFT_FAILED', `${bot.username} crafted ${countOf(bot, action.item) - before} of ${made} ${action.item}`))
+}
+
+// The server answers a taken station with a chat line instead of a window: try it first.
+async function stationFree (bot, table, name) {
+  let busyFor = null
+  const heard = (text) => { const m = /^gencoord:busy ([\d.]+)/.exec(text); if (m) busyFor = parseFloat(m[1]) }
+  bot.on('messagestr', heard)
+  try {
+    const opened = new Promise((resolve) => bot.once('windowOpen', resolve))
+    await bot.activateBlock(table)
+    await Promise.race([opened, waitFor(() => busyFor !== null, 3000, () => new SkillFailure('STATION_SILENT', `${name} neither opened nor said it is taken`))])
+    if (busyFor !== null) throw new SkillFailure('STATION_BUSY', `${name} is busy for another ${busyFor.toFixed(1)} s`, busyFor)
+    if (bot.currentWindow) bot.closeWindow(bot.currentWindow)
+  } finally {
+    bot.off('messagestr', heard)
+  }
 }
 
 async function placeBlock (ctx, bot, action) {
@@ -285,6 +306,59 @@ async function placeStation (ctx, bot, action) {
     () => new SkillFailure('PLACE_FAILED', `${action.station} shows ${blockAt(bot, ref.position).name} after placing`))
 }
 
+// ------------------------------------------------------------------ furnaces
+async function openFurnaceAt (ctx, bot, name) {
+  const ref = ctx.layout.refs[name]
+  if (ref.block !== 'furnace') throw new SkillFailure('WRONG_STATION', `${name} is not a furnace`)
+  withinReach(bot, ref.position, name)
+  const block = blockAt(bot, ref.position)
+  if (block.name !== 'furnace') throw new SkillFailure('STATION_NOT_PLACED', `no furnace stands at ${name}`)
+  return bot.openFurnace(block)
+}
+
+async function furnaceLoad (ctx, bot, action) {
+  const rules = ctx.furnace
+  if (action.slot === 'input' && !(action.item in rules.smelting)) throw new SkillFailure('NOT_SMELTABLE', `${action.item} does not smelt into anything`)
+  if (action.slot === 'fuel' && !(action.item in rules.fuel)) throw new SkillFailure('NOT_FUEL', `${action.item} is not a furnace fuel`)
+  const furnace = await openFurnaceAt(ctx, bot, action.station)
+  try {
+    const input = furnace.inputItem()
+    if (action.slot === 'input' && input && input.name !== action.item) throw new SkillFailure('SLOT_OCCUPIED', `${action.station}'s input holds ${input.name}`)
+    need(bot, action.item, action.count)
+    const id = itemId(bot, action.item)
+    if (action.slot === 'input') await furnace.putInput(id, null, action.count)
+    else await furnace.putFuel(id, null, action.count)
+  } finally {
+    bot.closeWindow(furnace)
+  }
+}
+
+async function furnaceCollect (ctx, bot, action) {
+  const rules = ctx.furnace
+  const furnace = await openFurnaceAt(ctx, bot, action.station)
+  try {
+    await waitFor(() => furnace.totalProgress !== null, 2000, () => new SkillFailure('FURNACE_SILENT', `${action.station} sent no progress`))
+    const made = () => (furnace.outputItem()?.count ?? 0)
+    const short = action.count - made()
+    if (short > 0) {
+      const fuel = furnace.fuelItem()
+      const fuelTicks = (furnace.fuel ?? 0) * (furnace.totalFuel ?? 0) + (fuel ? (rules.fuel[fuel.name] ?? 0) * fuel.count : 0)
+      const possible = Math.min(furnace.inputItem()?.count ?? 0, Math.floor(fuelTicks / rules.ticksPerItem))
+      if (possible < short) throw new SkillFailure('FURNACE_SHORT', `${action.station} can make ${made() + possible} ${action.item}, ${action.count} requested`)
+      const waitMs = (short * rules.ticksPerItem / 20 + 3) * 1000
+      await waitFor(() => made() >= action.count, waitMs, () => new SkillFailure('FURNACE_SHORT', `${action.station} made ${made()} of ${action.count} ${action.item}`))
+    }
+    const output = furnace.outputItem()
+    if (output.name !== action.item) throw new SkillFailure('WRONG_OUTPUT', `${action.station} makes ${output.name}, not ${action.item}`)
+    const before = countOf(bot, action.item)
+    await furnace.takeOutput()
+    await waitFor(() => countOf(bot, action.item) >= before + action.count, 2000,
+      () => new SkillFailure('COLLECT_FAILED', `${bot.username} took ${countOf(bot, action.item) - before} of ${action.count} ${action.item}`))
+  } finally {
+    bot.closeWindow(furnace)
+  }
+}
+
 async function wait (ctx, bot, action) {
   await bot.waitForTicks(action.ticks)
 }
@@ -298,6 +372,8 @@ const SKILLS = {
   craft_item: craftItem,
   place_block: placeBlock,
   place_station: placeStation,
+  furnace_load: furnaceLoad,
+  furnace_collect: furnaceCollect,
   wait
 }
 
