@@ -26,14 +26,14 @@ from rich.console import Console
 from rich.table import Table
 
 from gencoord import __version__
-from gencoord.prior import Prior, default_prior
+from gencoord.prior import default_prior
+from gencoord.prior.load import team_prior
 from gencoord.run.episode import run_episode
 from gencoord.run.team import run_team_task
 from gencoord.runtime.verify import Execution
 from gencoord.tasks import build_episode, default_suites, paper_pool
 from gencoord.tasks.cluster import Cluster, make_cluster
-from gencoord.tasks.team import TeamTask
-from gencoord.tasks.team_files import load_team_tasks
+from gencoord.tasks.team import TeamAgent, TeamGoal, TeamTask
 from gencoord.worlds.mineflayer import MinecraftExecutor
 from gencoord.worlds.sim import SimExecutor
 
@@ -41,9 +41,35 @@ OUT = Path(__file__).parent / "results" / "minecraft.json"
 CAPABILITY = [("GC_STICK_ORDER", "RAW_PROCESSOR"), ("GC_TABLE_ORDER", "FINISHED_RECEIVER")]
 RECORDED = ("ACTIVE_ORDER_BRANCH", "WORK_BRANCH", 7, 1)  # template, binding, seed, role: `gencoord episode` flags
 PAPER_RECORDED_S = 22.36  # Table S9: the recorded episode's actions on the official server
-TEAM_FILE = Path(__file__).parents[1] / "src" / "gencoord" / "experiments" / "team" / "generated.json"
-TEAM_SIZES = (2, 3, 5)
-TEAMS_PER_SIZE = 2
+# Team tasks of 2, 3 and 5 agents where each peer holds one ingredient: the givers walk and hand
+# over at once, so the wall time shows whether agents really work in parallel.
+TEAM_TASKS = (
+    TeamTask(
+        id="pickaxe_2",
+        agents=[TeamAgent(name="smith", inventory={"stick": 2}), TeamAgent(name="miner", inventory={"iron_ingot": 3})],
+        goal=TeamGoal(item="iron_pickaxe", holder="smith"),
+    ),
+    TeamTask(
+        id="pickaxe_3",
+        agents=[
+            TeamAgent(name="smith"),
+            TeamAgent(name="miner", inventory={"iron_ingot": 3}),
+            TeamAgent(name="carpenter", inventory={"stick": 2}),
+        ],
+        goal=TeamGoal(item="iron_pickaxe", holder="smith"),
+    ),
+    TeamTask(
+        id="cake_5",
+        agents=[
+            TeamAgent(name="baker"),
+            TeamAgent(name="dairy", inventory={"milk_bucket": 3}),
+            TeamAgent(name="grocer", inventory={"sugar": 2}),
+            TeamAgent(name="farmer", inventory={"wheat": 3}),
+            TeamAgent(name="henkeeper", inventory={"egg": 1}),
+        ],
+        goal=TeamGoal(item="cake", holder="baker"),
+    ),
+)
 
 
 def _clusters(pool: int | None) -> list[Cluster]:
@@ -55,11 +81,6 @@ def _clusters(pool: int | None) -> list[Cluster]:
         for name in sorted(suites.forward.templates)
     ]
     return forward + [make_cluster(goal, mode, 3, suites=suites) for goal, mode in CAPABILITY]
-
-
-def _team_tasks(prior: Prior) -> list[TeamTask]:
-    tasks = load_team_tasks(TEAM_FILE, prior=prior)
-    return [task for size in TEAM_SIZES for task in [t for t in tasks if len(t.agents) == size][:TEAMS_PER_SIZE]]
 
 
 def _busy_s(execution: Execution | None) -> float | None:
@@ -88,7 +109,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pool", type=int, default=None, help="run the first N request-intervention clusters")
     args = parser.parse_args()
-    prior, suites = default_prior(), default_suites()
+    prior, suites, team = default_prior(), default_suites(), team_prior()
     minecraft = MinecraftExecutor(game=prior.game)
     rows: list[dict[str, object]] = []
     cold: dict[str, float] = {}
@@ -114,10 +135,10 @@ def main() -> None:
             }
             rows.append(row)
             Console().print(row)
-        for task in _team_tasks(prior):
-            simulated_team = run_team_task(task, prior, executor=SimExecutor(prior.game))
+        for task in TEAM_TASKS:
+            simulated_team = run_team_task(task, team, executor=SimExecutor(team.game))
             began = time.perf_counter()
-            real_team = run_team_task(task, prior, executor=minecraft)
+            real_team = run_team_task(task, team, executor=minecraft)
             total = time.perf_counter() - began
             row = _row("team", task.id, len(task.agents), real_team.execution, simulated_team.execution)
             row |= {

@@ -361,8 +361,9 @@ module.exports.server = function (serv) {
   }
 
   function furnaceProperties (player, view, furnace) {
-    const values = [furnace.burn, furnace.burnTotal, furnace.cook, rules.ticksPerItem]
-    values.forEach((value, property) => player._client.write('craft_progress_bar', { windowId: view.id, property, value }))
+    // totals first: a client turns a current value into a fraction of the total it last heard
+    const values = [[1, furnace.burnTotal], [0, furnace.burn], [3, rules.ticksPerItem], [2, furnace.cook]]
+    for (const [property, value] of values) player._client.write('craft_progress_bar', { windowId: view.id, property, value })
   }
 
   function tickFurnaces () {

@@ -336,6 +336,7 @@ async function furnaceLoad (ctx, bot, action) {
 async function furnaceCollect (ctx, bot, action) {
   const rules = ctx.furnace
   const furnace = await openFurnaceAt(ctx, bot, action.station)
+  let before = 0
   try {
     await waitFor(() => furnace.totalProgress !== null, 2000, () => new SkillFailure('FURNACE_SILENT', `${action.station} sent no progress`))
     const made = () => (furnace.outputItem()?.count ?? 0)
@@ -350,13 +351,14 @@ async function furnaceCollect (ctx, bot, action) {
     }
     const output = furnace.outputItem()
     if (output.name !== action.item) throw new SkillFailure('WRONG_OUTPUT', `${action.station} makes ${output.name}, not ${action.item}`)
-    const before = countOf(bot, action.item)
+    before = countOf(bot, action.item)
     await furnace.takeOutput()
-    await waitFor(() => countOf(bot, action.item) >= before + action.count, 2000,
-      () => new SkillFailure('COLLECT_FAILED', `${bot.username} took ${countOf(bot, action.item) - before} of ${action.count} ${action.item}`))
   } finally {
     bot.closeWindow(furnace)
   }
+  // the inventory shows what the window moved once the window is closed
+  await waitFor(() => countOf(bot, action.item) >= before + action.count, 2000,
+    () => new SkillFailure('COLLECT_FAILED', `${bot.username} took ${countOf(bot, action.item) - before} of ${action.count} ${action.item}`))
 }
 
 async function wait (ctx, bot, action) {
