@@ -15,6 +15,8 @@ from gencoord.cli.options import (
     OriginOption,
     PortOption,
     VersionOption,
+    ViewOption,
+    ViewPortOption,
     WorldOption,
     world_choice,
 )
@@ -28,7 +30,7 @@ from gencoord.run.record import episode_record
 from gencoord.tasks.cluster import make_cluster
 from gencoord.tasks.episode import build_episode
 from gencoord.tasks.spec import SuiteDocument, default_suites
-from gencoord.worlds.choice import WorldChoice, executor_for
+from gencoord.worlds.choice import DEFAULT_VIEW_PORT, WorldChoice, executor_for
 
 
 def _choice(suites: SuiteDocument, template: str, binding: str | None, mode: str | None) -> str:
@@ -91,6 +93,8 @@ def episode(
     port: PortOption = 25565,
     mc_version: VersionOption = "1.21.4",
     origin: OriginOption = "0,0,0",
+    view: ViewOption = False,
+    view_port: ViewPortOption = DEFAULT_VIEW_PORT,
 ) -> None:
     """Run one episode end to end (embedded simulator by default, or real Minecraft) and show its trace."""
     prior = default_prior()
@@ -99,7 +103,7 @@ def episode(
     cluster = make_cluster(template, choice, seed, param_choice=params, suites=suites)
     spec = build_episode(cluster, role, seed, prior, suites, surface)
     team = backend_set(backend)(spec, condition is Condition.NO_REQUEST, prior, suites)
-    executor = executor_for(world_choice(world, host, port, mc_version, origin) or WorldChoice())
+    executor = executor_for(world_choice(world, host, port, mc_version, origin, view, view_port) or WorldChoice())
     result = run_episode(spec, condition, fault=fault, backends=team, executor=executor, prior=prior, suites=suites)
     record = episode_record(result)
     if as_json:

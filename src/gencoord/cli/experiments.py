@@ -25,6 +25,8 @@ from gencoord.cli.options import (
     RayAddressOption,
     RetriesOption,
     VersionOption,
+    ViewOption,
+    ViewPortOption,
     WorldOption,
     execution_of,
     world_choice,
@@ -40,7 +42,7 @@ from gencoord.eval.jobs import expand
 from gencoord.eval.ray_runner import FAILED, ray_line
 from gencoord.eval.report import write_report
 from gencoord.eval.runner import create_run, discard_run, read_manifest, run_experiment
-from gencoord.worlds.choice import WorldChoice
+from gencoord.worlds.choice import DEFAULT_VIEW_PORT, WorldChoice
 
 """Exit status after Ctrl-C or SIGTERM (the shell's 128 + SIGINT)."""
 
@@ -174,12 +176,14 @@ def run(
     port: PortOption = 25565,
     mc_version: VersionOption = "1.21.4",
     origin: OriginOption = "0,0,0",
+    view: ViewOption = False,
+    view_port: ViewPortOption = DEFAULT_VIEW_PORT,
     executor: ExecutorOption = None,
     ray_address: RayAddressOption = None,
     retries: RetriesOption = None,
 ) -> None:
     """Run experiments into runs/<name>-<timestamp>/ (append-only records, resumable), then report."""
-    chosen = world_choice(world, host, port, mc_version, origin)
+    chosen = world_choice(world, host, port, mc_version, origin, view, view_port)
     out_console = console()
     for planned, existing in _planned(configs, resume, clusters, backend, chosen):
         config = _on_executor(planned, executor, ray_address, retries)

@@ -9,7 +9,7 @@ import typer
 
 from gencoord.errors import ConfigError
 from gencoord.eval.config import ExecutionSpec
-from gencoord.worlds.choice import WorldChoice
+from gencoord.worlds.choice import DEFAULT_VIEW_PORT, WorldChoice
 
 
 class WorldKind(StrEnum):
@@ -28,10 +28,29 @@ VersionOption = Annotated[str, typer.Option("--mc-version", help="Minecraft: the
 OriginOption = Annotated[
     str, typer.Option(help="Minecraft: x,y,z of the task data's origin in that world (a flat, empty area).")
 ]
+ViewOption = Annotated[
+    bool,
+    typer.Option(
+        "--view",
+        help="Minecraft: serve a live browser view of the world and the bots (prismarine-viewer); "
+        "its address is printed.",
+    ),
+]
+ViewPortOption = Annotated[int, typer.Option(min=1, max=65535, help="Minecraft: the local port --view serves on.")]
 
 
-def world_choice(world: WorldKind | None, host: str | None, port: int, version: str, origin: str) -> WorldChoice | None:
+def world_choice(
+    world: WorldKind | None,
+    host: str | None,
+    port: int,
+    version: str,
+    origin: str,
+    view: bool = False,
+    view_port: int = DEFAULT_VIEW_PORT,
+) -> WorldChoice | None:
     """The world the options ask for; None when they leave it to the config."""
+    if view and world is not WorldKind.MINECRAFT:
+        raise ConfigError("VIEW_WITHOUT_MINECRAFT", "--view shows a Minecraft world: add --world minecraft")
     if world is None:
         if host is not None:
             raise ConfigError("HOST_WITHOUT_WORLD", "--host names a Minecraft server: add --world minecraft")
@@ -40,7 +59,8 @@ def world_choice(world: WorldKind | None, host: str | None, port: int, version: 
         x, y, z = (int(part) for part in origin.split(","))
     except ValueError:
         raise ConfigError("BAD_ORIGIN", f"--origin must be three integers x,y,z, not {origin!r}") from None
-    return WorldChoice(kind=world.value, host=host, port=port, version=version, origin=(x, y, z))
+    chosen = WorldChoice(kind=world.value, host=host, port=port, version=version, origin=(x, y, z))
+    return chosen.model_copy(update={"view_port": view_port}) if view else chosen
 
 
 class Executor(StrEnum):

@@ -20,6 +20,8 @@ from gencoord.cli.options import (
     RayAddressOption,
     RetriesOption,
     VersionOption,
+    ViewOption,
+    ViewPortOption,
     WorldKind,
     execution_of,
     world_choice,
@@ -36,7 +38,7 @@ from gencoord.prior.load import team_prior
 from gencoord.run.team import TeamMode
 from gencoord.run.team_record import SUMMARY_FIELDS
 from gencoord.tasks.team_files import TaskFormat, load_team_tasks
-from gencoord.worlds.choice import WorldChoice
+from gencoord.worlds.choice import DEFAULT_VIEW_PORT, WorldChoice
 
 tasks_app = typer.Typer(
     help="Team tasks: any number of agents, private inventories, a crafting goal.", no_args_is_help=True
@@ -139,6 +141,8 @@ def run_tasks(
     port: PortOption = 25565,
     mc_version: VersionOption = "1.21.4",
     origin: OriginOption = "0,0,0",
+    view: ViewOption = False,
+    view_port: ViewPortOption = DEFAULT_VIEW_PORT,
     workers: Annotated[
         int | None,
         typer.Option(min=1, help="Workers running tasks at once (default: one here; on Ray, what the cluster holds)."),
@@ -157,7 +161,7 @@ def run_tasks(
         raise ConfigError("BAD_SURFACE", f"team tasks speak dsl or freeform, not {surface.value}")
     prior = team_prior()
     loaded = [TeamItem(str(path), task) for path in files for task in load_team_tasks(path, fmt, prior)]
-    choice = world_choice(world, host, port, mc_version, origin) or WorldChoice()
+    choice = world_choice(world, host, port, mc_version, origin, view, view_port) or WorldChoice()
     execution = execution_of(ExecutionSpec(), executor, ray_address, retries)
     lead = team_lead(backend)  # a bad backend fails here, before any task runs
     if out.exists() and not out.is_dir():

@@ -179,9 +179,11 @@ def _digest(config_json: str) -> str:
 def config_digest(config: Experiment) -> str:
     """What identifies a config in every record it produced (the report checks the manifest against it).
 
-    Where the jobs ran (the pool or Ray) is not part of it: it never changes a record.
+    Where the jobs ran (the pool or Ray) and whether someone watched (a view's port) are not
+    part of it: neither changes a record.
     """
-    return _digest(config.model_dump_json(exclude={"execution"}))
+    watched = {"world": {"view_port"}} if hasattr(config, "world") else {}
+    return _digest(config.model_dump_json(exclude={"execution": True, **watched}))
 
 
 def run_job(config: Experiment, config_json: str, job: AnyJob) -> dict[str, object]:

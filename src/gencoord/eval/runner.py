@@ -255,7 +255,7 @@ def _run_locked(config: Experiment, run_dir: Path, workers: int | None, progress
     # a real world takes seconds an episode: record each one as it ends; bots of one
     # name fit on a shared server only once
     size = CHUNK if world is None or world.kind == "sim" else 1
-    if world is not None and world.shared_server:
+    if world is not None and world.one_worker:
         requested = 1
     if uses_api(config):
         limit = config.execution.api_concurrency

@@ -76,7 +76,7 @@ def run_team_batch(
     worker runs the tasks in file order; more run them in parallel, and records arrive in
     the order chunks finish.
     """
-    if work.world.shared_server:
+    if work.world.one_worker:
         workers = 1
     if work.backend.startswith(API_PREFIX):
         workers = min(workers or execution.api_concurrency, execution.api_concurrency)

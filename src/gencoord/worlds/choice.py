@@ -24,12 +24,16 @@ class WorldChoice(BaseModel):
     port: int = Field(default=25565, ge=1, le=65535)
     version: str = "1.21.4"
     origin: tuple[int, int, int] = (0, 0, 0)  # where the task data's (0, 0, 0) lies in that world
+    view_port: int | None = Field(default=None, ge=1, le=65535)  # minecraft: a live browser view on this port
 
     @property
-    def shared_server(self) -> bool:
-        """Bots of one name can be on it only once: episodes must not run in parallel."""
-        return self.kind == "minecraft" and self.host is not None
+    def one_worker(self) -> bool:
+        """Episodes must not run in parallel: bots of one name fit on a shared server once, and a
+        view serves one world on its port."""
+        return self.kind == "minecraft" and (self.host is not None or self.view_port is not None)
 
+
+DEFAULT_VIEW_PORT = 3007  # prismarine-viewer's own default
 
 _EXECUTORS: dict[WorldChoice, Executor] = {}
 
@@ -43,7 +47,8 @@ def executor_for(choice: WorldChoice) -> Executor:
         else:
             from gencoord.worlds.mineflayer import MinecraftExecutor, ServerOptions  # noqa: PLC0415 - when asked for
 
-            executor = MinecraftExecutor(ServerOptions(choice.host, choice.port, choice.version, choice.origin))
+            options = ServerOptions(choice.host, choice.port, choice.version, choice.origin, choice.view_port)
+            executor = MinecraftExecutor(options)
             atexit.register(executor.close)
         _EXECUTORS[choice] = executor
     return executor

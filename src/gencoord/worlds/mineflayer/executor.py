@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -96,6 +97,7 @@ class ServerOptions:
     port: int = 25565
     version: str = "1.21.4"
     origin: Cell = (0, 0, 0)  # where the task data's (0, 0, 0) is in that world
+    view_port: int | None = None  # serve a live browser view (prismarine-viewer) on this local port
 
     @property
     def embedded(self) -> bool:
@@ -158,6 +160,7 @@ class MinecraftExecutor:
         self._zero = time.perf_counter()  # the episode clock's zero, set again at each reset
         self.timings: dict[str, float] = {}
         self.server_pid: int | None = None
+        self.view_url: str | None = None  # where --view serves the live view, once the world has started
         self._walled: list[tuple[Cell, Cell]] = []  # boxes of walls built since the last reset
 
     # ------------------------------------------------------------------ protocol
@@ -274,6 +277,8 @@ class MinecraftExecutor:
                         if on_handoff is not None and index in judged and not on_handoff(index, *done.around):
                             cascade.stop(index)
                     settled.add(index)
+        with contextlib.suppress(WorldError):  # a drop still in the air lands now; a lost one shows in the snapshot
+            self._bridge.call("settle", {}, OBSERVE_TIMEOUT_S)
         return sorted(records, key=lambda record: record.index)
 
     def snapshot(self) -> WorldSnapshot:
@@ -356,6 +361,10 @@ class MinecraftExecutor:
         }
         pid = started.get("server_pid")
         self.server_pid = int(pid) if pid is not None else None  # the embedded server's process
+        if options.view_port is not None:
+            self._bridge.call("view", {"port": options.view_port}, START_TIMEOUT_S)
+            self.view_url = f"http://127.0.0.1:{options.view_port}"
+            print(f"gencoord: watch the Minecraft world at {self.view_url}", file=sys.stderr, flush=True)
 
     def _containers(self) -> list[str]:
         assert self._world is not None

@@ -16,7 +16,7 @@ console.log = console.info = console.warn = (...parts) => process.stderr.write(p
 const mineflayer = require('mineflayer')
 const { pathfinder, Movements } = require('mineflayer-pathfinder')
 const { Vec3 } = require('vec3')
-const { SKILLS, SkillFailure, inventoryOf, sleep } = require('./skills')
+const { SKILLS, SkillFailure, collectOwed, forgetOwed, inventoryOf, sleep } = require('./skills')
 
 const LOGIN_TIMEOUT_MS = 20000
 const SETUP_TIMEOUT_MS = 15000
@@ -196,6 +196,7 @@ async function reset (spec) {
   state.seen = {}
   state.walls = {}
   state.mayBeBusy = new Set()
+  forgetOwed()
   state.furnace = spec.furnace
   await state.serv?.call('freeStations')
   await state.serv?.call('furnaceRules', spec.furnace)
@@ -235,6 +236,14 @@ async function holdings () {
 // With `around`, the answer carries every inventory just before and just after: what a
 // hand-over check compares.
 async function act ({ action, around = false }) {
+  const bot = state.bots[action.agent]
+  if (bot && action.name !== 'obtain_block') {
+    try {
+      await collectOwed(bot) // what it dug last is in hand before it does anything else
+    } catch (err) {
+      return { failure: { code: err.code, message: err.message }, inventories: { [action.agent]: inventoryOf(bot) } }
+    }
+  }
   const before = around ? await holdings() : null
   const answer = await actOnce(action)
   if (around) answer.around = { before, after: await holdings() }
@@ -347,13 +356,37 @@ async function change (args) {
   return {}
 }
 
+// The end of a run: every bot picks up what it dug last (problems are the snapshot's to show).
+async function settle () {
+  const late = []
+  for (const bot of Object.values(state.bots)) {
+    try { await collectOwed(bot) } catch (err) { late.push(err.message) }
+  }
+  return { late }
+}
+
+// A live view of the world around the first bot, in any browser (prismarine-viewer: a web
+// server here, three.js in the page). The port is checked first: a taken one is an answer,
+// not a crash later.
+async function view ({ port }) {
+  if (state.viewing) return { port: state.viewing }
+  await new Promise((resolve, reject) => {
+    const probe = require('net').createServer()
+    probe.once('error', (err) => reject(new BridgeError('VIEW_PORT_TAKEN', `port ${port} is not free for the view: ${err.code}`)))
+    probe.listen(port, '127.0.0.1', () => probe.close(resolve))
+  })
+  require('prismarine-viewer').mineflayer(state.commander, { port, firstPerson: false, viewDistance: 4 })
+  state.viewing = port
+  return { port }
+}
+
 // Fault injection (reliability tests): the embedded server drops a player mid-episode.
 async function kick ({ name }) {
   if (!state.serv) throw new BridgeError('NOT_EMBEDDED', 'only the embedded server can drop a player')
   return state.serv.call('kick', { name })
 }
 
-const OPS = { start, reset, act, observe, close, kick, change }
+const OPS = { start, reset, act, observe, close, kick, change, settle, view }
 
 function answer (message) {
   protocolWrite(JSON.stringify(message) + '\n')

@@ -138,6 +138,30 @@ async function obtainBlock (ctx, bot, action) {
   }
 }
 
+// Drops a bot has dug but not picked up yet. A drop that lies within the bot's pickup reach
+// flies to it during vanilla's 10-tick pickup delay while the bot already digs the next
+// block; before anything else (walking away, handing over, crafting) the bot settles them.
+const owed = new Map() // username → { item → the count its inventory must reach }
+
+async function collectOwed (bot) {
+  const mine = owed.get(bot.username)
+  if (!mine) return
+  owed.delete(bot.username)
+  for (const [item, count] of Object.entries(mine)) {
+    await waitFor(() => countOf(bot, item) >= count, PICKUP_TIMEOUT_MS,
+      () => new SkillFailure('DROP_NOT_COLLECTED', `${bot.username} dug ${item} but picked up ${countOf(bot, item)} of ${count}`))
+  }
+}
+
+function forgetOwed () {
+  owed.clear() // a new episode: what the last one left on the ground is cleared with it
+}
+
+function inPickupReach (bot, cell) {
+  const feet = bot.entity.position
+  return Math.hypot(feet.x - (cell.x + 0.5), feet.z - (cell.z + 0.5)) <= 1.3 && Math.abs(feet.y - cell.y) <= 1.3
+}
+
 async function digAndCollect (ctx, bot, action, blockType, target) {
   const tool = bot.pathfinder.bestHarvestTool(target)
   if (blockType.harvestTools && !(tool && blockType.harvestTools[tool.type])) {
@@ -145,17 +169,22 @@ async function digAndCollect (ctx, bot, action, blockType, target) {
     throw new SkillFailure('NOT_HARVESTABLE', `${action.block} drops nothing without one of: ${names.join(', ')}`)
   }
   const drop = ctx.drops[action.block] ?? action.block
-  const before = countOf(bot, drop)
+  const expected = Math.max(countOf(bot, drop), owed.get(bot.username)?.[drop] ?? 0) + 1
   if (tool) await bot.equip(tool, 'hand')
   if (target.position.distanceTo(bot.entity.position.offset(0, 1.6, 0)) > REACH) {
+    await collectOwed(bot) // about to walk away from what is still on the ground
     await goto(bot, new goals.GoalNear(target.position.x, target.position.y, target.position.z, 2))
   }
   await bot.dig(target, true)
-  const collected = () => countOf(bot, drop) > before
-  // the drop lies where the block was: within pickup reach of a bot that stands next to it
+  if (inPickupReach(bot, target.position)) {
+    owed.set(bot.username, { ...owed.get(bot.username), [drop]: expected })
+    return
+  }
+  await collectOwed(bot)
+  const collected = () => countOf(bot, drop) >= expected
   await waitFor(collected, PICKUP_TIMEOUT_MS / 2, () => null).catch(() => null)
   if (!collected()) await goto(bot, new goals.GoalNear(target.position.x, target.position.y, target.position.z, 1))
-  await waitFor(() => countOf(bot, drop) > before, PICKUP_TIMEOUT_MS,
+  await waitFor(collected, PICKUP_TIMEOUT_MS,
     () => new SkillFailure('DROP_NOT_COLLECTED', `${bot.username} dug ${action.block} but picked up no ${drop}`))
 }
 
@@ -379,4 +408,4 @@ const SKILLS = {
   wait
 }
 
-module.exports = { SKILLS, SkillFailure, inventoryOf, sleep }
+module.exports = { SKILLS, SkillFailure, collectOwed, forgetOwed, inventoryOf, sleep }
