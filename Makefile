@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed-dev
 MC_JS := src/gencoord/worlds/mineflayer/js
 NPM_STAMP := $(MC_JS)/node_modules/.installed
 
-.PHONY: run test wheel-check bench fuzz clean
+.PHONY: run test wheel-check bench fuzz clean browser
 
 # torch is installed on its own first: pinned to the CPU build, so that transformers does not pull
 # a multi-GB CUDA build of it.
@@ -34,7 +34,16 @@ run: $(STAMP) $(NPM_STAMP)
 		experiments/horizon_in_distribution.toml experiments/gate_ablation.toml experiments/gate_tight_budget.toml \
 		experiments/gate_teams.toml experiments/learned_backends.toml experiments/team_tasks.toml
 
-test: $(STAMP) $(NPM_STAMP)
+# Headless Chromium (Debian's package) for the test that loads --view's live page. Installing
+# it needs root, as in CI; elsewhere that one test is skipped and says why.
+browser:
+	@if ! command -v chromium >/dev/null 2>&1; then \
+		if [ "$$(id -u)" = 0 ]; then \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium; \
+		else echo "note: chromium is not installed (as root: apt-get install chromium); the --view browser test is skipped"; fi; \
+	fi
+
+test: $(STAMP) $(NPM_STAMP) browser
 	npm test --prefix $(MC_JS) --silent
 	$(BIN)/ruff check src tests scripts benchmarks
 	$(BIN)/ruff format --check src tests scripts benchmarks

@@ -7,6 +7,7 @@ reporting where bots and server disagree.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import Any
 
@@ -137,12 +138,24 @@ def test_a_bridge_that_dies_fails_the_action_and_restarts_on_reset(prior: Prior)
     assert len(bridges) == 2 and bridges[1].calls[0][0] == "start"
 
 
-def test_worlds_the_server_cannot_model_are_refused(prior: Prior) -> None:
+def test_a_blocked_route_becomes_a_wall_with_an_opening_and_a_busy_station_is_taken(prior: Prior) -> None:
     executor = MinecraftExecutor(bridge_factory=FakeBridge, game=prior.game)
-    blocked = world(prior)
-    blocked = type(blocked)(blocked.agents, blocked.refs, blocked={"quarry"})  # type: ignore[arg-type]
-    with pytest.raises(WorldError, match="blocked routes"):
-        executor.reset(blocked)
+    start = world(prior)
+    executor.reset(dataclasses.replace(start, blocked=frozenset({"quarry"}), busy_until={"crafting_station": 30.0}))
+    changes = [args for op, args in executor._bridge.calls if op == "change"]  # type: ignore[union-attr]
+    wall = next(args for args in changes if args["kind"] == "wall")
+    layout = lay_out(start, prior.game)
+    cells = {tuple(cell) for cell in wall["cells"]}
+    held = {layout.at(name) for name in layout.refs} | {c for cs in layout.resources.values() for c in cs}
+    x, y, z = layout.at("quarry")
+    ring = {(x + dx, z + dz) for dx in range(-4, 5) for dz in range(-4, 5) if max(abs(dx), abs(dz)) == 4}
+    assert wall["ref"] == "quarry" and cells and not cells & held  # a wall, on nothing else's cells
+    assert {(cx, cz) for cx, _, cz in cells} < ring  # a square ring round the ref, with an opening
+    assert {cy for _, cy, _ in cells} == {y, y + 1}  # two blocks high: no bot jumps it
+    assert {"kind": "occupy", "station": "crafting_station", "seconds": 30.0} in changes
+    executor.reset(start)  # the next episode: the wall's box is cleared with the rest
+    [reset] = [args for op, args in executor._bridge.calls if op == "reset"][-1:]  # type: ignore[union-attr]
+    assert any(all(low[i] <= min(c[i] for c in cells) for i in range(3)) for low, _ in reset["clear"])
 
 
 @given(st.lists(st.text(min_size=1, max_size=40), min_size=1, max_size=12, unique=True))

@@ -365,17 +365,15 @@ async function settle () {
   return { late }
 }
 
-// A live view of the world around the first bot, in any browser (prismarine-viewer: a web
-// server here, three.js in the page). The port is checked first: a taken one is an answer,
-// not a crash later.
+// A live view of the world around the first bot, in any browser (view.js). A port that is
+// taken is an answer, not a crash later.
 async function view ({ port }) {
   if (state.viewing) return { port: state.viewing }
-  await new Promise((resolve, reject) => {
-    const probe = require('net').createServer()
-    probe.once('error', (err) => reject(new BridgeError('VIEW_PORT_TAKEN', `port ${port} is not free for the view: ${err.code}`)))
-    probe.listen(port, '127.0.0.1', () => probe.close(resolve))
-  })
-  require('prismarine-viewer').mineflayer(state.commander, { port, firstPerson: false, viewDistance: 4 })
+  try {
+    await require('./view').serveView(state.commander, port)
+  } catch (err) {
+    throw new BridgeError('VIEW_PORT_TAKEN', `the view cannot listen on port ${port}: ${err.code ?? err.message}`)
+  }
   state.viewing = port
   return { port }
 }
