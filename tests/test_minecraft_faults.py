@@ -171,7 +171,8 @@ def test_a_server_killed_mid_episode_fails_the_episode_and_the_next_one_runs() -
         executor.armed = True
         failed = run_team_task(_HANDOVER, TEAM_PRIOR, executor=executor)
         assert not failed.success
-        assert failed.outcome is not None and failed.outcome.failure is FailureCode.EXECUTION_FAILURE
+        assert failed.outcome is not None, (failed.code, failed.message)
+        assert failed.outcome.failure is FailureCode.EXECUTION_FAILURE
         assert failed.code in {"BOT_DISCONNECTED", "SERVER_DIED"}, (failed.code, failed.message)
         again = run_team_task(_HANDOVER, TEAM_PRIOR, executor=executor)
         assert again.success, (again.code, again.message)

@@ -39,6 +39,7 @@ function startServer ({ port, version }) {
   const server = {
     child,
     call: (op, args = {}) => new Promise((resolve, reject) => {
+      if (state.serverExit) return reject(new BridgeError('SERVER_DIED', state.serverExit)) // no waiting on the dead
       const id = ++nextId
       const timer = setTimeout(() => { pending.delete(id); reject(new BridgeError('SERVER_TIMEOUT', `the server did not answer ${op}`)) }, SERVER_TIMEOUT_MS)
       pending.set(id, { resolve, reject, timer })

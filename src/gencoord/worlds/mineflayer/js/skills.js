@@ -128,7 +128,10 @@ async function obtainBlock (ctx, bot, action) {
   const here = bot.entity.position
   const free = cells.filter((block) => !digging.has(cellKey(block.position)))
   if (free.length === 0) throw new SkillFailure('SOURCE_EXHAUSTED', `${action.source}'s last ${action.block} is being dug by another agent`)
-  free.sort((a, b) => a.position.distanceTo(here) - b.position.distanceTo(here))
+  // first the blocks whose drop lands within pickup reach (the bot digs on while it flies in),
+  // then the nearest
+  const rank = (block) => (inPickupReach(bot, block.position) ? 0 : 1000) + block.position.distanceTo(here)
+  free.sort((a, b) => rank(a) - rank(b))
   const target = free[0]
   digging.add(cellKey(target.position))
   try {
@@ -181,9 +184,9 @@ async function digAndCollect (ctx, bot, action, blockType, target) {
     return
   }
   await collectOwed(bot)
+  // out of reach: items lie where they drop (no item physics), so walk over at once
+  await goto(bot, new goals.GoalNear(target.position.x, target.position.y, target.position.z, 1))
   const collected = () => countOf(bot, drop) >= expected
-  await waitFor(collected, PICKUP_TIMEOUT_MS / 2, () => null).catch(() => null)
-  if (!collected()) await goto(bot, new goals.GoalNear(target.position.x, target.position.y, target.position.z, 1))
   await waitFor(collected, PICKUP_TIMEOUT_MS,
     () => new SkillFailure('DROP_NOT_COLLECTED', `${bot.username} dug ${action.block} but picked up no ${drop}`))
 }
