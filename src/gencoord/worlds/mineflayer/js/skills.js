@@ -128,10 +128,7 @@ async function obtainBlock (ctx, bot, action) {
   const here = bot.entity.position
   const free = cells.filter((block) => !digging.has(cellKey(block.position)))
   if (free.length === 0) throw new SkillFailure('SOURCE_EXHAUSTED', `${action.source}'s last ${action.block} is being dug by another agent`)
-  // first the blocks whose drop lands within pickup reach (the bot digs on while it flies in),
-  // then the nearest
-  const rank = (block) => (inPickupReach(bot, block.position) ? 0 : 1000) + block.position.distanceTo(here)
-  free.sort((a, b) => rank(a) - rank(b))
+  free.sort((a, b) => a.position.distanceTo(here) - b.position.distanceTo(here))
   const target = free[0]
   digging.add(cellKey(target.position))
   try {
@@ -162,7 +159,8 @@ function forgetOwed () {
 
 function inPickupReach (bot, cell) {
   const feet = bot.entity.position
-  return Math.hypot(feet.x - (cell.x + 0.5), feet.z - (cell.z + 0.5)) <= 1.3 && Math.abs(feet.y - cell.y) <= 1.3
+  // the plugin's pickup check (1.5 blocks flat and up or down), less a hair for rounding
+  return Math.hypot(feet.x - (cell.x + 0.5), feet.z - (cell.z + 0.5)) <= 1.45 && Math.abs(feet.y - (cell.y + 0.1)) <= 1.45
 }
 
 async function digAndCollect (ctx, bot, action, blockType, target) {
