@@ -65,6 +65,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/gate_oracle.py
 	$(BIN)/python benchmarks/scale.py
 	$(BIN)/python benchmarks/minecraft.py
+	$(BIN)/python benchmarks/soak.py
 
 fuzz: $(STAMP)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,fuzz]'
