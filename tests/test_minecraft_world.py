@@ -21,6 +21,7 @@ from gencoord.tasks import SuiteDocument
 from gencoord.tasks.cluster import draw_pool
 from gencoord.tasks.episode import build_episode
 from gencoord.worlds.actions import CraftItem, GiveItem, GoTo
+from gencoord.worlds.changes import BlockRoute, OccupyStation, RemoveItems
 from gencoord.worlds.conformance import conformance_program as program
 from gencoord.worlds.conformance import conformance_world as world
 from gencoord.worlds.mineflayer import MinecraftExecutor
@@ -167,3 +168,16 @@ def test_every_team_gets_valid_distinct_player_names(agents: list[str]) -> None:
     valid = [name for name in agents if re.fullmatch(r"[A-Za-z0-9_]{3,16}", name)]
     if len({name.lower() for name in valid}) == len(valid):
         assert all(players[name] == name for name in valid)  # a name that can log in is kept
+
+
+def test_a_change_naming_nothing_in_the_world_is_a_clear_error(prior: Prior) -> None:
+    executor = MinecraftExecutor(bridge_factory=FakeBridge, game=prior.game)
+    executor.reset(world(prior))
+    for change, reason in (
+        (RemoveItems("nobody", "stick", 1), "UNKNOWN_AGENT"),
+        (BlockRoute("nowhere"), "UNKNOWN_REF"),
+        (OccupyStation("no_station", 5.0), "UNKNOWN_REF"),
+    ):
+        with pytest.raises(WorldError) as caught:
+            executor.change(change)
+        assert caught.value.reason == reason

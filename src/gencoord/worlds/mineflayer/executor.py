@@ -36,7 +36,7 @@ from gencoord.worlds.actions import (
     Program,
     Withdraw,
 )
-from gencoord.worlds.changes import BlockRoute, DepleteSource, OccupyStation, WorldChange
+from gencoord.worlds.changes import BlockRoute, DepleteSource, OccupyStation, RemoveItems, WorldChange
 from gencoord.worlds.executor import (
     ActionFailure,
     ActionRecord,
@@ -203,6 +203,11 @@ class MinecraftExecutor:
         by ``/clear``."""
         self._order.require("change")
         assert self._bridge is not None and self._layout is not None and self._world is not None
+        agent, ref = _named_in(change)
+        if agent is not None and agent not in self._players:
+            raise WorldError("UNKNOWN_AGENT", f"{agent} is not in this world")
+        if ref is not None and ref not in self._layout.refs:
+            raise WorldError("UNKNOWN_REF", f"{ref} does not exist in this world")
         args: dict[str, Any]
         if isinstance(change, BlockRoute):
             starts = {tuple(int(c) for c in shift(a.position, self.options.origin)) for a in self._world.agents}
@@ -445,9 +450,15 @@ class MinecraftExecutor:
             tally[action.item] = tally.get(action.item, 0) + made
 
 
-def _block_centre(position: Position) -> list[float]:
-    """Stand in the middle of the block, not on its corner (where a bot would touch four)."""
-    return [position[0] + 0.5, position[1], position[2] + 0.5]
+def _named_in(change: WorldChange) -> tuple[str | None, str | None]:
+    """The agent, or the ref, a change is about."""
+    if isinstance(change, RemoveItems):
+        return change.agent, None
+    if isinstance(change, BlockRoute):
+        return None, change.ref
+    if isinstance(change, DepleteSource):
+        return None, change.source
+    return None, change.station
 
 
 def _differences(what: str, seen: Mapping[str, Mapping[str, int]], truth: Mapping[str, Items]) -> list[str]:
