@@ -162,18 +162,22 @@ class MinecraftExecutor:
         self.server_pid: int | None = None
         self.view_url: str | None = None  # where --view serves the live view, once the world has started
         self._walled: list[tuple[Cell, Cell]] = []  # boxes of walls built since the last reset
+        self._stale: list[tuple[Cell, Cell]] = []  # the last layout's area, when this episode's differs
 
     # ------------------------------------------------------------------ protocol
     def reset(self, world: WorldSpec) -> WorldSnapshot:
         self._players = player_names([agent.name for agent in world.agents])
         self._names = {player: agent for agent, player in self._players.items()}
         agents = tuple(self._players.values())
-        if self._bridge is None or not self._bridge.alive or agents != self._agents:
+        if self._bridge is None or not self._bridge.alive or (agents != self._agents and not self._join(agents)):
             self._start(agents)
         assert self._bridge is not None
         self._world = world
         self._order.reset_done()
-        self._layout = lay_out(world, self.game, self.options.origin)
+        layout = lay_out(world, self.game, self.options.origin)
+        # another layout: the last one's blocks (refs, resources) may stand where this one has none
+        self._stale = self._layout.clear if self._layout is not None and self._layout != layout else []
+        self._layout = layout
         self._credits: dict[str, dict[str, Items]] = {}
         self._crafted: dict[str, Items] = {}
         self._seen_containers = {name: dict(world.contents.get(name, {})) for name in self._containers()}
@@ -229,7 +233,7 @@ class MinecraftExecutor:
             "layout": self._layout.as_json(),
             # the whole area once per server; afterwards only what bots can change (sites; refs and
             # resources are set anew every reset)
-            "clear": self._layout.clear if self._fresh else self._layout.site_boxes() + self._walled,
+            "clear": self._layout.clear if self._fresh else self._layout.site_boxes() + self._walled + self._stale,
             "drops": self._layout.drops,
             # the furnace rules both worlds share (vanilla's smelting results, burn times, 200 ticks an item)
             "furnace": {
@@ -370,6 +374,21 @@ class MinecraftExecutor:
             self._bridge.call("view", {"port": options.view_port}, START_TIMEOUT_S)
             self.view_url = f"http://127.0.0.1:{options.view_port}"
             print(f"gencoord: watch the Minecraft world at {self.view_url}", file=sys.stderr, flush=True)
+
+    def _join(self, agents: tuple[str, ...]) -> bool:
+        """Bring another team onto the running server (bots leave and join; nothing restarts).
+        False when that cannot be done here: a view follows the first bot, so it starts afresh."""
+        assert self._bridge is not None
+        if self.options.view_port is not None:
+            return False
+        began = time.perf_counter()
+        try:
+            self._bridge.call("team", {"agents": list(agents)}, START_TIMEOUT_S)
+        except WorldError:
+            return False
+        self._agents = agents
+        self.timings["login_s"] = time.perf_counter() - began
+        return True
 
     def _containers(self) -> list[str]:
         assert self._world is not None

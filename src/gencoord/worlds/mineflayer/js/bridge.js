@@ -98,6 +98,7 @@ function joinBot ({ host, port, version, username }) {
     bot.once('error', (err) => reject(new BridgeError('CONNECT_FAILED', `${username} could not connect: ${err.message}`)))
     // a skill in progress fails the moment its bot (or the bot it hands to) is gone
     bot.gcEnded = new Promise((resolve, reject) => bot.once('end', (reason) => {
+      if (bot.gcLeaving) return // it left: another team took the server
       state.dead[username] = `disconnected (${reason})`
       reject(new BridgeError('BOT_DISCONNECTED', `${username} disconnected (${reason})`))
     }))
@@ -116,7 +117,25 @@ async function start ({ embedded, host = '127.0.0.1', port = 0, version = '1.21.
   const joined = Date.now()
   for (const username of agents) state.bots[username] = await joinBot({ host, port, version, username })
   state.commander = state.bots[agents[0]]
+  state.address = { host, port, version }
   return { host, port, version, server_s: serverS, login_s: (Date.now() - joined) / 1000, server_pid: state.serv?.child.pid ?? null }
+}
+
+// Another team on the same server: bots no longer needed leave, new ones join; the server,
+// and the bots both teams share, stay.
+async function team ({ agents }) {
+  const joined = Date.now()
+  for (const [name, bot] of Object.entries(state.bots)) {
+    if (agents.includes(name)) continue
+    bot.gcLeaving = true
+    bot.quit()
+    delete state.bots[name]
+  }
+  for (const username of agents) {
+    if (!state.bots[username]) state.bots[username] = await joinBot({ ...state.address, username })
+  }
+  state.commander = state.bots[agents[0]]
+  return { login_s: (Date.now() - joined) / 1000 }
 }
 
 // ------------------------------------------------------------------ episode set-up
@@ -385,7 +404,7 @@ async function kick ({ name }) {
   return state.serv.call('kick', { name })
 }
 
-const OPS = { start, reset, act, observe, close, kick, change, settle, view }
+const OPS = { start, reset, act, observe, close, kick, change, settle, view, team }
 
 function answer (message) {
   protocolWrite(JSON.stringify(message) + '\n')
