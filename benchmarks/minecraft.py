@@ -33,7 +33,7 @@ from gencoord.run.team import run_team_task
 from gencoord.runtime.verify import Execution
 from gencoord.tasks import build_episode, default_suites, paper_pool
 from gencoord.tasks.cluster import Cluster, make_cluster
-from gencoord.tasks.team import TeamAgent, TeamGoal, TeamTask
+from gencoord.tasks.team_files import load_team_tasks
 from gencoord.worlds.mineflayer import MinecraftExecutor
 from gencoord.worlds.sim import SimExecutor
 
@@ -42,34 +42,8 @@ CAPABILITY = [("GC_STICK_ORDER", "RAW_PROCESSOR"), ("GC_TABLE_ORDER", "FINISHED_
 RECORDED = ("ACTIVE_ORDER_BRANCH", "WORK_BRANCH", 7, 1)  # template, binding, seed, role: `gencoord episode` flags
 PAPER_RECORDED_S = 22.36  # Table S9: the recorded episode's actions on the official server
 # Team tasks of 2, 3 and 5 agents where each peer holds one ingredient: the givers walk and hand
-# over at once, so the wall time shows whether agents really work in parallel.
-TEAM_TASKS = (
-    TeamTask(
-        id="pickaxe_2",
-        agents=[TeamAgent(name="smith", inventory={"stick": 2}), TeamAgent(name="miner", inventory={"iron_ingot": 3})],
-        goal=TeamGoal(item="iron_pickaxe", holder="smith"),
-    ),
-    TeamTask(
-        id="pickaxe_3",
-        agents=[
-            TeamAgent(name="smith"),
-            TeamAgent(name="miner", inventory={"iron_ingot": 3}),
-            TeamAgent(name="carpenter", inventory={"stick": 2}),
-        ],
-        goal=TeamGoal(item="iron_pickaxe", holder="smith"),
-    ),
-    TeamTask(
-        id="cake_5",
-        agents=[
-            TeamAgent(name="baker"),
-            TeamAgent(name="dairy", inventory={"milk_bucket": 3}),
-            TeamAgent(name="grocer", inventory={"sugar": 2}),
-            TeamAgent(name="farmer", inventory={"wheat": 3}),
-            TeamAgent(name="henkeeper", inventory={"egg": 1}),
-        ],
-        goal=TeamGoal(item="cake", holder="baker"),
-    ),
-)
+# over at once, so the wall time shows whether agents really work in parallel (shared with soak.py).
+TEAM_TASKS = tuple(load_team_tasks(Path(__file__).with_name("parallel_teams.json"), prior=team_prior()))
 
 
 def _clusters(pool: int | None) -> list[Cluster]:

@@ -24,38 +24,12 @@ from rich.console import Console
 from gencoord import __version__
 from gencoord.prior.load import team_prior
 from gencoord.run.team import run_team_task
-from gencoord.tasks.team import TeamAgent, TeamGoal, TeamTask
+from gencoord.tasks.team_files import load_team_tasks
 from gencoord.worlds.mineflayer import MinecraftExecutor, NodeBridge
 from gencoord.worlds.sim import SimExecutor
 
 OUT = Path(__file__).parent / "results" / "soak.json"
-TASKS = (
-    TeamTask(
-        id="pickaxe_2",
-        agents=[TeamAgent(name="smith", inventory={"stick": 2}), TeamAgent(name="miner", inventory={"iron_ingot": 3})],
-        goal=TeamGoal(item="iron_pickaxe", holder="smith"),
-    ),
-    TeamTask(
-        id="pickaxe_3",
-        agents=[
-            TeamAgent(name="smith"),
-            TeamAgent(name="miner", inventory={"iron_ingot": 3}),
-            TeamAgent(name="carpenter", inventory={"stick": 2}),
-        ],
-        goal=TeamGoal(item="iron_pickaxe", holder="smith"),
-    ),
-    TeamTask(
-        id="cake_5",
-        agents=[
-            TeamAgent(name="baker"),
-            TeamAgent(name="dairy", inventory={"milk_bucket": 3}),
-            TeamAgent(name="grocer", inventory={"sugar": 2}),
-            TeamAgent(name="farmer", inventory={"wheat": 3}),
-            TeamAgent(name="henkeeper", inventory={"egg": 1}),
-        ],
-        goal=TeamGoal(item="cake", holder="baker"),
-    ),
-)
+TASKS = tuple(load_team_tasks(Path(__file__).with_name("parallel_teams.json"), prior=team_prior()))
 
 
 def rss_mib(pid: int | None) -> float | None:
