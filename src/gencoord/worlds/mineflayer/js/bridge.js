@@ -448,7 +448,8 @@ readline.createInterface({ input: process.stdin }).on('line', (line) => {
     queue = queue.then(() => Promise.allSettled([...inFlight])).then(() => handle(line))
   }
 }).on('close', () => {
-  queue.then(() => Promise.allSettled([...inFlight])).then(close).finally(() => process.exit(0))
+  // the caller is gone: acts still in flight are moot, so end the bots and the server now
+  close().finally(() => process.exit(0))
 })
 process.on('uncaughtException', (err) => log(`uncaught: ${err.stack ?? err}`))
 process.on('unhandledRejection', (err) => log(`unhandled: ${err?.stack ?? err}`))
