@@ -22,7 +22,7 @@ const LOGIN_TIMEOUT_MS = 20000
 const SETUP_TIMEOUT_MS = 15000
 const SERVER_TIMEOUT_MS = 20000
 
-const state = { serv: null, bots: {}, dead: {}, layout: null, seen: {}, drops: {}, walls: {}, mayBeBusy: new Set(), commander: null, embedded: false }
+const state = { serv: null, bots: {}, dead: {}, layout: null, seen: {}, drops: {}, walls: {}, mayBeBusy: new Set(), commander: null, embedded: false, acting: new Set(), fetching: new Map() }
 
 class BridgeError extends Error {
   constructor (code, message) {
@@ -242,7 +242,7 @@ async function reset (spec) {
 // What a skill may know of the world: the layout, what bots saw, and what the operator did to
 // the world (walls round refs, stations that may be taken: a skill still learns each from the server).
 function context () {
-  return { bots: state.bots, layout: state.layout, seen: state.seen, drops: state.drops, walls: state.walls, mayBeBusy: state.mayBeBusy, furnace: state.furnace }
+  return { bots: state.bots, layout: state.layout, seen: state.seen, drops: state.drops, walls: state.walls, mayBeBusy: state.mayBeBusy, furnace: state.furnace, acting: state.acting, fetching: state.fetching }
 }
 
 // Every player's inventory as the server holds it (the bots' view on a server we do not run).
@@ -256,6 +256,17 @@ async function holdings () {
 // With `around`, the answer carries every inventory just before and just after: what a
 // hand-over check compares.
 async function act ({ action, around = false }) {
+  // a receiver walking onto a stack thrown out of its reach finishes that first (see giveItem)
+  while (state.fetching.has(action.agent)) await state.fetching.get(action.agent)
+  state.acting.add(action.agent)
+  try {
+    return await actAfterSettling(action, around)
+  } finally {
+    state.acting.delete(action.agent)
+  }
+}
+
+async function actAfterSettling (action, around) {
   const bot = state.bots[action.agent]
   if (bot && action.name !== 'obtain_block') {
     try {

@@ -14,6 +14,10 @@ const REF_RANGE = 3
 const GOTO_TIMEOUT_MS = 30000
 const PICKUP_TIMEOUT_MS = 4000
 const HANDOFF_TIMEOUT_MS = 6000
+const TOSS_CARRY = 1.8 // how far ahead of the thrower a thrown stack lands (the server's rule, as vanilla's throw)
+const PICKUP_FLAT = 1.5 // vanilla's pickup reach, flat
+const TOSS_PICKUP_MS = 2000 // vanilla: nobody picks up a thrown stack for 40 ticks
+const TOSS_GRACE_MS = 1000 // ticks late under load
 
 class SkillFailure extends Error {
   constructor (code, message, retryAfterS = null) {
@@ -196,13 +200,54 @@ async function giveItem (ctx, bot, action) {
   if (gap > REACH) throw new SkillFailure('OUT_OF_REACH', `${bot.username} is ${gap.toFixed(1)} blocks from ${action.to} (reach ${REACH})`)
   need(bot, action.item, action.count)
   const before = countOf(peer, action.item)
+  const received = () => countOf(peer, action.item) >= before + action.count
+  // within reach but too far for a thrown stack to land where the receiver can pick it up:
+  // step in, as a player would, rather than throw it on the ground
+  if (flatGap(bot.entity.position, peer.entity.position) > TOSS_CARRY + PICKUP_FLAT - 0.3) {
+    const p = peer.entity.position
+    await goto(bot, new goals.GoalNear(p.x, p.y, p.z, 2))
+  }
   await bot.lookAt(peer.entity.position.offset(0, 0.2, 0), true)
   await bot.waitForTicks(2) // the rotation reaches the server on the next tick
   await bot.toss(itemId(bot, action.item), null, action.count)
   // A handoff is confirmed by the receiver's inventory, never assumed from the toss.
-  await waitFor(() => countOf(peer, action.item) >= before + action.count, HANDOFF_TIMEOUT_MS,
+  if (await settles(received, TOSS_PICKUP_MS + TOSS_GRACE_MS)) return
+  await fetchStack(ctx, bot, peer, action.item)
+  await waitFor(received, HANDOFF_TIMEOUT_MS,
     () => new SkillFailure('HANDOFF_NOT_RECEIVED',
       `${action.to} received ${countOf(peer, action.item) - before} of ${action.count} ${action.item}`))
+}
+
+const flatGap = (a, b) => Math.hypot(a.x - b.x, a.z - b.z)
+
+async function settles (predicate, timeoutMs) {
+  try {
+    await waitFor(predicate, timeoutMs, () => new Error('not yet'))
+    return true
+  } catch {
+    return false
+  }
+}
+
+// The stack landed out of the receiver's pickup reach (it was still walking when the giver
+// aimed, or the server had the giver's old heading): the receiver walks onto it, once it has
+// finished whatever it was doing, and holds its own next action until it has.
+async function fetchStack (ctx, giver, receiver, item) {
+  const name = receiver.username
+  await waitFor(() => !ctx.acting.has(name) && !ctx.fetching.has(name), HANDOFF_TIMEOUT_MS,
+    () => new SkillFailure('HANDOFF_NOT_RECEIVED', `the stack landed out of ${name}'s reach while ${name} was busy`))
+  const stacks = Object.values(receiver.entities)
+    .filter((e) => e.name === 'item' && e.getDroppedItem()?.name === item)
+    .sort((a, b) => a.position.distanceTo(giver.entity.position) - b.position.distanceTo(giver.entity.position))
+  if (stacks.length === 0) throw new SkillFailure('HANDOFF_NOT_RECEIVED', `${name} sees no ${item} on the ground: somebody else picked it up`)
+  const at = stacks[0].position
+  const walk = goto(receiver, new goals.GoalNear(at.x, at.y, at.z, 1))
+  ctx.fetching.set(name, walk.catch(() => {}))
+  try {
+    await walk
+  } finally {
+    ctx.fetching.delete(name)
+  }
 }
 
 async function openChest (ctx, bot, name) {
