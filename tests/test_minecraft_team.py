@@ -1,4 +1,4 @@
-"""Team tasks in real Minecraft: n bots, several hand-overs, a held crafting table placed and used.
+"""Team tasks in real Minecraft: n bots, several hand-overs, a held crafting table placed and used, a furnace.
 
 The same pipeline as on the simulator (supply exchange, n-party commitment, compile), run
 by Mineflayer bots on the embedded flying-squid server and verified against the server's
@@ -21,10 +21,12 @@ from gencoord.eval.config import find_experiment
 from gencoord.prior.load import team_prior
 from gencoord.run.team import run_team_task
 from gencoord.tasks.team import TeamAgent, TeamGoal, TeamTask, TeamWorld
+from gencoord.tasks.team_files import load_team_tasks
 from gencoord.worlds.mineflayer import MinecraftExecutor
 
 pytestmark = pytest.mark.minecraft
 PRIOR = team_prior()
+EXPERIMENTS = Path(__file__).parents[1] / "experiments" / "team"
 
 
 @pytest.fixture(scope="module")
@@ -54,6 +56,12 @@ TASKS = [
         ],
         goal=TeamGoal(item="iron_pickaxe", count=1, holder="smith"),
     ),
+    # the shipped team task that smelts: two peers hand over the raw iron and the coal
+    *(
+        task
+        for task in load_team_tasks(EXPERIMENTS / "smelting.json", prior=PRIOR)
+        if task.id == "flint_and_steel_three"
+    ),
 ]
 
 
@@ -69,6 +77,8 @@ def test_a_team_task_gets_the_simulators_verdicts_in_minecraft(task: TeamTask, m
     assert all(seen.verified for seen in real.execution.handoffs)
     if not task.world.crafting_table:
         assert any(r.action.name == "place_station" and r.ok for r in real.execution.records)
+    if task.world.furnace:
+        assert any(r.action.name == "furnace_collect" and r.ok for r in real.execution.records)
 
 
 def test_agents_whose_names_cannot_log_in_play_under_player_names(minecraft: MinecraftExecutor) -> None:

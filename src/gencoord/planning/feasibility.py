@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, milp
 
+from gencoord.planning.furnace import is_heat, readable, with_furnace
 from gencoord.prior.gamedata import GameData, Recipe
 from gencoord.prior.prior import Prior
 from gencoord.tasks.team import TeamTask
@@ -79,7 +80,12 @@ def _closure(game: GameData, roots: tuple[str, ...], crafting: bool) -> tuple[li
 def closure_items(game: GameData, goal: str, table_needed: bool) -> list[str]:
     """Every item the goal's recipes can use, nearest the goal first (what a lead asks peers about)."""
     items, _ = _closure(game, (goal, TABLE) if table_needed else (goal,), True)
-    return items
+    return [item for item in items if not is_heat(item)]
+
+
+def planning_game(task: TeamTask, prior: Prior) -> GameData:
+    """The recipes a plan for ``task`` may use: the crafting recipes, and smelting where a furnace stands."""
+    return with_furnace(prior.game) if task.world.furnace else prior.game
 
 
 def addressable(game: GameData, item: str) -> list[tuple[str | None, Recipe]]:
@@ -217,7 +223,7 @@ def _solve(
 
 def diagnose(task: TeamTask, prior: Prior) -> Feasibility:
     """Whether the goal is reachable from what the team holds, gathers and crafts (blocked skills respected)."""
-    game = prior.game
+    game = planning_game(task, prior)
     gatherers = [agent for agent in task.agents if GATHER_SKILL not in agent.blocked]
     crafters = [agent for agent in task.agents if CRAFT_SKILL not in agent.blocked]
     gatherable = set(task.world.resources) if gatherers else set()
@@ -253,11 +259,12 @@ def diagnose(task: TeamTask, prior: Prior) -> Feasibility:
             tuple(missing[1:]),
         )
     has = f"team has {first.held}" if first.held else "team has none"
-    chain = " → ".join((*first.via, first.item)) if first.via else ""
-    reason = f"no recipe path to {count} {goal} from the pooled inventories: needs {first.needed} {first.item}, {has}"
+    chain = " → ".join(readable(item) for item in (*first.via, first.item)) if first.via else ""
+    needs = f"needs {first.needed} {readable(first.item)}, {has}"
+    reason = f"no recipe path to {count} {goal} from the pooled inventories: {needs}"
     reason += f" (via {chain})" if chain else ""
     if len(missing) > 1:
-        reason += "; also short: " + ", ".join(f"{s.needed - s.held} {s.item}" for s in missing[1:])
+        reason += "; also short: " + ", ".join(f"{s.needed - s.held} {readable(s.item)}" for s in missing[1:])
     if table_needed and x[-1] > 0 and not held.get(TABLE):
         reason += " — counting the crafting table a 3×3 recipe needs, which must be made: none is placed or held"
     if not crafters and game.recipes.get(goal):

@@ -20,14 +20,24 @@ from graphlib import TopologicalSorter
 
 from gencoord.dsl.ast import Path, PeerRequest, Proposal, Task
 from gencoord.errors import ResolutionError
-from gencoord.planning.feasibility import CRAFT_SKILL, GATHER_SKILL, TABLE, Feasibility, addressable, diagnose
-from gencoord.prior.gamedata import Recipe
+from gencoord.planning.feasibility import (
+    CRAFT_SKILL,
+    GATHER_SKILL,
+    TABLE,
+    Feasibility,
+    addressable,
+    diagnose,
+    planning_game,
+)
+from gencoord.planning.furnace import heat_of, is_heat, smelted_input
+from gencoord.prior.gamedata import GameData, Recipe
 from gencoord.prior.prior import Prior
 from gencoord.tasks.team import ANY, TeamTask
-from gencoord.tasks.world import STATION, source_ref
+from gencoord.tasks.world import FURNACE, STATION, source_ref
 
 DELIVER_SKILL = "resource.deliver"
 PLACE_SKILL = "station.place"
+SMELT_SKILLS = ("transform.supply_input", "transform.supply_fuel", "transform.collect_output")
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,8 +78,18 @@ def _net_needs(task: TeamTask, runs: tuple[tuple[str, Recipe, int], ...], places
     return {item: amount for item, amount in balance.items() if amount > 0}
 
 
-def _material(prior: Prior, item: str, recipe: Recipe) -> str | None:
-    return next(material for material, variant in addressable(prior.game, item) if variant is recipe)
+def _material(game: GameData, item: str, recipe: Recipe) -> str | None:
+    return next(material for material, variant in addressable(game, item) if variant is recipe)
+
+
+def _smelt(result: str, source: str, times: int, runs: tuple[tuple[str, Recipe, int], ...], prior: Prior) -> list[Task]:
+    """Load ``times`` of ``source`` and the fuel the plan burns for it, then take the output."""
+    fuels = [(next(iter(recipe.ingredients)), n) for made, recipe, n in runs if made == heat_of(source)]
+    return [
+        _task(SMELT_SKILLS[0], prior, q=times, item=source, station=FURNACE),
+        *(_task(SMELT_SKILLS[1], prior, q=n, item=fuel, station=FURNACE) for fuel, n in sorted(fuels)),
+        _task(SMELT_SKILLS[2], prior, q=times, item=result, station=FURNACE),
+    ]
 
 
 def _craft_order(runs: tuple[tuple[str, Recipe, int], ...], table_made: bool) -> list[tuple[str, Recipe, int]]:
@@ -147,12 +167,22 @@ def _draft(task: TeamTask, crafter: str, needs: dict[str, int], feasibility: Fea
     own_path = draft.paths[crafter]
     own_path += obtained[crafter]
     placed = placer is not None and placer != crafter
+    smelted = sorted({source for _, recipe, _ in feasibility.runs if (source := smelted_input(recipe))})
+    if len(smelted) > 1:
+        return f"the plan smelts {' and '.join(smelted)}, and one furnace smelts one kind of item per plan"
+    game = planning_game(task, prior)
     for result, recipe, times in _craft_order(feasibility.runs, feasibility.places_table and placer is None):
+        if is_heat(result):
+            continue  # its fuel goes in with the smelt that burns it
+        source = smelted_input(recipe)
+        if source is not None:
+            own_path += _smelt(result, source, times, feasibility.runs, prior)
+            continue
         if recipe.grid > 2 and feasibility.places_table and not placed:
             own_path.append(place)
             placed = True
         args: dict[str, str | int] = {"q": recipe.count * times, "item": result}
-        material = _material(prior, result, recipe)
+        material = _material(game, result, recipe)
         if material is not None:
             args["input"] = material
         if recipe.grid > 2:

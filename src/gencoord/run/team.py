@@ -37,9 +37,10 @@ from gencoord.dsl import team_dialogue
 from gencoord.dsl.ast import Path, Proposal
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import GencoordError, ParseError, ResolutionError, WorldError
-from gencoord.planning.feasibility import closure_items, diagnose
+from gencoord.planning.feasibility import closure_items, diagnose, planning_game
 from gencoord.prior.contract import check_proposal
 from gencoord.prior.episode import PublicEpisode
+from gencoord.prior.gamedata import GameData
 from gencoord.prior.ledger import consumption, production
 from gencoord.prior.prior import Prior
 from gencoord.protocol.commitment import Commitment, Handoff, RolePath
@@ -130,7 +131,7 @@ class _Speaker:
     def expand(self, goal: str) -> tuple[str, ...]:
         if not self.prior.game.is_item(goal):
             raise ParseError("UNKNOWN_ITEM", f"ASK FOR names {goal[:40]!r}, which is not an item")
-        return recipe_closure(self.prior, goal)
+        return recipe_closure(planning_game(self.task, self.prior), goal)
 
     def have(self, query: SupplyQuery, agent: TeamAgent, lead: str) -> str:
         reply = answer(query, dict(agent.inventory), list(agent.blocked))
@@ -159,13 +160,17 @@ class _Speaker:
         return parse_response(team_dialogue.hear_response(self.wire.send(peer, lead, "RESPONSE", said)))
 
 
-def recipe_closure(prior: Prior, goal: str) -> tuple[str, ...]:
-    """What ``ASK FOR <goal>`` covers: every item the goal's recipes (and a crafting table's) can use."""
-    return tuple(sorted(closure_items(prior.game, goal, table_needed=True)))
+def recipe_closure(game: GameData, goal: str) -> tuple[str, ...]:
+    """What ``ASK FOR <goal>`` covers: every item the goal's recipes (and a crafting table's) can use.
+
+    ``game`` is the recipes of the task's world, public to every agent: with a furnace,
+    smelting inputs and fuels are covered too.
+    """
+    return tuple(sorted(closure_items(game, goal, table_needed=True)))
 
 
 def _asked(task: TeamTask, prior: Prior) -> SupplyQuery:
-    return SupplyQuery(recipe_closure(prior, task.goal.item), task.goal.item)
+    return SupplyQuery(recipe_closure(planning_game(task, prior), task.goal.item), task.goal.item)
 
 
 def projected(proposal: Proposal, peer: str) -> Proposal:

@@ -45,6 +45,7 @@ class TeamWorld(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     crafting_table: bool = True  # a placed crafting table every agent can use
+    furnace: bool = False  # a furnace every agent can use (plans may smelt; fuel comes from the team)
     resources: list[str] = []  # items agents that may gather can obtain from the world, without limit
 
 

@@ -1,12 +1,13 @@
 """The world a team task runs in: agents on a ring, a crafting station spot, a source per resource.
 
 Every team world has the same public shape, so a task file need not draw a map: a
-crafting station at the centre (standing, or a spot where a held table is placed), the
-agents on a ring around it, one source per gatherable item on an outer ring, and a
-chest for a goal that must end in one. A resource that some block drops when broken by
-hand is a resource area of that block; anything else the world offers without limit
-(mob drops, ores that need a pickaxe) is a stocked supply chest, which the task's notes
-and the README say, since that is a simplification of the real game.
+crafting station at the centre (standing, or a spot where a held table is placed), a
+furnace beside it when the task has one, the agents on a ring around it, one source per
+gatherable item on an outer ring, and a chest for a goal that must end in one. A resource
+that some block drops when broken by hand is a resource area of that block; anything else
+the world offers without limit (mob drops, ores that need a pickaxe) is a stocked supply
+chest, which the task's notes and the README say, since that is a simplification of the
+real game.
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ from gencoord.worlds.spec import AgentSpec, WorldSpec
 
 STATION = "crafting_station"
 """The station spot every team world has (``station.place`` puts a held table here)."""
+
+FURNACE = "furnace_station"
+"""The furnace of a team world that has one (``world.furnace``), beside the crafting station."""
 
 SUPPLY = 2304
 """Blocks in a resource area, items in a supply chest: a full inventory, never the limit."""
@@ -51,6 +55,8 @@ def hand_block(item: str, prior: Prior) -> str | None:
 def team_world(task: TeamTask, prior: Prior) -> tuple[PublicEpisode, WorldSpec]:
     """The public episode every agent may name, and the world state only executors see."""
     refs: dict[str, Ref] = {STATION: Ref(kind="station", block="crafting_table", position=(0, _Y, 0))}
+    if task.world.furnace:  # inside the agents' ring, clear of every agent's spot for any team size
+        refs[FURNACE] = Ref(kind="station", block="furnace", position=(1, _Y, 1))
     contents: dict[str, dict[str, int]] = {}
     deposits: dict[str, int] = {}
     resources = sorted(task.world.resources)
