@@ -3,17 +3,21 @@
 Runs ``--episodes`` (default 200) team tasks back to back on one MinecraftExecutor (one
 bridge, one embedded server, the same bots throughout), cycling over tasks of 2, 3 and 5
 agents, and the same tasks on the simulator. Reports failures by reason on each world,
-failures Minecraft shows that the simulator does not, and the resident memory (RSS) of the
-bridge and the server at the start and every ``--every`` episodes: growth is the last
-reading minus the first. Results: benchmarks/results/soak.json. Not a test: nothing here
-asserts a figure. Targets (issue 15): no failure the simulator does not also show, and
-memory growth under 50 MiB.
+failures Minecraft shows that the simulator does not, and the memory of the bridge and the
+server at the start and every ``--every`` episodes: the V8 heap after a full collection
+(Node runs with --expose-gc here), which is what a leak grows, and the resident memory (RSS),
+which also holds garbage not yet collected and the allocator's reserve. Growth is the last
+reading minus the first, and minus the first after warm-up (the reading ``--every``
+episodes in, once every team size has joined). Results: benchmarks/results/soak.json. Not a
+test: nothing here asserts a figure. Targets (issue 15): no failure the simulator does not
+also show, and memory growth under 50 MiB.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import time
 from collections import Counter
@@ -32,25 +36,17 @@ OUT = Path(__file__).parent / "results" / "soak.json"
 TASKS = tuple(load_team_tasks(Path(__file__).with_name("parallel_teams.json"), prior=team_prior()))
 
 
-def rss_mib(pid: int | None) -> float | None:
-    """Resident memory of a process (Linux /proc), or None when it is not there to read."""
-    if pid is None:
-        return None
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        return None
-    return None
-
-
 class _Watched(MinecraftExecutor):
-    """A Minecraft world whose bridge process can be read for memory."""
+    """A Minecraft world whose bridge and server can be asked for their memory."""
 
-    @property
-    def bridge_pid(self) -> int | None:
-        return self._bridge.pid if isinstance(self._bridge, NodeBridge) else None
+    def memory(self) -> dict[str, float]:
+        assert isinstance(self._bridge, NodeBridge)
+        answer = self._bridge.call("memory", {}, 60.0)
+        return {
+            f"{process}_{figure}": float(answer[process][figure])
+            for process in ("bridge", "server")
+            for figure in ("heap_mib", "rss_mib")
+        }
 
 
 def main() -> None:
@@ -59,11 +55,12 @@ def main() -> None:
     parser.add_argument("--every", type=int, default=20, help="read memory every N episodes")
     args = parser.parse_args()
     prior = team_prior()
+    os.environ["NODE_OPTIONS"] = f"{os.environ.get('NODE_OPTIONS', '')} --expose-gc".strip()
     minecraft = _Watched(game=prior.game)
     real_codes: Counter[str] = Counter()
     sim_codes: Counter[str] = Counter()
     only_real: list[dict[str, object]] = []
-    memory: list[dict[str, float | int | None]] = []
+    memory: list[dict[str, float]] = []
     restarts = 0
     began = time.perf_counter()
     try:
@@ -78,20 +75,13 @@ def main() -> None:
             if real.code is not None and real.code != simulated.code:
                 only_real.append({"episode": episode, "task": task.id, "code": real.code, "message": real.message})
             if episode % args.every == 0 or episode == args.episodes - 1:
-                reading = {
-                    "episode": episode,
-                    "bridge_mib": rss_mib(minecraft.bridge_pid),
-                    "server_mib": rss_mib(minecraft.server_pid),
-                }
+                reading = {"episode": episode, **minecraft.memory()}
                 memory.append(reading)
                 Console().print(reading, real_codes)
     finally:
         minecraft.close()
-    first, last = memory[0], memory[-1]
-
-    def growth(key: str) -> float | None:
-        a, b = first[key], last[key]
-        return None if a is None or b is None else float(b) - float(a)
+    first, warm, last = memory[0], memory[min(1, len(memory) - 1)], memory[-1]
+    figures = [key for key in first if key != "episode"]
 
     summary = {
         "episodes": args.episodes,
@@ -100,8 +90,8 @@ def main() -> None:
         "simulator_outcomes": dict(sim_codes),
         "failures_only_in_minecraft": len(only_real),
         "world_restarts": restarts,
-        "bridge_growth_mib": growth("bridge_mib"),
-        "server_growth_mib": growth("server_mib"),
+        "growth_mib": {key: last[key] - first[key] for key in figures},
+        "growth_after_warm_up_mib": {key: last[key] - warm[key] for key in figures},
     }
     Console().print(summary)
     OUT.parent.mkdir(parents=True, exist_ok=True)

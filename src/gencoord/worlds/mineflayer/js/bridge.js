@@ -415,7 +415,15 @@ async function kick ({ name }) {
   return state.serv.call('kick', { name })
 }
 
-const OPS = { start, reset, act, observe, close, kick, change, settle, view, team }
+// The bridge's and the embedded server's memory (see server.js's memory()).
+async function memory () {
+  if (global.gc) global.gc()
+  const { heapUsed, rss } = process.memoryUsage()
+  const bridge = { heap_mib: heapUsed / 2 ** 20, rss_mib: rss / 2 ** 20, collected: Boolean(global.gc) }
+  return { bridge, server: state.serv ? await state.serv.call('memory') : null }
+}
+
+const OPS = { start, reset, act, observe, close, kick, change, settle, view, team, memory }
 
 function answer (message) {
   protocolWrite(JSON.stringify(message) + '\n')
