@@ -7,6 +7,9 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
 MC_JS := src/gencoord/worlds/mineflayer/js
 NPM_STAMP := $(MC_JS)/node_modules/.installed
+# pytest workers for `make test`: the Minecraft tests wait on the game's clock while the rest
+# use the CPU, so two workers overlap them (tests/conftest.py groups them).
+TEST_WORKERS ?= 2
 
 .PHONY: run test wheel-check bench fuzz clean browser
 
@@ -48,7 +51,7 @@ test: $(STAMP) $(NPM_STAMP) browser
 	$(BIN)/ruff check src tests scripts benchmarks
 	$(BIN)/ruff format --check src tests scripts benchmarks
 	$(BIN)/mypy
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup
 
 # The built wheel in a clean venv outside the tree: demo, a forward and a gate experiment by shipped name.
 wheel-check:

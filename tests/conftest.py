@@ -1,6 +1,13 @@
 from __future__ import annotations
 
+import os
+
 import pytest
+
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # One compute thread per worker: two workers' OpenMP pools spinning on two cores made the
+    # tiny-model tests forty times slower (set before any test imports torch).
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from gencoord.prior import Prior, default_prior
 from gencoord.tasks import SuiteDocument, default_suites
@@ -18,6 +25,23 @@ STICK_COUNTERED = (
     "SELF resource.obtain(q=2,item=oak_planks) > craft.item(q=4,input=oak_planks,item=stick) > "
     "resource.deliver(q=4,item=stick,to=agent_b)\nREQ agent_b resource.deliver(q=4,dst=order_chest,item=stick)"
 )
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Real-Minecraft tests first, on one worker; Ray's on one worker; the rest spread over the others.
+
+    Minecraft episodes wait on the game's clock (bots walk and dig in real time) while the
+    rest of the suite is CPU-bound, so under ``pytest -n 2 --dist loadgroup`` (``make test``)
+    the two overlap. Run first, the Minecraft group starts at once rather than after the
+    others; kept on one worker, its episodes never compete with each other for the CPU.
+    Ray's tests share one worker because each starts a local cluster.
+    """
+    for item in items:
+        if item.get_closest_marker("minecraft") is not None:
+            item.add_marker(pytest.mark.xdist_group("minecraft"))
+        elif item.path.name == "test_ray.py":
+            item.add_marker(pytest.mark.xdist_group("ray"))
+    items.sort(key=lambda item: item.get_closest_marker("minecraft") is None)
 
 
 @pytest.fixture(scope="session")

@@ -18,6 +18,7 @@ const TOSS_CARRY = 1.8 // how far ahead of the thrower a thrown stack lands (the
 const PICKUP_FLAT = 1.5 // vanilla's pickup reach, flat
 const TOSS_PICKUP_MS = 2000 // vanilla: nobody picks up a thrown stack for 40 ticks
 const TOSS_GRACE_MS = 1000 // ticks late under load
+const STACK_SEEN_MS = 1000 // a thrown stack's spawn reaches the receiver's client well within this
 
 class SkillFailure extends Error {
   constructor (code, message, retryAfterS = null) {
@@ -161,10 +162,13 @@ function forgetOwed () {
   owed.clear() // a new episode: what the last one left on the ground is cleared with it
 }
 
+// vanilla's pickup check (1.5 blocks flat and up or down), less a hair for rounding
+function withinPickup (feet, at) {
+  return Math.hypot(feet.x - at.x, feet.z - at.z) <= PICKUP_FLAT - 0.05 && Math.abs(feet.y - at.y) <= PICKUP_FLAT - 0.05
+}
+
 function inPickupReach (bot, cell) {
-  const feet = bot.entity.position
-  // the plugin's pickup check (1.5 blocks flat and up or down), less a hair for rounding
-  return Math.hypot(feet.x - (cell.x + 0.5), feet.z - (cell.z + 0.5)) <= 1.45 && Math.abs(feet.y - (cell.y + 0.1)) <= 1.45
+  return withinPickup(bot.entity.position, cell.offset(0.5, 0.1, 0.5))
 }
 
 async function digAndCollect (ctx, bot, action, blockType, target) {
@@ -210,9 +214,15 @@ async function giveItem (ctx, bot, action) {
   await bot.lookAt(peer.entity.position.offset(0, 0.2, 0), true)
   await bot.waitForTicks(2) // the rotation reaches the server on the next tick
   await bot.toss(itemId(bot, action.item), null, action.count)
-  // A handoff is confirmed by the receiver's inventory, never assumed from the toss.
-  if (await settles(received, TOSS_PICKUP_MS + TOSS_GRACE_MS)) return
-  await fetchStack(ctx, bot, peer, action.item)
+  // A handoff is confirmed by the receiver's inventory, never assumed from the toss. A stack
+  // that lands out of the receiver's reach (it was still walking when the giver aimed, or the
+  // server had the giver's old heading) is walked onto while vanilla's pickup delay runs.
+  const stack = await landed(bot, peer, action.item)
+  if (stack && !withinPickup(peer.entity.position, stack.position)) {
+    await fetchStack(ctx, peer, stack)
+  } else if (!(await settles(received, TOSS_PICKUP_MS + TOSS_GRACE_MS))) {
+    await fetchStack(ctx, peer, await landed(bot, peer, action.item))
+  }
   await waitFor(received, HANDOFF_TIMEOUT_MS,
     () => new SkillFailure('HANDOFF_NOT_RECEIVED',
       `${action.to} received ${countOf(peer, action.item) - before} of ${action.count} ${action.item}`))
@@ -229,18 +239,23 @@ async function settles (predicate, timeoutMs) {
   }
 }
 
-// The stack landed out of the receiver's pickup reach (it was still walking when the giver
-// aimed, or the server had the giver's old heading): the receiver walks onto it, once it has
-// finished whatever it was doing, and holds its own next action until it has.
-async function fetchStack (ctx, giver, receiver, item) {
+// The thrown stack as the receiver sees it: the nearest of its kind to the giver, once it
+// has appeared (null when none has within a second: somebody else has it, or it is picked up).
+async function landed (giver, receiver, item) {
+  const find = () => Object.values(receiver.entities)
+    .filter((e) => e.name === 'item' && e.getDroppedItem()?.name === item && e.position.distanceTo(giver.entity.position) <= TOSS_CARRY + 1)
+    .sort((a, b) => a.position.distanceTo(giver.entity.position) - b.position.distanceTo(giver.entity.position))[0]
+  return (await settles(() => find() !== undefined, STACK_SEEN_MS)) ? find() : null
+}
+
+// The receiver walks onto a stack thrown out of its reach, once it has finished whatever it
+// was doing; its own next action waits until it has.
+async function fetchStack (ctx, receiver, stack) {
   const name = receiver.username
+  if (!stack) throw new SkillFailure('HANDOFF_NOT_RECEIVED', `${name} sees no stack on the ground: somebody else picked it up`)
   await waitFor(() => !ctx.acting.has(name) && !ctx.fetching.has(name), HANDOFF_TIMEOUT_MS,
     () => new SkillFailure('HANDOFF_NOT_RECEIVED', `the stack landed out of ${name}'s reach while ${name} was busy`))
-  const stacks = Object.values(receiver.entities)
-    .filter((e) => e.name === 'item' && e.getDroppedItem()?.name === item)
-    .sort((a, b) => a.position.distanceTo(giver.entity.position) - b.position.distanceTo(giver.entity.position))
-  if (stacks.length === 0) throw new SkillFailure('HANDOFF_NOT_RECEIVED', `${name} sees no ${item} on the ground: somebody else picked it up`)
-  const at = stacks[0].position
+  const at = stack.position
   const walk = goto(receiver, new goals.GoalNear(at.x, at.y, at.z, 1))
   ctx.fetching.set(name, walk.catch(() => {}))
   try {
