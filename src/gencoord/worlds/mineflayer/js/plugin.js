@@ -14,10 +14,14 @@ const { matchRecipe } = require('./recipes')
 const TOSS_PICKUP_MS = 2000 // vanilla: a player-thrown stack waits 40 ticks
 const DROP_PICKUP_MS = 500 // vanilla: a mined block's drop waits 10 ticks
 const PICKUP_REACH = 1.5 // player box grown by one block, as vanilla's pickup check
-// A mined block's drop goes to the player who mined it for this long, then to anyone, so
-// two agents mining side by side never collect each other's drops. (Vanilla has no such
-// rule; there whoever stands nearest wins the race, which no plan can account for.)
-const DIGGER_KEEPS_MS = 6000
+// A mined block's drop goes to the player who mined it for this long, and a thrown stack to
+// the player the thrower faces, then to anyone: two agents mining side by side never collect
+// each other's drops, and a hand-over into a crowd reaches the agent it was thrown to.
+// (Vanilla has no such rule; there whoever stands nearest wins the race, which no plan can
+// account for.)
+const OWNER_KEEPS_MS = 6000
+const THROWN_TO_CONE = 0.35 // radians either side of the thrower's heading: the player it faces
+const THROWN_TO_RANGE = 6 // blocks: a hand-over is thrown from within reach
 const CHEST_SLOTS = 27
 const MAX_FILL = 32768 // vanilla /fill limit
 
@@ -106,7 +110,7 @@ module.exports.server = function (serv) {
       velocity: new Vec3(0, 0, 0), itemId: type, itemCount: count
     })
     const now = Date.now()
-    entity.gcItem = { type, count, pickupAt: now + pickupDelayMs, owner, ownerUntil: now + DIGGER_KEEPS_MS }
+    entity.gcItem = { type, count, pickupAt: now + pickupDelayMs, owner, ownerUntil: now + OWNER_KEEPS_MS }
     entity.sendMetadata = () => sendItemMetadata(entity)
     itemEntities.set(entity.id, entity)
     sendItemMetadata(entity)
@@ -148,10 +152,30 @@ module.exports.server = function (serv) {
   serv.on('tick', pickUp)
 
   // A thrown stack lands 1.8 blocks ahead of the thrower, where vanilla's throw carries it.
-  function toss (player, type, count) {
+  // What a closed window cannot put back is dropped for anyone (aimed false).
+  function toss (player, type, count, aimed = true) {
     const yaw = (player.yaw ?? 0) * 2 * Math.PI / 256 // flying-squid keeps angles as bytes
-    const ahead = new Vec3(-Math.sin(yaw), 0, Math.cos(yaw)).scaled(1.8)
-    spawnItem(player.world, player.position.plus(ahead), type, count, TOSS_PICKUP_MS)
+    const heading = new Vec3(-Math.sin(yaw), 0, Math.cos(yaw))
+    spawnItem(player.world, player.position.plus(heading.scaled(1.8)), type, count, TOSS_PICKUP_MS, aimed ? facedPlayer(player, heading) : null)
+  }
+
+  // The player nearest the thrower's heading, within a narrow cone and a throw's range.
+  function facedPlayer (thrower, heading) {
+    let faced = null
+    let best = THROWN_TO_CONE
+    for (const other of serv.players) {
+      if (other === thrower || other.world !== thrower.world) continue
+      const dx = other.position.x - thrower.position.x
+      const dz = other.position.z - thrower.position.z
+      const gap = Math.hypot(dx, dz)
+      if (gap === 0 || gap > THROWN_TO_RANGE) continue
+      const angle = Math.acos(Math.min(1, Math.max(-1, (dx * heading.x + dz * heading.z) / gap)))
+      if (angle < best) {
+        faced = other.username
+        best = angle
+      }
+    }
+    return faced
   }
 
   // ---------------------------------------------------------------- windows
@@ -278,7 +302,7 @@ module.exports.server = function (serv) {
     if (view.id !== 0) player.gcWindow = null
     for (const item of leftovers) {
       const fitted = giveItems(player, item.type, item.count)
-      if (fitted < item.count) toss(player, item.type, item.count - fitted)
+      if (fitted < item.count) toss(player, item.type, item.count - fitted, false)
     }
     sendWindow(player, inventoryView(player))
   }
