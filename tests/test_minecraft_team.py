@@ -56,6 +56,18 @@ TASKS = [
         ],
         goal=TeamGoal(item="iron_pickaxe", count=1, holder="smith"),
     ),
+    TeamTask(  # eight bots on one server: seven hand over at once into a crowd round the baker
+        id="cake_eight",
+        agents=[
+            TeamAgent(name="baker"),
+            *(TeamAgent(name=f"dairy_{i}", inventory={"milk_bucket": 1}) for i in range(3)),
+            TeamAgent(name="grocer", inventory={"sugar": 2}),
+            TeamAgent(name="henhouse", inventory={"egg": 1}),
+            TeamAgent(name="farmer_0", inventory={"wheat": 2}),
+            TeamAgent(name="farmer_1", inventory={"wheat": 1}),
+        ],
+        goal=TeamGoal(item="cake", count=1, holder="baker"),
+    ),
     # the shipped team task that smelts: two peers hand over the raw iron and the coal
     *(
         task
