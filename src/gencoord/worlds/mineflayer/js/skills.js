@@ -225,7 +225,17 @@ async function giveItem (ctx, bot, action) {
   }
   await waitFor(received, HANDOFF_TIMEOUT_MS,
     () => new SkillFailure('HANDOFF_NOT_RECEIVED',
-      `${action.to} received ${countOf(peer, action.item) - before} of ${action.count} ${action.item}`))
+      `${action.to} received ${countOf(peer, action.item) - before} of ${action.count} ${action.item}; ${whereLeft(bot, peer, action.item)}`))
+}
+
+// What a failed hand-over left on the ground, for the record: the one thing its reader needs.
+function whereLeft (giver, receiver, item) {
+  const stack = Object.values(receiver.entities)
+    .filter((e) => e.name === 'item' && e.getDroppedItem()?.name === item)
+    .sort((a, b) => a.position.distanceTo(giver.entity.position) - b.position.distanceTo(giver.entity.position))[0]
+  if (!stack) return 'no stack of it lies on the ground: somebody else picked it up'
+  const gap = Math.hypot(stack.position.x - receiver.entity.position.x, stack.position.z - receiver.entity.position.z)
+  return `a stack of it lies ${gap.toFixed(1)} blocks from ${receiver.username}`
 }
 
 const flatGap = (a, b) => Math.hypot(a.x - b.x, a.z - b.z)
@@ -252,7 +262,7 @@ async function landed (giver, receiver, item) {
 // was doing; its own next action waits until it has.
 async function fetchStack (ctx, receiver, stack) {
   const name = receiver.username
-  if (!stack) throw new SkillFailure('HANDOFF_NOT_RECEIVED', `${name} sees no stack on the ground: somebody else picked it up`)
+  if (!stack) return // nothing to walk to: it is picked up already, or somebody else has it (the caller's wait says which)
   await waitFor(() => !ctx.acting.has(name) && !ctx.fetching.has(name), HANDOFF_TIMEOUT_MS,
     () => new SkillFailure('HANDOFF_NOT_RECEIVED', `the stack landed out of ${name}'s reach while ${name} was busy`))
   const at = stack.position
