@@ -20,6 +20,7 @@ const PICKUP_REACH = 1.5 // player box grown by one block, as vanilla's pickup c
 // (Vanilla has no such rule; there whoever stands nearest wins the race, which no plan can
 // account for.)
 const OWNER_KEEPS_MS = 6000
+const THROWN_KEEPS_MS = 30000 // a receiver busy elsewhere comes back for its stack: the hand-over waits that long
 const THROWN_TO_CONE = 0.35 // radians either side of the thrower's heading: the player it faces
 const THROWN_TO_RANGE = 6 // blocks: a hand-over is thrown from within reach
 const CHEST_SLOTS = 27
@@ -105,12 +106,12 @@ module.exports.server = function (serv) {
     entity._writeOthersNearby('entity_metadata', { entityId: entity.id, metadata })
   }
 
-  function spawnItem (world, position, type, count, pickupDelayMs, owner = null) {
+  function spawnItem (world, position, type, count, pickupDelayMs, owner = null, keepsMs = OWNER_KEEPS_MS) {
     const entity = serv.spawnObject(itemEntityType, world, position, {
       velocity: new Vec3(0, 0, 0), itemId: type, itemCount: count
     })
     const now = Date.now()
-    entity.gcItem = { type, count, pickupAt: now + pickupDelayMs, owner, ownerUntil: now + OWNER_KEEPS_MS }
+    entity.gcItem = { type, count, pickupAt: now + pickupDelayMs, owner, ownerUntil: now + keepsMs }
     entity.sendMetadata = () => sendItemMetadata(entity)
     itemEntities.set(entity.id, entity)
     sendItemMetadata(entity)
@@ -156,7 +157,7 @@ module.exports.server = function (serv) {
   function toss (player, type, count, aimed = true) {
     const yaw = (player.yaw ?? 0) * 2 * Math.PI / 256 // flying-squid keeps angles as bytes
     const heading = new Vec3(-Math.sin(yaw), 0, Math.cos(yaw))
-    spawnItem(player.world, player.position.plus(heading.scaled(1.8)), type, count, TOSS_PICKUP_MS, aimed ? facedPlayer(player, heading) : null)
+    spawnItem(player.world, player.position.plus(heading.scaled(1.8)), type, count, TOSS_PICKUP_MS, aimed ? facedPlayer(player, heading) : null, THROWN_KEEPS_MS)
   }
 
   // The player nearest the thrower's heading, within a narrow cone and a throw's range.

@@ -18,6 +18,7 @@ const TOSS_CARRY = 1.8 // how far ahead of the thrower a thrown stack lands (the
 const PICKUP_FLAT = 1.5 // vanilla's pickup reach, flat
 const TOSS_PICKUP_MS = 2000 // vanilla: nobody picks up a thrown stack for 40 ticks
 const TOSS_GRACE_MS = 1000 // ticks late under load
+const RECEIVER_FREE_MS = 20000 // how long a stack waits for a receiver busy elsewhere (the server keeps it for it 30 s)
 const STACK_SEEN_MS = 1000 // a thrown stack's spawn reaches the receiver's client well within this
 
 class SkillFailure extends Error {
@@ -263,7 +264,7 @@ async function landed (giver, receiver, item) {
 async function fetchStack (ctx, receiver, stack) {
   const name = receiver.username
   if (!stack) return // nothing to walk to: it is picked up already, or somebody else has it (the caller's wait says which)
-  await waitFor(() => !ctx.acting.has(name) && !ctx.fetching.has(name), HANDOFF_TIMEOUT_MS,
+  await waitFor(() => !ctx.acting.has(name) && !ctx.fetching.has(name), RECEIVER_FREE_MS,
     () => new SkillFailure('HANDOFF_NOT_RECEIVED', `the stack landed out of ${name}'s reach while ${name} was busy`))
   const at = stack.position
   const walk = goto(receiver, new goals.GoalNear(at.x, at.y, at.z, 1))
