@@ -16,6 +16,7 @@ console.log = console.info = console.warn = (...parts) => process.stderr.write(p
 const mineflayer = require('mineflayer')
 const { pathfinder, Movements } = require('mineflayer-pathfinder')
 const { Vec3 } = require('vec3')
+const { memoryReading } = require('./memory')
 const { SKILLS, SkillFailure, collectOwed, forgetOwed, inventoryOf, sleep } = require('./skills')
 
 const LOGIN_TIMEOUT_MS = 20000
@@ -415,12 +416,9 @@ async function kick ({ name }) {
   return state.serv.call('kick', { name })
 }
 
-// The bridge's and the embedded server's memory (see server.js's memory()).
+// The bridge's and the embedded server's memory, for the soak benchmark.
 async function memory () {
-  if (global.gc) global.gc()
-  const { heapUsed, rss } = process.memoryUsage()
-  const bridge = { heap_mib: heapUsed / 2 ** 20, rss_mib: rss / 2 ** 20, collected: Boolean(global.gc) }
-  return { bridge, server: state.serv ? await state.serv.call('memory') : null }
+  return { bridge: memoryReading(), server: state.serv ? await state.serv.call('memory') : null }
 }
 
 const OPS = { start, reset, act, observe, close, kick, change, settle, view, team, memory }

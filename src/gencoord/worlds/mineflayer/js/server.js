@@ -7,6 +7,7 @@
 
 const path = require('path')
 const { Vec3 } = require('vec3')
+const { memoryReading } = require('./memory')
 
 const SURFACE_Y = 63
 
@@ -49,14 +50,6 @@ async function blocksIn (serv, sites) {
   return found
 }
 
-// What the server holds, after a full collection when Node runs with --expose-gc (the soak
-// benchmark's reading: resident memory alone also counts garbage not yet collected).
-function memory () {
-  if (global.gc) global.gc()
-  const { heapUsed, rss } = process.memoryUsage()
-  return { heap_mib: heapUsed / 2 ** 20, rss_mib: rss / 2 ** 20, collected: Boolean(global.gc) }
-}
-
 async function main () {
   const { port, version } = JSON.parse(process.argv[2])
   const serv = await startServer({ port, version })
@@ -66,7 +59,7 @@ async function main () {
     freeStations: () => { serv.gencoord.freeStations(); return {} },
     furnaceRules: (rules) => { serv.gencoord.furnaceRules(rules); return {} },
     sites: ({ sites }) => blocksIn(serv, sites),
-    memory,
+    memory: memoryReading,
     // Fault injection for the reliability tests: drop a player as a lost connection would.
     kick: ({ name }) => {
       const player = serv.players.find((p) => p.username === name)

@@ -231,12 +231,17 @@ async function giveItem (ctx, bot, action) {
 
 // What a failed hand-over left on the ground, for the record: the one thing its reader needs.
 function whereLeft (giver, receiver, item) {
-  const stack = Object.values(receiver.entities)
-    .filter((e) => e.name === 'item' && e.getDroppedItem()?.name === item)
-    .sort((a, b) => a.position.distanceTo(giver.entity.position) - b.position.distanceTo(giver.entity.position))[0]
+  const stack = nearestStack(giver, receiver, item, Infinity)
   if (!stack) return 'no stack of it lies on the ground: somebody else picked it up'
-  const gap = Math.hypot(stack.position.x - receiver.entity.position.x, stack.position.z - receiver.entity.position.z)
-  return `a stack of it lies ${gap.toFixed(1)} blocks from ${receiver.username}`
+  return `a stack of it lies ${flatGap(stack.position, receiver.entity.position).toFixed(1)} blocks from ${receiver.username}`
+}
+
+// The stack of this item nearest the giver, within `range` of it, as the receiver sees the world.
+function nearestStack (giver, receiver, item, range) {
+  const from = giver.entity.position
+  return Object.values(receiver.entities)
+    .filter((e) => e.name === 'item' && e.getDroppedItem()?.name === item && e.position.distanceTo(from) <= range)
+    .sort((a, b) => a.position.distanceTo(from) - b.position.distanceTo(from))[0]
 }
 
 const flatGap = (a, b) => Math.hypot(a.x - b.x, a.z - b.z)
@@ -253,9 +258,7 @@ async function settles (predicate, timeoutMs) {
 // The thrown stack as the receiver sees it: the nearest of its kind to the giver, once it
 // has appeared (null when none has within a second: somebody else has it, or it is picked up).
 async function landed (giver, receiver, item) {
-  const find = () => Object.values(receiver.entities)
-    .filter((e) => e.name === 'item' && e.getDroppedItem()?.name === item && e.position.distanceTo(giver.entity.position) <= TOSS_CARRY + 1)
-    .sort((a, b) => a.position.distanceTo(giver.entity.position) - b.position.distanceTo(giver.entity.position))[0]
+  const find = () => nearestStack(giver, receiver, item, TOSS_CARRY + 1)
   return (await settles(() => find() !== undefined, STACK_SEEN_MS)) ? find() : null
 }
 
