@@ -77,6 +77,23 @@ def test_goal_capability_profile(prior: Prior, suites: SuiteDocument, condition:
     assert _success_rate(prior, suites, "goal_capability", condition) == rate
 
 
+@pytest.mark.parametrize("condition", [Condition.LOCAL_ONLY, Condition.CENTRALIZED])
+def test_local_only_and_centralized_are_one_call_with_nothing_sent_back(
+    prior: Prior, suites: SuiteDocument, condition: Condition
+) -> None:
+    for cluster in paper_pool("goal_capability")[:8]:
+        spec = build_episode(cluster, 1, 0, prior, suites)
+        trace = run_episode(spec, condition, prior=prior, suites=suites).protocol.trace
+        assert [(g.agent, g.stage) for g in trace.generations] == [(spec.sender, "requester_initial")]
+        messages = trace.wire.messages
+        assert [m.sender for m in messages if m.kind != "STATE"] == [spec.sender]  # the REQ; no reply
+        states = [m for m in messages if m.kind == "STATE"]
+        if condition is Condition.CENTRALIZED:  # the peer's whole local view is uploaded, once
+            assert [(m.sender, m.payload) for m in states] == [(spec.receiver, spec.contexts[spec.receiver].render())]
+        else:
+            assert not states
+
+
 def test_feedback_answers_accept_or_counter_by_mode(prior: Prior, suites: SuiteDocument) -> None:
     for cluster in paper_pool("goal_capability")[:8]:
         result = run_episode(build_episode(cluster, 0, 0, prior, suites), prior=prior, suites=suites)

@@ -16,7 +16,7 @@ from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
 from gencoord.extras import API_MODULES, SELECTOR_MODULES, require_learn
 from gencoord.models.manifest import MANIFEST, CheckpointManifest
-from gencoord.models.spec import Horizon, Target
+from gencoord.models.spec import Horizon, Records, Target
 from gencoord.prior.prior import Prior
 from gencoord.tasks.episode import EpisodeSpec
 from gencoord.tasks.spec import SuiteDocument
@@ -135,19 +135,23 @@ def _manifest(checkpoint: Path) -> CheckpointManifest | None:
     return CheckpointManifest.read(checkpoint) if (checkpoint / MANIFEST).exists() else None
 
 
-def backend_fits(name: str, single_step: bool, surface: SurfaceName) -> bool:
+def backend_fits(name: str, single_step: bool, surface: SurfaceName, records: Records = Records.ALL) -> bool:
     """Whether a backend set can write the records an episode needs.
 
     Rules, APIs and selectors write any surface under any horizon. A trained model writes
     what it learned: a direct model its own surface and horizon; a factor model a binding
-    code, which the composer renders in any record surface and at any horizon. An
-    experiment crossing models with surfaces and conditions runs only the combinations
-    that fit, so every row is a model doing its own job.
+    code, which the composer renders in any record surface and at any horizon; a model
+    trained on one Goal×Capability record set (``records``: the requester's, or the
+    centralized planner's from merged views) only that set's records, and merged views are
+    read only by a model trained on them. An experiment crossing models with surfaces and
+    conditions runs only the combinations that fit, so every row is a model doing its own job.
     """
     checkpoint = checkpoint_of(name)
     manifest = None if checkpoint is None else _manifest(checkpoint.resolve())
     if manifest is None:
         return True
+    if manifest.records is not records and (manifest.records is not Records.ALL or records is Records.CENTRALIZED):
+        return False
     if manifest.target is Target.FACTOR:
         return surface != SurfaceName.FREEFORM
     return manifest.surface == surface and (manifest.horizon is Horizon.SINGLE) == single_step

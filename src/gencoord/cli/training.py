@@ -14,7 +14,7 @@ from gencoord.cli.common import command, console
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
 from gencoord.extras import require_learn
-from gencoord.models.spec import Horizon, ModelSpec, PriorView, Target
+from gencoord.models.spec import Horizon, ModelSpec, PriorView, Records, Target
 from gencoord.prior.load import default_prior
 from gencoord.tasks.cluster import paper_pool
 from gencoord.tasks.spec import default_suites
@@ -45,6 +45,14 @@ def train(
         Horizon,
         typer.Option(help="multi: SELF+REQ at once; single: one step, then the rest at the intermediate state."),
     ] = Horizon.MULTI,
+    records: Annotated[
+        Records,
+        typer.Option(
+            help="all: every forward and Goal×Capability record; requester: the distributed Goal×Capability "
+            "requester (initial and after-response records); centralized: the full-information planner "
+            "(merged local views → joint plan), as paper Table S17 trains them."
+        ),
+    ] = Records.ALL,
     view: Annotated[
         PriorView | None,
         typer.Option(help="Task-prior view in the model input (default: none for tiny, full for --model)."),
@@ -55,12 +63,22 @@ def train(
         int, typer.Option(min=1, help="--model: rows per forward pass; the effective batch stays 16.")
     ] = 4,
     seed: Annotated[int, typer.Option(help="Initialization and data seed.")] = 0,
+    spelling: Annotated[
+        float,
+        typer.Option(
+            min=0.0,
+            max=1.0,
+            help="tiny: chance that a name in a training row is spelled a character per token, so the model "
+            "learns to copy names it never saw whole; with --view full, 0.5 lets it write held-out templates' "
+            "names (benchmarks/held_out_names.py).",
+        ),
+    ] = 0.0,
 ) -> None:
     """Train a commitment model; then use it in a config with backends = ["model:<out>"]."""
     out_console = console()
     require_learn("gencoord train")
     chosen = view or (PriorView.FULL if model else PriorView.NONE)
-    spec = ModelSpec(target, surface, chosen, model is None, horizon)
+    spec = ModelSpec(target, surface, chosen, model is None, horizon, records)
     if model is None and preset != "tiny":
         raise ConfigError("UNKNOWN_PRESET", f"unknown preset {preset!r}; available: tiny (or give --model)")
 
@@ -68,9 +86,9 @@ def train(
         out_console.print(f"step {step:5d}  loss {loss:.4f}")
 
     if model is None:
-        from gencoord.train.tiny import train_tiny  # noqa: PLC0415
+        from gencoord.train.tiny import TinyPreset, train_tiny  # noqa: PLC0415
 
-        report = train_tiny(spec, out, steps, seed, log=log)
+        report = train_tiny(spec, out, steps, seed, preset=TinyPreset(spelling=spelling), log=log)
     else:
         report = _train_checkpoint(model, spec, out, epochs, micro_batch, seed, log, out_console)
     seen = "–" if report.exact_match is None else f"{100 * report.exact_match:.1f}%"
@@ -100,7 +118,8 @@ def _train_checkpoint(
     """
     from gencoord.train.hf import PaperSettings, train_checkpoint  # noqa: PLC0415  (torch loads only for training)
 
-    rows = build_rows(paper_pool("training"), default_prior(), default_suites(), spec)  # one data set for all seeds
+    pool = paper_pool("training" if spec.records is Records.ALL else "goal_capability_training")
+    rows = build_rows(pool, default_prior(), default_suites(), spec)  # one data set for all seeds
     data = write_rows(rows, out / "data", "training", spec)
     console.print(Text(f"{len(rows)} training rows → {data}"))
     settings = PaperSettings(epochs=epochs, micro_batch=micro_batch)

@@ -31,7 +31,7 @@ from gencoord.gate.policy import GateCondition
 from gencoord.gate.pool import gate_pool, team_pool
 from gencoord.gate.suite import GateInstance
 from gencoord.prior.load import default_prior, team_prior
-from gencoord.run.episode import Condition, run_episode
+from gencoord.run.episode import Condition, records_of, run_episode
 from gencoord.run.faults import Fault
 from gencoord.run.record import episode_record
 from gencoord.run.team import TeamMode, run_team_task
@@ -123,7 +123,10 @@ def expand(config: Experiment) -> list[AnyJob]:
                 for backend in config.backends:
                     for surface in config.surfaces:
                         for seed in config.seeds:
-                            if not backend_fits(for_seed(backend, seed), condition is Condition.SINGLE_STEP, surface):
+                            name = for_seed(backend, seed)
+                            if not backend_fits(
+                                name, condition is Condition.SINGLE_STEP, surface, records_of(condition)
+                            ):
                                 continue
                             for role in config.roles:
                                 key = "|".join((cluster.id, f"r{role}", f"s{seed}", condition, fault, backend, surface))

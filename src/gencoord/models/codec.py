@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from typing import Protocol
 
 from tokenizers import Tokenizer
@@ -23,18 +23,39 @@ class Codec(Protocol):
 
 
 class TextCodec:
-    """Text ↔ ids for the tiny model (a word-level tokenizer joined without separators)."""
+    """Text ↔ ids for the tiny model (a word-level tokenizer joined without separators).
+
+    A piece outside the vocabulary is spelled one character per token rather than read as
+    ``[UNK]``: a name the model never trained on (a held-out template's ``roof_site``) can
+    then still be copied from the input, a character at a time.
+    """
 
     def __init__(self, tokenizer: Tokenizer) -> None:
         self.tokenizer = tokenizer
-        eos, pad = tokenizer.token_to_id("[EOS]"), tokenizer.token_to_id("[PAD]")
-        if eos is None or pad is None:
-            raise ConfigError("BAD_TOKENIZER", "the tokenizer lacks the [EOS] or [PAD] token")
+        eos, pad, unk = (tokenizer.token_to_id(token) for token in ("[EOS]", "[PAD]", "[UNK]"))
+        if eos is None or pad is None or unk is None:
+            raise ConfigError("BAD_TOKENIZER", "the tokenizer lacks the [EOS], [PAD] or [UNK] token")
         self.eos: int = eos
         self.pad: int = pad
+        self.unk: int = unk
 
-    def encode(self, text: str) -> list[int]:
-        return list(self.tokenizer.encode(text).ids)
+    def encode(self, text: str, spell: Set[str] = frozenset()) -> list[int]:
+        """Token ids; pieces in ``spell`` are spelled out too (training teaches the model to copy spellings)."""
+        pre_tokenizer = self.tokenizer.pre_tokenizer
+        if pre_tokenizer is None:
+            raise ConfigError("BAD_TOKENIZER", "the tokenizer has no pre-tokenizer to cut pieces with")
+        ids: list[int] = []
+        for piece, _ in pre_tokenizer.pre_tokenize_str(text):
+            whole = None if piece in spell else self.tokenizer.token_to_id(piece)
+            if whole is not None:
+                ids.append(whole)
+            else:
+                ids += [self._character(character) for character in piece]
+        return ids
+
+    def _character(self, character: str) -> int:
+        known = self.tokenizer.token_to_id(character)
+        return self.unk if known is None else known
 
     def decode(self, ids: Sequence[int]) -> str:
         return "".join(self.tokenizer.id_to_token(i) or "" for i in ids if i not in (self.eos, self.pad))

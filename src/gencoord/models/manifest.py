@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from gencoord._config import validation_message
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
-from gencoord.models.spec import Horizon, ModelSpec, PriorView, Target
+from gencoord.models.spec import Horizon, ModelSpec, PriorView, Records, Target
 
 MANIFEST = "gencoord-model.json"
 """What every trained checkpoint folder holds beside the weights."""
@@ -45,6 +45,7 @@ class CheckpointManifest(BaseModel):
     view: PriorView
     compact: bool
     horizon: Horizon = Horizon.MULTI  # manifests written before horizons existed are multi-step
+    records: Records = Records.ALL  # manifests written before record sets existed trained on all
     seed: int
     config_sha256: str
     report: TrainReport
@@ -66,13 +67,14 @@ class CheckpointManifest(BaseModel):
                 "view": spec.view,
                 "compact": spec.compact,
                 "horizon": spec.horizon,
+                "records": spec.records,
                 **fields,
             }
         )
 
     @property
     def spec(self) -> ModelSpec:
-        return ModelSpec(self.target, self.surface, self.view, self.compact, self.horizon)
+        return ModelSpec(self.target, self.surface, self.view, self.compact, self.horizon, self.records)
 
     def write(self, folder: Path) -> Path:
         path = folder / MANIFEST

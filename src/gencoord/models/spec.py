@@ -28,6 +28,14 @@ class PriorView(StrEnum):
     NONE = "none"
 
 
+class Records(StrEnum):
+    """Which supervision records a model trains on (paper Table S17 trains two Goal×Capability models)."""
+
+    ALL = "all"  # every forward and Goal×Capability record of the training split
+    REQUESTER = "requester"  # the distributed requester: initial and after-response local records
+    CENTRALIZED = "centralized"  # full information: the merged local views → the joint plan
+
+
 @dataclass(frozen=True)
 class ModelSpec:
     """The input and output a model was trained on; a checkpoint's manifest records it."""
@@ -37,6 +45,7 @@ class ModelSpec:
     view: PriorView = PriorView.NONE
     compact: bool = True
     horizon: Horizon = Horizon.MULTI
+    records: Records = Records.ALL
 
     def fields(self) -> dict[str, str | bool]:
         """The spec as JSON values (training-data manifests and config hashes record it so)."""
@@ -46,10 +55,16 @@ class ModelSpec:
             "view": self.view.value,
             "compact": self.compact,
             "horizon": self.horizon.value,
+            "records": self.records.value,
         }
 
     def __post_init__(self) -> None:
         if self.surface == SurfaceName.FREEFORM and (self.target is Target.FACTOR or self.horizon is Horizon.SINGLE):
             raise ConfigError(
                 "TARGET_SURFACE", "free-form turns are whole text: no factor target and no single-step horizon"
+            )
+        if self.records is not Records.ALL and (self.surface == SurfaceName.FREEFORM or self.horizon is Horizon.SINGLE):
+            raise ConfigError(
+                "RECORDS_SURFACE",
+                f"{self.records.value} records are Goal×Capability records: no free-form turns, no single-step horizon",
             )

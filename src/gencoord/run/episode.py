@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from enum import StrEnum
 
 from gencoord.backends.base import Backend, bind
@@ -20,6 +20,7 @@ from gencoord.backends.rule import composed
 from gencoord.dsl.ast import Path, Task
 from gencoord.dsl.surface import Surface, SurfaceName, surface
 from gencoord.errors import CompileError, ConfigError, FailureCode, WorldError
+from gencoord.models.spec import Records
 from gencoord.prior.load import default_prior
 from gencoord.prior.prior import Prior
 from gencoord.protocol.plan import DispatchPlan
@@ -32,13 +33,14 @@ from gencoord.run.lifecycle import (
     run_dialogue,
     run_feedback,
     run_forward,
+    run_requester_plan,
     run_single_step,
     run_without_request,
 )
 from gencoord.run.stepwise import FirstStep
 from gencoord.runtime.compile import compile_plan
 from gencoord.runtime.verify import Execution, Outcome, judge, not_formed
-from gencoord.tasks.context import LocalContext, after_step
+from gencoord.tasks.context import LocalContext, after_step, merged_view
 from gencoord.tasks.episode import EpisodeSpec
 from gencoord.tasks.spec import SuiteDocument, default_suites
 from gencoord.worlds.executor import Executor
@@ -52,8 +54,8 @@ class Condition(StrEnum):
     SINGLE_STEP = "single_step"  # forward: commit one step, carry it out, decide the rest there (S7)
     FEEDBACK = "feedback"  # Goal×Capability: the peer's own bounded response
     COUNTERFACTUAL_FEEDBACK = "counterfactual_feedback"  # the response of the paired workcell mode
-    LOCAL_ONLY = "local_only"  # the requester commits its local plan without asking
-    CENTRALIZED = "centralized"  # the requester also knows the peer's workcell mode
+    LOCAL_ONLY = "local_only"  # one call: the requester's local plan is final, the peer sends nothing back
+    CENTRALIZED = "centralized"  # one call on the merged local views (the peer's view is uploaded)
 
 
 FORWARD_CONDITIONS = (
@@ -68,6 +70,13 @@ FEEDBACK_CONDITIONS = (
     Condition.LOCAL_ONLY,
     Condition.CENTRALIZED,
 )
+
+
+def records_of(condition: Condition) -> Records:
+    """The record set a condition's generations come from (what a model must have trained on)."""
+    if condition is Condition.CENTRALIZED:
+        return Records.CENTRALIZED
+    return Records.REQUESTER if condition in FEEDBACK_CONDITIONS else Records.ALL
 
 
 @dataclass(frozen=True)
@@ -152,9 +161,7 @@ def coordinate(
         raise ConfigError("CONDITION_SUITE", f"condition {condition.value!r} does not apply to the {suite} suite")
     contexts = dict(spec.contexts)
     if condition is Condition.CENTRALIZED:
-        requester = contexts[spec.sender]
-        private = {**requester.private, "peer_workcell_mode": spec.cluster.mode or ""}
-        contexts[spec.sender] = replace(requester, private=private)
+        contexts[spec.sender] = merged_view(contexts[spec.sender], contexts[spec.receiver])
     sender, receiver, public = spec.sender, spec.receiver, spec.public
     if spec.surface == SurfaceName.FREEFORM:
         check_dialogue(condition, fault)
@@ -169,8 +176,11 @@ def coordinate(
     if condition is Condition.ALTERNATIVE_REQUEST:
         channel, sender_path = _alternative(spec, prior, spoken)
         return run_forward(generate, sender, receiver, prior, public, channel, spoken, sender_path)
-    if condition in (Condition.REQUEST, Condition.LOCAL_ONLY, Condition.CENTRALIZED):
+    if condition is Condition.REQUEST:
         return run_forward(generate, sender, receiver, prior, public, surface=spoken)
+    if condition in (Condition.LOCAL_ONLY, Condition.CENTRALIZED):
+        state = spec.contexts[receiver].render() if condition is Condition.CENTRALIZED else None
+        return run_requester_plan(generate, sender, receiver, prior, public, spoken, state)
     mode = spec.cluster.mode or ""
     if condition is Condition.COUNTERFACTUAL_FEEDBACK:
         mode = _other_mode(spec, suites)

@@ -144,6 +144,36 @@ def run_forward(
         return session.fail(error)
 
 
+def run_requester_plan(
+    generate: Generator,
+    requester: str,
+    peer: str,
+    prior: Prior,
+    episode: PublicEpisode,
+    surface: Surface | None = None,
+    state: str | None = None,
+) -> ProtocolResult:
+    """Requester-local planning, or with ``state`` the centralized reference: one learned call each.
+
+    The requester's SELF+REQ is final: the REQ is delivered and the peer takes it on as its
+    SELF without a model call and without answering, so nothing crosses back (the paper's
+    requester-local condition, 0 B from the peer). ``state`` is the peer's local view,
+    uploaded first (kind ``STATE``: the state aggregation a centralized planner pays);
+    the caller's generator then plans from the merged views.
+    """
+    session = _Session(generate, prior, episode, surface)
+    wire = session.trace.wire
+    try:
+        if state is not None:
+            wire.send(peer, requester, "STATE", state)
+        sent, request = session.propose(GenerationRequest(requester, Stage.REQUESTER_INITIAL, peer))
+        wire.send(requester, peer, "REQ", session.surface.request(request))
+        taken = session.checked(Proposal(request.plan, ()), peer)
+        return session.success(resolve_forward(sent, requester, taken, peer, prior, episode))
+    except _PROTOCOL_ERRORS as error:
+        return session.fail(error)
+
+
 def run_single_step(
     generate: Generator,
     sender: str,

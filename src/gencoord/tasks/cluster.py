@@ -40,13 +40,16 @@ PAPER_POOLS: dict[str, tuple[Split, int]] = {
     "matched_backend": (Split.IN_DISTRIBUTION, 128),
     "goal_capability": (Split.GOAL_CAPABILITY, 40),
     "training": (Split.TRAINING, 480),
+    "goal_capability_training": (Split.GOAL_CAPABILITY, 160),
 }
 """The paper's evidence pools: name → (split, clusters)."""
 
-FIRST_PAIR = {"timing": 10_000}
-"""Where a pool's pairs start in its split's sequence (default 0). The in-distribution quality
-pools share one sequence (the smaller nested in the larger, as the paper's are); the timing
-pool is drawn far past all of them, so it is disjoint from every quality pool."""
+FIRST_PAIR = {"timing": 10_000, "goal_capability_training": 10_000}
+"""Where a pool's pairs (Goal×Capability: worlds) start in its split's sequence (default 0). The
+in-distribution quality pools share one sequence (the smaller nested in the larger, as the
+paper's are); the timing pool is drawn far past all of them, so it is disjoint from every
+quality pool, and the Goal×Capability training pool (160 clusters: the paper's 320 records
+per stage over two roles) is disjoint from the 40-cluster evaluation pool the same way."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,7 +127,7 @@ def draw_pool(
     split = Split(split)
     refs = sorted(default_prior().default_episode.refs)
     if split is Split.GOAL_CAPABILITY:
-        return _capability_pool(size, seed, suites, refs)
+        return _capability_pool(size, seed, suites, refs, first)
     if size <= 0 or size % 2:
         raise ConfigError(
             "POOL_SIZE", f"a forward pool holds matched pairs: size must be even and positive, got {size}"
@@ -144,7 +147,9 @@ def draw_pool(
     return tuple(clusters)
 
 
-def _capability_pool(size: int, seed: int, suites: SuiteDocument, refs: list[str]) -> tuple[Cluster, ...]:
+def _capability_pool(
+    size: int, seed: int, suites: SuiteDocument, refs: list[str], first: int = 0
+) -> tuple[Cluster, ...]:
     capability = suites.goal_capability
     goals, modes = sorted(capability.goals), sorted(capability.modes)
     block = len(goals) * len(modes)
@@ -153,7 +158,7 @@ def _capability_pool(size: int, seed: int, suites: SuiteDocument, refs: list[str
             "POOL_SIZE", f"a Goal×Capability pool holds whole goal×mode blocks: size must be a multiple of {block}"
         )
     clusters: list[Cluster] = []
-    for world in range(size // block):
+    for world in range(first, first + size // block):
         for goal in goals:
             key = f"{Split.GOAL_CAPABILITY.value}:{seed}:{world}:{goal}"
             variant = _variant(random.Random(key), key, capability.goals[goal].params, 0, suites, refs)

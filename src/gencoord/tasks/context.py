@@ -53,6 +53,16 @@ class LocalContext:
         return "\n".join(lines) + "\n"
 
 
+def merged_view(own: LocalContext, peer: LocalContext) -> LocalContext:
+    """The centralized full-information view: ``own`` context with ``peer``'s private fields as ``peer_<key>``.
+
+    What a central planner knows once both agents have uploaded their local views; the
+    size of the uploaded view is what the centralized condition pays across the boundary.
+    """
+    private = {**own.private, **{f"peer_{key}": value for key, value in peer.private.items()}}
+    return replace(own, private=private)
+
+
 def _team_lines(team: TeamTask) -> list[str]:
     goal = team.goal
     lines = [f"team goal: {goal.count} {goal.item} held by {goal.holder}", "team (as known):"]

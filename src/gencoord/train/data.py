@@ -4,8 +4,9 @@ For every cluster and role view: a sender-proposal row (the sender's model input
 canonical SELF+REQ, or its binding code for factor models) and a receiver-after-request
 row (the receiver's input with the delivered REQ → its SELF and ``REQ -``, or the
 accepted binding code); for Goal×Capability, requester-initial and requester-after-
-response rows; for the controlled free-form surface, one row per dialogue turn (a request
-of n steps takes n rounds). Rows come from a split's pool, so held-out templates and cross-products
+response rows, or for a centralized model one joint-plan row from the merged views; for
+the controlled free-form surface, one row per dialogue turn (a request of n steps takes n
+rounds). Rows come from a split's pool, so held-out templates and cross-products
 never enter a training file. Files are JSONL with a manifest of counts and hashes.
 """
 
@@ -25,13 +26,13 @@ from gencoord.backends.rule import RuleRequester, at_stage, composed
 from gencoord.dsl.ast import Proposal
 from gencoord.dsl.dialogue import parse_line, scripted
 from gencoord.dsl.surface import SurfaceName, surface
-from gencoord.models.spec import Horizon, ModelSpec, Target
+from gencoord.models.spec import Horizon, ModelSpec, Records, Target
 from gencoord.prior.load import default_prior
 from gencoord.prior.prior import Prior
 from gencoord.protocol.generation import GenerationRequest, Stage
 from gencoord.protocol.response import respond
 from gencoord.tasks.cluster import Cluster, Split, draw_pool
-from gencoord.tasks.context import after_step
+from gencoord.tasks.context import LocalContext, after_step, merged_view
 from gencoord.tasks.episode import build_episode
 from gencoord.tasks.spec import SuiteDocument, default_suites
 
@@ -114,15 +115,21 @@ def _forward(
 def _capability(
     cluster: Cluster, role: int, seed: int, prior: Prior, suites: SuiteDocument, spec: ModelSpec
 ) -> Iterator[SupervisionRow]:
+    """The requester's records: initial and after-response from its local view, or (centralized)
+    one joint plan from the merged views, which is the binding the peer's mode calls for."""
     episode = build_episode(cluster, role, seed, prior, suites, spec.surface)
     spoken = surface(spec.surface, prior.vocab)
     context = episode.contexts[episode.sender]
     requester = RuleRequester(prior, suites)
+    opening = GenerationRequest(episode.sender, Stage.REQUESTER_INITIAL, episode.receiver)
+    if spec.records is Records.CENTRALIZED:
+        merged = merged_view(context, episode.contexts[episode.receiver])
+        yield _requester_row(cluster, role, spec, prior, requester, merged, opening, requester.initial_binding(merged))
+        return
     local_binding = requester.initial_binding(context)
     initial = composed(prior, local_binding, episode.sender, episode.receiver, episode.params)
     assert initial.request is not None and cluster.mode is not None
     response = respond(initial.request, episode.sender, cluster.mode, prior)
-    opening = GenerationRequest(episode.sender, Stage.REQUESTER_INITIAL, episode.receiver)
     revision = GenerationRequest(
         episode.sender,
         Stage.REQUESTER_AFTER_RESPONSE,
@@ -132,12 +139,26 @@ def _capability(
     )
     revised_binding = episode.binding or local_binding
     for request, binding in ((opening, local_binding), (revision, revised_binding)):
-        reply = requester.generate(context, request)
-        target = reply.text if spec.target is Target.DIRECT else binding
-        prompt = model_input(context, request, prior, spec.view, spec.compact)
-        yield SupervisionRow(
-            request.stage.value, prompt, target, cluster.id, cluster.template, binding, role, cluster.split.value
-        )
+        yield _requester_row(cluster, role, spec, prior, requester, context, request, binding)
+
+
+def _requester_row(
+    cluster: Cluster,
+    role: int,
+    spec: ModelSpec,
+    prior: Prior,
+    requester: RuleRequester,
+    context: LocalContext,
+    request: GenerationRequest,
+    binding: str,
+) -> SupervisionRow:
+    """The rule requester's record at ``request`` (it realizes ``binding``), as the row a model learns."""
+    reply = requester.generate(context, request)
+    target = reply.text if spec.target is Target.DIRECT else binding
+    prompt = model_input(context, request, prior, spec.view, spec.compact)
+    return SupervisionRow(
+        request.stage.value, prompt, target, cluster.id, cluster.template, binding, role, cluster.split.value
+    )
 
 
 def build_rows(
@@ -153,6 +174,8 @@ def build_rows(
     for cluster in clusters:
         if dialogue and cluster.suite == "goal_capability":
             continue  # free-form is the forward representation comparator; feedback records have no dialogue
+        if spec.records is not Records.ALL and cluster.suite != "goal_capability":
+            continue  # the requester and centralized models learn Goal×Capability records only
         make = _capability if cluster.suite == "goal_capability" else (_dialogue if dialogue else _forward)
         for role in roles:
             rows.extend(make(cluster, role, seed, prior, suites, spec))

@@ -5,8 +5,11 @@ with a word-level tokenizer built from the supervision rows: DSL punctuation sta
 its keyword (``resource.deliver(``, ``,item=``, `` > ``), names stay whole, digits are
 single tokens so any quantity can be copied. Loss is on the target tokens only (the
 prompt is masked). Rows are drawn fresh from the training split every step: a tiny model
-memorizes a fixed small set instead of learning to copy. Names it never saw in training
-are unknown tokens to it; that is the real-model path's job.
+memorizes a fixed small set instead of learning to copy. A name outside the vocabulary is
+spelled a character per token (:class:`TextCodec`); so that the model learns to copy
+spellings, training spells each name of a row, in its prompt and its target alike, with
+probability ``TinyPreset.spelling``. With the task prior in view, that is what lets it
+write a held-out template's names, which it never saw whole.
 """
 
 from __future__ import annotations
@@ -31,15 +34,16 @@ from gencoord import __version__
 from gencoord.errors import ConfigError
 from gencoord.models.codec import TextCodec
 from gencoord.models.manifest import CheckpointManifest, TrainReport
-from gencoord.models.spec import ModelSpec
+from gencoord.models.spec import ModelSpec, Records
 from gencoord.prior.load import default_prior
 from gencoord.tasks.cluster import Split, draw_pool, forward_space
 from gencoord.tasks.spec import default_suites
-from gencoord.train.common import exact_match, masked_batch
+from gencoord.train.common import exact_match, padded_batch
 from gencoord.train.data import SupervisionRow, build_rows, evaluation_rows
 
 SPECIAL = ("[PAD]", "[UNK]", "[EOS]")
 PIECES = r"[a-z_]+\.[a-z_]+\(|,?[a-z_]+=|[A-Za-z_]+|\d| > |\n|."
+NAME = re.compile(r"[A-Za-z_]{2,}")
 
 
 @dataclass(frozen=True)
@@ -55,10 +59,17 @@ class TinyPreset:
     batch: int = 8
     clip: float = 1.0
     threads: int = 2
+    spelling: float = 0.0  # chance that a name of a training row is spelled out (0: never)
 
 
 def pieces(text: str) -> list[str]:
     return re.findall(PIECES, text, flags=re.DOTALL)
+
+
+def spelled_names(row: SupervisionRow, rate: float, rng: random.Random) -> frozenset[str]:
+    """The names of ``row`` (bare identifiers of two or more characters) drawn to be spelled out."""
+    names = sorted({piece for text in (row.prompt, row.target) for piece in pieces(text) if NAME.fullmatch(piece)})
+    return frozenset(name for name in names if rng.random() < rate)
 
 
 def build_tokenizer(texts: Sequence[str]) -> Tokenizer:
@@ -114,7 +125,8 @@ def training_rounds(spec: ModelSpec, seed: int) -> Iterator[list[SupervisionRow]
     forward = 2 * len(forward_space(Split.TRAINING, suites))
     block = len(suites.goal_capability.goals) * len(suites.goal_capability.modes)
     while True:
-        clusters = draw_pool(Split.TRAINING, forward, seed=rng.randrange(1_000_000))
+        forward_seed = rng.randrange(1_000_000)  # drawn either way: a record set never shifts the others' rounds
+        clusters = draw_pool(Split.TRAINING, forward, seed=forward_seed) if spec.records is Records.ALL else ()
         clusters += draw_pool(Split.GOAL_CAPABILITY, block, seed=rng.randrange(1_000_000))
         rows = build_rows(clusters, prior, suites, spec, seed=rng.randrange(1000))
         rng.shuffle(rows)
@@ -144,6 +156,8 @@ def train_tiny(
     if steps <= 0:
         raise ConfigError("BAD_STEPS", "steps must be positive")
     preset = preset or TinyPreset()
+    if not 0.0 <= preset.spelling <= 1.0:
+        raise ConfigError("BAD_SPELLING", f"spelling is a probability in [0, 1], not {preset.spelling}")
     torch.set_num_threads(preset.threads)
     codec = TextCodec(
         build_tokenizer([text for row in vocabulary_rows(spec, seed) for text in (row.prompt, row.target)])
@@ -159,11 +173,17 @@ def train_tiny(
 
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
     rows = fresh_rows(spec, seed)
+    spelling = random.Random(seed)
     started = time.perf_counter()
     losses: list[float] = []
     model.train()
     for step in range(steps):
-        ids, labels, mask = masked_batch([next(rows) for _ in range(preset.batch)], codec)
+        batch = [next(rows) for _ in range(preset.batch)]
+        encoded = []
+        for row in batch:
+            names = spelled_names(row, preset.spelling, spelling)
+            encoded.append((codec.encode(row.prompt, names), codec.encode(row.target, names)))
+        ids, labels, mask = padded_batch(encoded, codec)
         loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
         optimizer.zero_grad()
         loss.backward()
