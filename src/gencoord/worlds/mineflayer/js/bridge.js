@@ -243,7 +243,9 @@ async function reset (spec) {
 // What a skill may know of the world: the layout, what bots saw, and what the operator did to
 // the world (walls round refs, stations that may be taken: a skill still learns each from the server).
 function context () {
-  return { bots: state.bots, layout: state.layout, seen: state.seen, drops: state.drops, walls: state.walls, mayBeBusy: state.mayBeBusy, furnace: state.furnace, acting: state.acting, fetching: state.fetching }
+  // handTo: tell the embedded server whom a hand-over is thrown to (another server has no such rule)
+  const handTo = state.serv ? (giver, receiver) => state.serv.call('handTo', { giver, receiver }) : async () => {}
+  return { bots: state.bots, layout: state.layout, seen: state.seen, drops: state.drops, walls: state.walls, mayBeBusy: state.mayBeBusy, furnace: state.furnace, acting: state.acting, fetching: state.fetching, handTo }
 }
 
 // Every player's inventory as the server holds it (the bots' view on a server we do not run).

@@ -15,14 +15,15 @@ const TOSS_PICKUP_MS = 2000 // vanilla: a player-thrown stack waits 40 ticks
 const DROP_PICKUP_MS = 500 // vanilla: a mined block's drop waits 10 ticks
 const PICKUP_REACH = 1.5 // player box grown by one block, as vanilla's pickup check
 // A mined block's drop goes to the player who mined it for this long, and a thrown stack to
-// the player the thrower faces, then to anyone: two agents mining side by side never collect
-// each other's drops, and a hand-over into a crowd reaches the agent it was thrown to.
-// (Vanilla has no such rule; there whoever stands nearest wins the race, which no plan can
-// account for.)
+// the player it is handed to (the bridge says whom, just before the throw; else the player the
+// thrower faces), then to anyone: two agents mining side by side never collect each other's
+// drops, and a hand-over into a crowd reaches the agent it was thrown to. (Vanilla has no
+// such rule; there whoever stands nearest wins the race, which no plan can account for.)
 const OWNER_KEEPS_MS = 6000
 const THROWN_KEEPS_MS = 30000 // a receiver busy elsewhere comes back for its stack: the hand-over waits that long
 const THROWN_TO_CONE = 0.35 // radians either side of the thrower's heading: the player it faces
 const THROWN_TO_RANGE = 6 // blocks: a hand-over is thrown from within reach
+const HANDED_TO_MS = 5000 // a declared receiver holds for the giver's next throw within this long
 const CHEST_SLOTS = 27
 const MAX_FILL = 32768 // vanilla /fill limit
 
@@ -157,8 +158,12 @@ module.exports.server = function (serv) {
   function toss (player, type, count, aimed = true) {
     const yaw = (player.yaw ?? 0) * 2 * Math.PI / 256 // flying-squid keeps angles as bytes
     const heading = new Vec3(-Math.sin(yaw), 0, Math.cos(yaw))
-    spawnItem(player.world, player.position.plus(heading.scaled(1.8)), type, count, TOSS_PICKUP_MS, aimed ? facedPlayer(player, heading) : null, THROWN_KEEPS_MS)
+    const declared = handedTo.get(player.username)
+    handedTo.delete(player.username)
+    const owner = !aimed ? null : declared && Date.now() < declared.until ? declared.receiver : facedPlayer(player, heading)
+    spawnItem(player.world, player.position.plus(heading.scaled(1.8)), type, count, TOSS_PICKUP_MS, owner, THROWN_KEEPS_MS)
   }
+  const handedTo = new Map() // giver → { receiver, until }: the hand-over its next throw is
 
   // The player nearest the thrower's heading, within a narrow cone and a throw's range.
   function facedPlayer (thrower, heading) {
@@ -614,6 +619,11 @@ module.exports.server = function (serv) {
     },
     freeStations () {
       busyUntil.clear()
+    },
+    // The giver's next throw is a hand-over to this receiver (facing alone cannot tell, in a crowd,
+    // the receiver from a player behind it at a narrower angle).
+    handTo ({ giver, receiver }) {
+      handedTo.set(giver, { receiver, until: Date.now() + HANDED_TO_MS })
     },
     // What smelts into what and how long each fuel burns: the simulator's own table.
     furnaceRules ({ smelting, fuel, ticksPerItem }) {

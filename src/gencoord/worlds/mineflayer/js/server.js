@@ -57,6 +57,7 @@ async function main () {
     dump: () => serv.gencoord.dump(),
     clearItems: () => { serv.gencoord.clearItems(); return {} },
     freeStations: () => { serv.gencoord.freeStations(); return {} },
+    handTo: (handover) => { serv.gencoord.handTo(handover); return {} },
     furnaceRules: (rules) => { serv.gencoord.furnaceRules(rules); return {} },
     sites: ({ sites }) => blocksIn(serv, sites),
     memory: memoryReading,

@@ -214,6 +214,7 @@ async function giveItem (ctx, bot, action) {
   }
   await bot.lookAt(peer.entity.position.offset(0, 0.2, 0), true)
   await bot.waitForTicks(2) // the rotation reaches the server on the next tick
+  await ctx.handTo(bot.username, action.to)
   await bot.toss(itemId(bot, action.item), null, action.count)
   // A handoff is confirmed by the receiver's inventory, never assumed from the toss. A stack
   // that lands out of the receiver's reach (it was still walking when the giver aimed, or the
