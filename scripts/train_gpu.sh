@@ -7,6 +7,8 @@
 #   freeform  controlled free-form dialogue turns    (2,400 rows)
 #   factor    Factor-Code (binding code) target      (1,920 rows)
 #   single    single-step horizon, Short DSL         (2,880 rows)
+#   requester Goal×Capability distributed requester  (640 rows: 320 initial + 320 after response)
+#   central   Goal×Capability centralized planner    (320 rows, 4 epochs: the same 80 updates, Table S17)
 set -euo pipefail
 base=${1:?usage: scripts/train_gpu.sh <Qwen3.5-0.8B folder> [output folder]}
 out=${2:-experiments/checkpoints/qwen3.5-0.8b}
@@ -17,4 +19,6 @@ for seed in 1 2 3; do
     "$gencoord" train --model "$base" --out "$out/freeform-s$seed" --surface freeform --seed "$seed"
     "$gencoord" train --model "$base" --out "$out/factor-s$seed" --target factor --seed "$seed"
     "$gencoord" train --model "$base" --out "$out/single-s$seed" --horizon single --seed "$seed"
+    "$gencoord" train --model "$base" --out "$out/requester-s$seed" --records requester --seed "$seed"
+    "$gencoord" train --model "$base" --out "$out/central-s$seed" --records centralized --epochs 4 --seed "$seed"
 done

@@ -17,11 +17,11 @@ from gencoord.eval.jobs import expand
 from gencoord.eval.report import write_report
 from gencoord.eval.runner import create_run, read_records, run_experiment
 from gencoord.models.manifest import CheckpointManifest, TrainReport
-from gencoord.models.spec import Horizon, ModelSpec, Target
+from gencoord.models.spec import Horizon, ModelSpec, Records, Target
 from gencoord.prior import Prior
 from gencoord.protocol.generation import GenerationRequest, Reply, Stage
 from gencoord.protocol.result import Fail, Success
-from gencoord.run.episode import Condition, run_episode
+from gencoord.run.episode import FEEDBACK_CONDITIONS, Condition, records_of, run_episode
 from gencoord.run.lifecycle import run_single_step
 from gencoord.tasks import SuiteDocument, build_episode, paper_pool
 from gencoord.tasks.context import LocalContext
@@ -99,6 +99,27 @@ def _checkpoint(folder: Path, spec: ModelSpec) -> Path:
     report = TrainReport(steps=1, seconds=0.0, first_loss=1.0, last_loss=1.0, exact_match=None, evaluated=0)
     CheckpointManifest.of(spec, kind="tiny", seed=0, config_sha256="0" * 64, report=report, versions={}).write(folder)
     return folder
+
+
+def test_goal_capability_models_run_only_the_conditions_they_trained_for(tmp_path: Path) -> None:
+    """A requester model writes requester records, a centralized model reads merged views; all-records models
+    write every record but have never seen a merged view."""
+    names = {
+        records: f"model:{_checkpoint(tmp_path / records.value, ModelSpec(records=records))}" for records in Records
+    }
+    fits = {
+        (condition, records): backend_fits(names[records], False, SurfaceName.DSL, records_of(condition))
+        for condition in Condition
+        if condition is not Condition.SINGLE_STEP
+        for records in Records
+    }
+    for (condition, records), fit in fits.items():
+        if records is Records.CENTRALIZED:
+            assert fit == (condition is Condition.CENTRALIZED)
+        elif records is Records.REQUESTER:
+            assert fit == (condition in FEEDBACK_CONDITIONS and condition is not Condition.CENTRALIZED)
+        else:
+            assert fit == (condition is not Condition.CENTRALIZED)
 
 
 def test_models_run_only_where_they_fit(tmp_path: Path) -> None:

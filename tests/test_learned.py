@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,7 @@ from gencoord.eval.config import parse_experiment
 from gencoord.eval.runner import create_run, read_records, run_experiment
 from gencoord.models.generate import generate
 from gencoord.models.load import load_model
-from gencoord.models.spec import ModelSpec, PriorView, Target
+from gencoord.models.spec import ModelSpec, PriorView, Records, Target
 from gencoord.prior import Prior
 from gencoord.protocol.generation import GenerationRequest, Stage
 from gencoord.run.episode import run_episode
@@ -74,6 +75,23 @@ def test_supervision_rows_keep_held_out_templates_out(prior: Prior, suites: Suit
     factor = build_rows(paper_pool("goal_capability")[:4], prior, suites, ModelSpec(target=Target.FACTOR))
     assert {row.stage for row in factor} == {"requester_initial", "requester_after_response"}
     assert all(row.target in prior.codebook for row in factor)
+
+
+def test_goal_capability_record_sets_match_table_s17(prior: Prior, suites: SuiteDocument) -> None:
+    """320 initial + 320 after-response local records for the requester; 320 merged-view joint plans, each the
+    binding the peer's private mode calls for (what the rule requester reaches only after feedback)."""
+    pool = paper_pool("goal_capability_training")
+    assert not {c.variant.key for c in pool} & {c.variant.key for c in paper_pool("goal_capability")}
+    requester = build_rows(pool, prior, suites, ModelSpec(records=Records.REQUESTER))
+    assert Counter(row.stage for row in requester) == {"requester_initial": 320, "requester_after_response": 320}
+    central = build_rows(pool, prior, suites, ModelSpec(records=Records.CENTRALIZED))
+    assert len(central) == 320 and {row.stage for row in central} == {"requester_initial"}
+    revised = {row.cluster + str(row.role): row.target for row in requester if row.stage == "requester_after_response"}
+    for row in central:
+        mode = next(c.mode for c in pool if c.id == row.cluster)
+        assert f"private peer_workcell_mode={mode}" in row.prompt
+        assert row.target == revised[row.cluster + str(row.role)]  # the plan feedback would have led to
+    assert not build_rows(paper_pool("training")[:8], prior, suites, ModelSpec(records=Records.REQUESTER))
 
 
 def test_tiny_factor_model_trains_on_the_cpu_and_forms_commitments(
