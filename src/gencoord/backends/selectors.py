@@ -38,8 +38,9 @@ TOKENS = r"(?u)\b\w+\b"  # keep one-letter words: "site A" and "site B" differ o
 @dataclass(frozen=True, slots=True)
 class Selection:
     binding: str | None  # None: abstained
-    margin: float
+    margin: float  # how far the best code's score leads the runner-up's
     model_calls: int = 0  # neural model calls this selection took (0 for lexical selectors)
+    score: float = 0.0  # the best code's own score (a similarity or a probability)
 
 
 class Selector(Protocol):
@@ -54,7 +55,7 @@ def _margin(scores: np.ndarray, labels: Sequence[str]) -> Selection:
     order = np.argsort(scores)[::-1]
     best = float(scores[order[0]])
     second = float(scores[order[1]]) if len(order) > 1 else 0.0
-    return Selection(labels[int(order[0])], best - second)
+    return Selection(labels[int(order[0])], best - second, score=best)
 
 
 class TfidfNearest:
@@ -121,7 +122,7 @@ class EmbeddingRetrieval:
             best_by_label[label] = max(best_by_label.get(label, -1.0), float(score))
         names = list(best_by_label)
         chosen = _margin(np.array([best_by_label[n] for n in names]), names)
-        return Selection(chosen.binding, chosen.margin, model_calls=1)
+        return Selection(chosen.binding, chosen.margin, model_calls=1, score=chosen.score)
 
 
 class MarginUpgrade:
@@ -142,7 +143,7 @@ class MarginUpgrade:
             return first
         self.upgraded += 1
         second = self.fallback.select(text)
-        return Selection(second.binding, second.margin, first.model_calls + second.model_calls)
+        return Selection(second.binding, second.margin, first.model_calls + second.model_calls, second.score)
 
 
 class MarginAbstain:
@@ -157,7 +158,9 @@ class MarginAbstain:
 
     def select(self, text: str) -> Selection:
         choice = self.primary.select(text)
-        return choice if choice.margin >= self.margin else Selection(None, choice.margin, choice.model_calls)
+        if choice.margin >= self.margin:
+            return choice
+        return Selection(None, choice.margin, choice.model_calls, choice.score)
 
 
 @dataclass(frozen=True)
