@@ -56,6 +56,23 @@ def test_feedback_report_regenerates_tables_s18_and_s19(tmp_path: Path) -> None:
     assert "Matched-pair block bootstrap" in markdown and (report.html.parent / "figures" / "success.png").exists()
 
 
+def test_learned_feedback_rows_come_from_the_model_trained_for_each_condition(tmp_path: Path) -> None:
+    """A reduced experiments/feedback_intervention_learned.toml: the committed tiny requester and centralized
+    models, one per seed, each in the conditions whose records it learned; one call where the paper has one."""
+    markdown = write_report(_run("feedback_intervention_learned", tmp_path, 4)).markdown.read_text()
+    outcomes = {row[0]: row for row in _table(markdown, "Outcomes by condition")}
+    learned = {label.split(" · ")[0]: row for label, row in outcomes.items() if "model:" in label}
+    assert set(learned) == {"local_only", "feedback", "counterfactual_feedback", "centralized"}
+    for condition, row in learned.items():
+        assert row[1] == "model: direct"
+        model = "tiny-central" if condition == "centralized" else "tiny-requester"
+        assert row[2] == ", ".join(f"direct:{model}-s{seed}" for seed in (1, 2, 3))
+        assert row[9] == ("2.00" if "feedback" in condition else "1.00")  # model calls per episode
+        assert (row[14] == "0.0") == (condition != "feedback" and condition != "counterfactual_feedback")
+        assert (row[15] != "0.0") == (condition == "centralized")  # the uploaded local view
+    assert float(learned["feedback"][5].rstrip("%")) > float(learned["counterfactual_feedback"][5].rstrip("%"))
+
+
 def test_fault_report_regenerates_table_s46(tmp_path: Path) -> None:
     markdown = write_report(_run("controlled_faults", tmp_path, 4)).markdown.read_text()
     stages = {row[0]: row[2:7] for row in _table(markdown, "Stage checks under controlled faults")}
