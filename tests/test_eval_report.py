@@ -68,7 +68,7 @@ def test_learned_feedback_rows_come_from_the_model_trained_for_each_condition(tm
         model = "tiny-central" if condition == "centralized" else "tiny-requester"
         assert row[2] == ", ".join(f"direct:{model}-s{seed}" for seed in (1, 2, 3))
         assert row[9] == ("2.00" if "feedback" in condition else "1.00")  # model calls per episode
-        assert (row[14] == "0.0") == (condition != "feedback" and condition != "counterfactual_feedback")
+        assert (row[14] == "0.0") == (condition not in {"feedback", "counterfactual_feedback"})  # response B
         assert (row[15] != "0.0") == (condition == "centralized")  # the uploaded local view
     assert float(learned["feedback"][5].rstrip("%")) > float(learned["counterfactual_feedback"][5].rstrip("%"))
 

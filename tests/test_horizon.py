@@ -21,7 +21,7 @@ from gencoord.models.spec import Horizon, ModelSpec, Records, Target
 from gencoord.prior import Prior
 from gencoord.protocol.generation import GenerationRequest, Reply, Stage
 from gencoord.protocol.result import Fail, Success
-from gencoord.run.episode import FEEDBACK_CONDITIONS, Condition, records_of, run_episode
+from gencoord.run.episode import Condition, records_of, run_episode
 from gencoord.run.lifecycle import run_single_step
 from gencoord.tasks import SuiteDocument, build_episode, paper_pool
 from gencoord.tasks.context import LocalContext
@@ -101,25 +101,28 @@ def _checkpoint(folder: Path, spec: ModelSpec) -> Path:
     return folder
 
 
-def test_goal_capability_models_run_only_the_conditions_they_trained_for(tmp_path: Path) -> None:
-    """A requester model writes requester records, a centralized model reads merged views; all-records models
-    write every record but have never seen a merged view."""
+def test_record_set_models_run_only_the_conditions_they_trained_for(tmp_path: Path) -> None:
+    """A requester model writes requester records, a centralized model reads merged views, a self-plan model plans
+    without a request; an all-records model writes every record but has seen neither a merged view nor a
+    receiver without a request."""
     names = {
         records: f"model:{_checkpoint(tmp_path / records.value, ModelSpec(records=records))}" for records in Records
     }
-    fits = {
-        (condition, records): backend_fits(names[records], False, SurfaceName.DSL, records_of(condition))
-        for condition in Condition
-        if condition is not Condition.SINGLE_STEP
-        for records in Records
+    feedback = {Condition.LOCAL_ONLY, Condition.FEEDBACK, Condition.COUNTERFACTUAL_FEEDBACK}
+    expected = {
+        Records.CENTRALIZED: {Condition.CENTRALIZED},
+        Records.REQUESTER: feedback,
+        Records.SELF_PLAN: {Condition.NO_REQUEST},
+        Records.ALL: {Condition.REQUEST, Condition.ALTERNATIVE_REQUEST} | feedback,
     }
-    for (condition, records), fit in fits.items():
-        if records is Records.CENTRALIZED:
-            assert fit == (condition is Condition.CENTRALIZED)
-        elif records is Records.REQUESTER:
-            assert fit == (condition in FEEDBACK_CONDITIONS and condition is not Condition.CENTRALIZED)
-        else:
-            assert fit == (condition is not Condition.CENTRALIZED)
+    for records, conditions in expected.items():
+        fits = {
+            condition
+            for condition in Condition
+            if condition is not Condition.SINGLE_STEP
+            and backend_fits(names[records], False, SurfaceName.DSL, records_of(condition))
+        }
+        assert fits == conditions, records
 
 
 def test_models_run_only_where_they_fit(tmp_path: Path) -> None:

@@ -141,16 +141,17 @@ def backend_fits(name: str, single_step: bool, surface: SurfaceName, records: Re
     Rules, APIs and selectors write any surface under any horizon. A trained model writes
     what it learned: a direct model its own surface and horizon; a factor model a binding
     code, which the composer renders in any record surface and at any horizon; a model
-    trained on one Goal×Capability record set (``records``: the requester's, or the
-    centralized planner's from merged views) only that set's records, and merged views are
-    read only by a model trained on them. An experiment crossing models with surfaces and
+    trained on one record set (``records``: the requester's, the centralized planner's from
+    merged views, or the request-removed receiver's own path) only that set's records. A
+    model trained on all records writes the requester's too, but has never seen a merged
+    view or a receiver without a request. An experiment crossing models with surfaces and
     conditions runs only the combinations that fit, so every row is a model doing its own job.
     """
     checkpoint = checkpoint_of(name)
     manifest = None if checkpoint is None else _manifest(checkpoint.resolve())
     if manifest is None:
         return True
-    if manifest.records is not records and (manifest.records is not Records.ALL or records is Records.CENTRALIZED):
+    if manifest.records is not records and not (manifest.records is Records.ALL and records is Records.REQUESTER):
         return False
     if manifest.target is Target.FACTOR:
         return surface != SurfaceName.FREEFORM

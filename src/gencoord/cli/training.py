@@ -50,7 +50,8 @@ def train(
         typer.Option(
             help="all: every forward and Goal×Capability record; requester: the distributed Goal×Capability "
             "requester (initial and after-response records); centralized: the full-information planner "
-            "(merged local views → joint plan), as paper Table S17 trains them."
+            "(merged local views → joint plan), as paper Table S17 trains them; self_plan: the request-removed "
+            "reference (sender records, and the receiver's own path without a request)."
         ),
     ] = Records.ALL,
     view: Annotated[
@@ -118,7 +119,7 @@ def _train_checkpoint(
     """
     from gencoord.train.hf import PaperSettings, train_checkpoint  # noqa: PLC0415  (torch loads only for training)
 
-    pool = paper_pool("training" if spec.records is Records.ALL else "goal_capability_training")
+    pool = paper_pool("training" if "forward" in spec.records.suites else "goal_capability_training")
     rows = build_rows(pool, default_prior(), default_suites(), spec)  # one data set for all seeds
     data = write_rows(rows, out / "data", "training", spec)
     console.print(Text(f"{len(rows)} training rows → {data}"))

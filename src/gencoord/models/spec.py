@@ -34,6 +34,14 @@ class Records(StrEnum):
     ALL = "all"  # every forward and Goal×Capability record of the training split
     REQUESTER = "requester"  # the distributed requester: initial and after-response local records
     CENTRALIZED = "centralized"  # full information: the merged local views → the joint plan
+    SELF_PLAN = "self_plan"  # request removed: sender records, and the receiver's own path without a request
+
+    @property
+    def suites(self) -> frozenset[str]:
+        """The task suites whose clusters hold these records."""
+        if self is Records.ALL:
+            return frozenset({"forward", "goal_capability"})
+        return frozenset({"forward" if self is Records.SELF_PLAN else "goal_capability"})
 
 
 @dataclass(frozen=True)
@@ -66,5 +74,5 @@ class ModelSpec:
         if self.records is not Records.ALL and (self.surface == SurfaceName.FREEFORM or self.horizon is Horizon.SINGLE):
             raise ConfigError(
                 "RECORDS_SURFACE",
-                f"{self.records.value} records are Goal×Capability records: no free-form turns, no single-step horizon",
+                f"{self.records.value} records have no free-form turns and no single-step horizon",
             )

@@ -76,6 +76,8 @@ def records_of(condition: Condition) -> Records:
     """The record set a condition's generations come from (what a model must have trained on)."""
     if condition is Condition.CENTRALIZED:
         return Records.CENTRALIZED
+    if condition is Condition.NO_REQUEST:
+        return Records.SELF_PLAN
     return Records.REQUESTER if condition in FEEDBACK_CONDITIONS else Records.ALL
 
 

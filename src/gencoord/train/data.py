@@ -93,6 +93,8 @@ def _forward(
         steps += [(first, taken), (later, at_stage(sent, later, prior, spec.surface))]
     else:
         steps.append((GenerationRequest(episode.sender, Stage.SENDER_INITIAL, episode.receiver), sent))
+    if spec.records is Records.SELF_PLAN:  # the receiver plans its own path with no request in view
+        answer = GenerationRequest(episode.receiver, Stage.RECEIVER_WITHOUT_REQUEST, episode.sender)
     steps.append((answer, receiver_target))
     for request, record in steps:
         context = episode.contexts[request.agent]
@@ -174,8 +176,8 @@ def build_rows(
     for cluster in clusters:
         if dialogue and cluster.suite == "goal_capability":
             continue  # free-form is the forward representation comparator; feedback records have no dialogue
-        if spec.records is not Records.ALL and cluster.suite != "goal_capability":
-            continue  # the requester and centralized models learn Goal×Capability records only
+        if cluster.suite not in spec.records.suites:
+            continue
         make = _capability if cluster.suite == "goal_capability" else (_dialogue if dialogue else _forward)
         for role in roles:
             rows.extend(make(cluster, role, seed, prior, suites, spec))

@@ -34,9 +34,9 @@ from gencoord import __version__
 from gencoord.errors import ConfigError
 from gencoord.models.codec import TextCodec
 from gencoord.models.manifest import CheckpointManifest, TrainReport
-from gencoord.models.spec import ModelSpec, Records
+from gencoord.models.spec import ModelSpec
 from gencoord.prior.load import default_prior
-from gencoord.tasks.cluster import Split, draw_pool, forward_space
+from gencoord.tasks.cluster import Cluster, Split, draw_pool, forward_space
 from gencoord.tasks.spec import default_suites
 from gencoord.train.common import exact_match, padded_batch
 from gencoord.train.data import SupervisionRow, build_rows, evaluation_rows
@@ -125,9 +125,13 @@ def training_rounds(spec: ModelSpec, seed: int) -> Iterator[list[SupervisionRow]
     forward = 2 * len(forward_space(Split.TRAINING, suites))
     block = len(suites.goal_capability.goals) * len(suites.goal_capability.modes)
     while True:
-        forward_seed = rng.randrange(1_000_000)  # drawn either way: a record set never shifts the others' rounds
-        clusters = draw_pool(Split.TRAINING, forward, seed=forward_seed) if spec.records is Records.ALL else ()
-        clusters += draw_pool(Split.GOAL_CAPABILITY, block, seed=rng.randrange(1_000_000))
+        # both seeds are drawn whatever the record set, so no set shifts another's rounds
+        forward_seed, capability_seed = rng.randrange(1_000_000), rng.randrange(1_000_000)
+        clusters: tuple[Cluster, ...] = ()
+        if "forward" in spec.records.suites:
+            clusters += draw_pool(Split.TRAINING, forward, seed=forward_seed)
+        if "goal_capability" in spec.records.suites:
+            clusters += draw_pool(Split.GOAL_CAPABILITY, block, seed=capability_seed)
         rows = build_rows(clusters, prior, suites, spec, seed=rng.randrange(1000))
         rng.shuffle(rows)
         yield rows
