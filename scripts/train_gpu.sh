@@ -9,6 +9,7 @@
 #   single    single-step horizon, Short DSL         (2,880 rows)
 #   requester Goal×Capability distributed requester  (640 rows: 320 initial + 320 after response)
 #   central   Goal×Capability centralized planner    (320 rows, 4 epochs: the same 80 updates, Table S17)
+#   selfplan  request removed: sender records + the receiver's own path without a request (1,920 rows)
 set -euo pipefail
 base=${1:?usage: scripts/train_gpu.sh <Qwen3.5-0.8B folder> [output folder]}
 out=${2:-experiments/checkpoints/qwen3.5-0.8b}
@@ -21,4 +22,5 @@ for seed in 1 2 3; do
     "$gencoord" train --model "$base" --out "$out/single-s$seed" --horizon single --seed "$seed"
     "$gencoord" train --model "$base" --out "$out/requester-s$seed" --records requester --seed "$seed"
     "$gencoord" train --model "$base" --out "$out/central-s$seed" --records centralized --epochs 4 --seed "$seed"
+    "$gencoord" train --model "$base" --out "$out/selfplan-s$seed" --records self_plan --seed "$seed"
 done

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from gencoord.cli import app
 from gencoord.eval.config import load_experiment
 from gencoord.eval.report import write_report
-from gencoord.eval.runner import create_run, run_experiment
+from gencoord.eval.runner import create_run, read_records, run_experiment
 
 EXPERIMENTS = Path(__file__).parents[1] / "experiments"
 runner = CliRunner()
@@ -71,6 +71,25 @@ def test_learned_feedback_rows_come_from_the_model_trained_for_each_condition(tm
         assert (row[14] == "0.0") == (condition not in {"feedback", "counterfactual_feedback"})  # response B
         assert (row[15] != "0.0") == (condition == "centralized")  # the uploaded local view
     assert float(learned["feedback"][5].rstrip("%")) > float(learned["counterfactual_feedback"][5].rstrip("%"))
+
+
+def test_learned_request_rows_come_from_the_sender_model_and_the_self_plan_model(tmp_path: Path) -> None:
+    """A reduced experiments/request_intervention_learned.toml: the tiny Direct model where a request is delivered,
+    the tiny self-plan model where it is removed; paired receivers see the same input there, so the self-plan
+    model is right on at most one binding of each pair."""
+    run_dir = _run("request_intervention_learned", tmp_path, 8)
+    markdown = write_report(run_dir).markdown.read_text()
+    outcomes = {row[0]: row for row in _table(markdown, "Outcomes by condition")}
+    learned = {label.split(" · ")[0]: row for label, row in outcomes.items() if "model:" in label}
+    assert set(learned) == {"request", "no_request", "alternative_request"}
+    assert learned["no_request"][2] == "direct:tiny-selfplan"
+    assert learned["request"][2] == learned["alternative_request"][2] == "direct:tiny-dsl"
+    wins: dict[tuple[str, int], int] = {}
+    for record in read_records(run_dir):
+        if record["condition"] == "no_request" and "selfplan" in record["backend_set"]:
+            key = (record["pair"], record["role"])
+            wins[key] = wins.get(key, 0) + int(record["outcome"]["G"])
+    assert wins and max(wins.values()) <= 1
 
 
 def test_fault_report_regenerates_table_s46(tmp_path: Path) -> None:
