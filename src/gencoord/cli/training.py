@@ -64,14 +64,14 @@ def train(
         int, typer.Option(min=1, help="--model: rows per forward pass; the effective batch stays 16.")
     ] = 4,
     seed: Annotated[int, typer.Option(help="Initialization and data seed.")] = 0,
-    spelling: Annotated[
+    renaming: Annotated[
         float,
         typer.Option(
             min=0.0,
             max=1.0,
-            help="tiny: chance that a name in a training row is spelled a character per token, so the model "
-            "learns to copy names it never saw whole; with --view full, 0.5 lets it write held-out templates' "
-            "names (benchmarks/held_out_names.py).",
+            help="tiny: chance that each instance name of a training row (binding code, place, template) is "
+            "replaced by a fresh one, so the model learns to copy names from the task structure in view "
+            "(with --view full) rather than recall them; benchmarks/held_out_names.py measures it.",
         ),
     ] = 0.0,
 ) -> None:
@@ -89,7 +89,7 @@ def train(
     if model is None:
         from gencoord.train.tiny import TinyPreset, train_tiny  # noqa: PLC0415
 
-        report = train_tiny(spec, out, steps, seed, preset=TinyPreset(spelling=spelling), log=log)
+        report = train_tiny(spec, out, steps, seed, preset=TinyPreset(renaming=renaming), log=log)
     else:
         report = _train_checkpoint(model, spec, out, epochs, micro_batch, seed, log, out_console)
     seen = "–" if report.exact_match is None else f"{100 * report.exact_match:.1f}%"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence, Set
+from collections.abc import Sequence
 from typing import Protocol
 
 from tokenizers import Tokenizer
@@ -39,14 +39,13 @@ class TextCodec:
         self.pad: int = pad
         self.unk: int = unk
 
-    def encode(self, text: str, spell: Set[str] = frozenset()) -> list[int]:
-        """Token ids; pieces in ``spell`` are spelled out too (training teaches the model to copy spellings)."""
+    def encode(self, text: str) -> list[int]:
         pre_tokenizer = self.tokenizer.pre_tokenizer
         if pre_tokenizer is None:
             raise ConfigError("BAD_TOKENIZER", "the tokenizer has no pre-tokenizer to cut pieces with")
         ids: list[int] = []
         for piece, _ in pre_tokenizer.pre_tokenize_str(text):
-            whole = None if piece in spell else self.tokenizer.token_to_id(piece)
+            whole = self.tokenizer.token_to_id(piece)
             if whole is not None:
                 ids.append(whole)
             else:

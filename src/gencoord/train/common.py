@@ -17,21 +17,14 @@ def masked_batch(rows: Sequence[SupervisionRow], codec: Codec) -> tuple[torch.Te
 
     Each target is followed by end-of-sequence.
     """
-    return padded_batch([(codec.encode(row.prompt), codec.encode(row.target)) for row in rows], codec)
-
-
-def padded_batch(
-    encoded_rows: Sequence[tuple[list[int], list[int]]], codec: Codec
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """:func:`masked_batch` from rows already encoded as (prompt ids, target ids)."""
     encoded = []
-    for prompt, target in encoded_rows:
-        ended = [*target, codec.eos]
-        encoded.append((prompt + ended, [-100] * len(prompt) + ended))
+    for row in rows:
+        prompt, target = codec.encode(row.prompt), [*codec.encode(row.target), codec.eos]
+        encoded.append((prompt + target, [-100] * len(prompt) + target))
     width = max(len(ids) for ids, _ in encoded)
-    ids = torch.full((len(encoded), width), codec.pad)
-    labels = torch.full((len(encoded), width), -100)
-    mask = torch.zeros((len(encoded), width), dtype=torch.long)
+    ids = torch.full((len(rows), width), codec.pad)
+    labels = torch.full((len(rows), width), -100)
+    mask = torch.zeros((len(rows), width), dtype=torch.long)
     for index, (tokens, targets) in enumerate(encoded):
         ids[index, : len(tokens)] = torch.tensor(tokens)
         labels[index, : len(targets)] = torch.tensor(targets)

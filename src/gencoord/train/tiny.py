@@ -6,10 +6,10 @@ its keyword (``resource.deliver(``, ``,item=``, `` > ``), names stay whole, digi
 single tokens so any quantity can be copied. Loss is on the target tokens only (the
 prompt is masked). Rows are drawn fresh from the training split every step: a tiny model
 memorizes a fixed small set instead of learning to copy. A name outside the vocabulary is
-spelled a character per token (:class:`TextCodec`); so that the model learns to copy
-spellings, training spells each name of a row, in its prompt and its target alike, with
-probability ``TinyPreset.spelling``. With the task prior in view, that is what lets it
-write a held-out template's names, which it never saw whole.
+spelled a character per token (:class:`TextCodec`), and with ``TinyPreset.renaming`` a
+row's instance names are replaced by fresh ones (:mod:`gencoord.train.renaming`), so the
+model learns to copy names from the task structure in view rather than recall them: what a
+held-out template asks of it.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import re
 import string
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import torch
@@ -38,12 +38,12 @@ from gencoord.models.spec import ModelSpec
 from gencoord.prior.load import default_prior
 from gencoord.tasks.cluster import Cluster, Split, draw_pool, forward_space
 from gencoord.tasks.spec import default_suites
-from gencoord.train.common import exact_match, padded_batch
+from gencoord.train.common import exact_match, masked_batch
 from gencoord.train.data import SupervisionRow, build_rows, evaluation_rows
+from gencoord.train.renaming import instance_names, renamed
 
 SPECIAL = ("[PAD]", "[UNK]", "[EOS]")
 PIECES = r"[a-z_]+\.[a-z_]+\(|,?[a-z_]+=|[A-Za-z_]+|\d| > |\n|."
-NAME = re.compile(r"[A-Za-z_]{2,}")
 
 
 @dataclass(frozen=True)
@@ -59,17 +59,16 @@ class TinyPreset:
     batch: int = 8
     clip: float = 1.0
     threads: int = 2
-    spelling: float = 0.0  # chance that a name of a training row is spelled out (0: never)
+    renaming: float = 0.0  # chance that each instance name of a training row is replaced by a fresh one
 
 
 def pieces(text: str) -> list[str]:
     return re.findall(PIECES, text, flags=re.DOTALL)
 
 
-def spelled_names(row: SupervisionRow, rate: float, rng: random.Random) -> frozenset[str]:
-    """The names of ``row`` (bare identifiers of two or more characters) drawn to be spelled out."""
-    names = sorted({piece for text in (row.prompt, row.target) for piece in pieces(text) if NAME.fullmatch(piece)})
-    return frozenset(name for name in names if rng.random() < rate)
+def _renamed_row(row: SupervisionRow, names: frozenset[str], rate: float, rng: random.Random) -> SupervisionRow:
+    prompt, target = renamed(row.prompt, row.target, names, rate, rng)
+    return replace(row, prompt=prompt, target=target)
 
 
 def build_tokenizer(texts: Sequence[str]) -> Tokenizer:
@@ -160,8 +159,8 @@ def train_tiny(
     if steps <= 0:
         raise ConfigError("BAD_STEPS", "steps must be positive")
     preset = preset or TinyPreset()
-    if not 0.0 <= preset.spelling <= 1.0:
-        raise ConfigError("BAD_SPELLING", f"spelling is a probability in [0, 1], not {preset.spelling}")
+    if not 0.0 <= preset.renaming <= 1.0:
+        raise ConfigError("BAD_RENAMING", f"renaming is a probability in [0, 1], not {preset.renaming}")
     torch.set_num_threads(preset.threads)
     codec = TextCodec(
         build_tokenizer([text for row in vocabulary_rows(spec, seed) for text in (row.prompt, row.target)])
@@ -177,17 +176,15 @@ def train_tiny(
 
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
     rows = fresh_rows(spec, seed)
-    spelling = random.Random(seed)
+    renaming, names = random.Random(seed), instance_names(default_prior())
     started = time.perf_counter()
     losses: list[float] = []
     model.train()
     for step in range(steps):
         batch = [next(rows) for _ in range(preset.batch)]
-        encoded = []
-        for row in batch:
-            names = spelled_names(row, preset.spelling, spelling)
-            encoded.append((codec.encode(row.prompt, names), codec.encode(row.target, names)))
-        ids, labels, mask = padded_batch(encoded, codec)
+        if preset.renaming:
+            batch = [_renamed_row(row, names, preset.renaming, renaming) for row in batch]
+        ids, labels, mask = masked_batch(batch, codec)
         loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
         optimizer.zero_grad()
         loss.backward()
