@@ -33,7 +33,8 @@ $(NPM_STAMP): $(MC_JS)/package-lock.json
 run: $(STAMP) $(NPM_STAMP)
 	$(BIN)/gencoord demo
 	$(BIN)/gencoord run experiments/request_intervention.toml experiments/feedback_intervention.toml \
-		experiments/feedback_intervention_learned.toml experiments/controlled_faults.toml experiments/representation.toml experiments/horizon.toml \
+		experiments/request_intervention_learned.toml experiments/feedback_intervention_learned.toml \
+		experiments/controlled_faults.toml experiments/representation.toml experiments/horizon.toml \
 		experiments/horizon_in_distribution.toml experiments/gate_ablation.toml experiments/gate_tight_budget.toml \
 		experiments/gate_teams.toml experiments/learned_backends.toml experiments/team_tasks.toml
 
