@@ -8,8 +8,9 @@ prompt is masked). Rows are drawn fresh from the training split every step: a ti
 memorizes a fixed small set instead of learning to copy. A name outside the vocabulary is
 spelled a character per token (:class:`TextCodec`), and with ``TinyPreset.renaming`` a
 row's instance names are replaced by fresh ones (:mod:`gencoord.train.renaming`), so the
-model learns to copy names from the task structure in view rather than recall them: what a
-held-out template asks of it.
+model must copy names from the task structure in view rather than recall them, which is what
+a held-out template asks of it. (At this preset's size it still does not learn to: held-out
+templates stay at 0%, benchmarks/held_out_names.py.)
 """
 
 from __future__ import annotations
