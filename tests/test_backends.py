@@ -14,10 +14,19 @@ from pathlib import Path
 
 import pytest
 
-from gencoord.backends import Backend, BindingComposer, BranchGuesser, RequestRealizer, RuleRequester, RuleSender
+from gencoord.backends import (
+    Backend,
+    BindingComposer,
+    BranchGuesser,
+    DirectoryLookup,
+    RequestRealizer,
+    RuleRequester,
+    RuleSender,
+)
 from gencoord.backends.api import ApiBackend
 from gencoord.backends.conformance import backend_violations, check_backend, probes
 from gencoord.backends.local import LocalModelBackend
+from gencoord.backends.registry import backend_set
 from gencoord.backends.selectors import SelectorSender, fitted
 from gencoord.errors import ConfigError, ConformanceError
 from gencoord.prior import Prior
@@ -41,6 +50,7 @@ class Kind:
 BACKENDS: dict[str, Kind] = {
     "rule-sender": Kind(lambda prior, _s, _u: RuleSender(prior), (SENDER,), 0),
     "request-realizer": Kind(lambda prior, _s, _u: RequestRealizer(prior), (RECEIVER,), 0),
+    "directory-lookup": Kind(lambda prior, _s, _u: DirectoryLookup(prior), (RECEIVER,), 0),
     "branch-guesser": Kind(lambda prior, _s, _u: BranchGuesser(prior, seed=3), (Stage.RECEIVER_WITHOUT_REQUEST,), 0),
     "rule-requester": Kind(
         lambda prior, suites, _u: RuleRequester(prior, suites),
@@ -128,6 +138,43 @@ def test_request_realizer_adopts_the_delivered_path(prior: Prior, suites: SuiteD
     reply = RequestRealizer(prior).generate(probe.context, probe.request)
     assert probe.request.delivered_request is not None
     assert reply.text == "SELF " + probe.request.delivered_request.split(" ", 2)[2] + "\nREQ -"
+
+
+def test_directory_lookup_reads_the_code_and_not_the_path(prior: Prior, suites: SuiteDocument) -> None:
+    """On every canonical request it answers as the realizer does; on a request whose path strays from its code's
+    stored path it answers with the stored path; a request without a known code gets an empty answer."""
+    lookup, realizer = DirectoryLookup(prior), RequestRealizer(prior)
+    for probe in probes(RECEIVER, prior, suites, limit=None):
+        assert lookup.generate(probe.context, probe.request) == realizer.generate(probe.context, probe.request)
+    probe = next(p for p in probes(RECEIVER, prior, suites, limit=None) if "site=site_a" in str(p.request))
+    delivered = probe.request.delivered_request
+    assert delivered is not None
+    strayed = GenerationRequest(
+        probe.request.agent,
+        RECEIVER,
+        probe.request.peer,
+        delivered_request=delivered.replace("site=site_a", "site=site_b"),
+    )
+    assert "site=site_a" in lookup.generate(probe.context, strayed).text
+    assert "site=site_b" in realizer.generate(probe.context, strayed).text
+    unknown = GenerationRequest(
+        probe.request.agent,
+        RECEIVER,
+        probe.request.peer,
+        delivered_request=delivered.replace("bind=SITE_A", "bind=NOPE"),
+    )
+    assert lookup.generate(probe.context, unknown).text == ""
+
+
+@pytest.mark.parametrize(("suffix", "receiver"), [("+realizer", RequestRealizer), ("+directory", DirectoryLookup)])
+def test_a_named_deterministic_receiver_replaces_the_sets_own(
+    prior: Prior, suites: SuiteDocument, suffix: str, receiver: type
+) -> None:
+    probe = probes(RECEIVER, prior, suites, limit=1)[0]
+    team = backend_set("rule" + suffix)(probe.spec, False, prior, suites)
+    assert isinstance(team[probe.spec.receiver], receiver) and isinstance(team[probe.spec.sender], RuleSender)
+    with pytest.raises(ConfigError):
+        backend_set("rule+nobody")
 
 
 def test_branch_guesser_splits_evenly_over_branches(prior: Prior, suites: SuiteDocument) -> None:

@@ -123,6 +123,8 @@ def test_record_set_models_run_only_the_conditions_they_trained_for(tmp_path: Pa
             and backend_fits(names[records], False, SurfaceName.DSL, records_of(condition))
         }
         assert fits == conditions, records
+    realized = {c for c in Condition if backend_fits("rule+realizer", False, SurfaceName.DSL, records_of(c))}
+    assert realized == {Condition.REQUEST, Condition.ALTERNATIVE_REQUEST, Condition.SINGLE_STEP}
 
 
 def test_models_run_only_where_they_fit(tmp_path: Path) -> None:

@@ -5,6 +5,22 @@ Deterministic ones live in ``rule``; learned and API backends plug into the same
 """
 
 from gencoord.backends.base import Backend, bind
-from gencoord.backends.rule import BindingComposer, BranchGuesser, RequestRealizer, RuleRequester, RuleSender
+from gencoord.backends.rule import (
+    BindingComposer,
+    BranchGuesser,
+    DirectoryLookup,
+    RequestRealizer,
+    RuleRequester,
+    RuleSender,
+)
 
-__all__ = ["Backend", "BindingComposer", "BranchGuesser", "RequestRealizer", "RuleRequester", "RuleSender", "bind"]
+__all__ = [
+    "Backend",
+    "BindingComposer",
+    "BranchGuesser",
+    "DirectoryLookup",
+    "RequestRealizer",
+    "RuleRequester",
+    "RuleSender",
+    "bind",
+]

@@ -11,7 +11,7 @@ from functools import cache
 from pathlib import Path
 
 from gencoord.backends.base import Backend
-from gencoord.backends.rule import BranchGuesser, RequestRealizer, RuleRequester, RuleSender
+from gencoord.backends.rule import BranchGuesser, DirectoryLookup, RequestRealizer, RuleRequester, RuleSender
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
 from gencoord.extras import API_MODULES, SELECTOR_MODULES, require_learn
@@ -34,6 +34,30 @@ def rule_set(spec: EpisodeSpec, withheld: bool, prior: Prior, suites: SuiteDocum
 
 
 BACKEND_SETS: dict[str, BackendSet] = {"rule": rule_set}
+RECEIVER_SEPARATOR = "+"
+RECEIVERS: dict[str, Callable[[Prior], Backend]] = {"realizer": RequestRealizer, "directory": DirectoryLookup}
+"""``<set>+realizer`` or ``<set>+directory``: the set's sender with a deterministic receiver (v2 Table S26)."""
+
+
+def split_receiver(name: str) -> tuple[str, str | None]:
+    """A backend-set name → (the set, the deterministic receiver that replaces its own, if one is named)."""
+    base, separator, receiver = name.rpartition(RECEIVER_SEPARATOR)
+    if not separator or receiver not in RECEIVERS:
+        return name, None
+    return base, receiver
+
+
+def _with_receiver(make: BackendSet, receiver: str) -> BackendSet:
+    """``make``'s team with its receiver swapped for a deterministic one, which reads the same delivered REQ."""
+
+    def swapped(spec: EpisodeSpec, withheld: bool, prior: Prior, suites: SuiteDocument) -> Mapping[str, Backend]:
+        team = dict(make(spec, withheld, prior, suites))
+        team[spec.receiver] = RECEIVERS[receiver](prior)
+        return team
+
+    return swapped
+
+
 MODEL_PREFIX = "model:"
 CONSTRAINED_PREFIX = "constrained:"
 API_PREFIX = "api:"
@@ -147,6 +171,9 @@ def backend_fits(name: str, single_step: bool, surface: SurfaceName, records: Re
     view or a receiver without a request. An experiment crossing models with surfaces and
     conditions runs only the combinations that fit, so every row is a model doing its own job.
     """
+    name, receiver = split_receiver(name)
+    if receiver is not None and records is not Records.ALL:
+        return False  # a deterministic receiver realizes a delivered request: forward conditions with one
     checkpoint = checkpoint_of(name)
     manifest = None if checkpoint is None else _manifest(checkpoint.resolve())
     if manifest is None:
@@ -159,7 +186,15 @@ def backend_fits(name: str, single_step: bool, surface: SurfaceName, records: Re
 
 
 def backend_set(name: str) -> BackendSet:
-    """A registered set, ``model:<checkpoint>``, ``api:<url>#<model>`` or ``selector:<name>``."""
+    """A registered set, ``model:<checkpoint>``, ``api:<url>#<model>`` or ``selector:<name>``, optionally
+    with ``+realizer`` or ``+directory`` for a deterministic receiver in place of the set's own."""
+    base, receiver = split_receiver(name)
+    if receiver is not None:
+        return _with_receiver(_named_set(base), receiver)
+    return _named_set(name)
+
+
+def _named_set(name: str) -> BackendSet:
     if name.startswith(SELECTOR_PREFIX):
         require_learn(f"backend {name}", SELECTOR_MODULES)
         return _selector_set(name.removeprefix(SELECTOR_PREFIX))
@@ -180,6 +215,7 @@ def backend_set(name: str) -> BackendSet:
                 f"{MODEL_PREFIX}<checkpoint>",
                 f"{API_PREFIX}<url>#<model>",
                 f"{SELECTOR_PREFIX}<name>",
+                *(f"<set>{RECEIVER_SEPARATOR}{receiver}" for receiver in RECEIVERS),
             ]
         )
         raise ConfigError("UNKNOWN_BACKEND", f"unknown backend set {name!r}; known: {known}")

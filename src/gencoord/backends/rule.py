@@ -8,6 +8,8 @@
   then the rest (single-step), or the turns of the controlled dialogue.
 - :class:`RequestRealizer` is the v2 deterministic receiver: it adopts a delivered REQ, or
   in a dialogue takes on exactly the steps each sender turn asks of it.
+- :class:`DirectoryLookup` is the v2 directory-lookup receiver: the delivered REQ's binding
+  code alone selects a stored receiver path, which it instantiates with its own quantities.
 - :class:`BranchGuesser` is a receiver without a request: it can only pick one of the
   public branches, so it is right half the time by construction.
 - :class:`RuleRequester` is the Goal×Capability requester: its local plan first, then
@@ -58,6 +60,12 @@ def _adopted(prior: Prior, name: SurfaceName, delivered: str) -> str | None:
     """The receiver record that adopts a delivered REQ, or None if it holds no request."""
     request = _surface(prior, name).delivered(delivered).request
     return None if request is None else _text(prior, name, Proposal(request.plan, ()))
+
+
+def forget_memoized() -> None:
+    """Drop the memoized compositions and renderings, so that the next call does all its work (benchmarks)."""
+    for memo in (_composed, _text, _adopted):
+        memo.cache_clear()
 
 
 def at_stage(proposal: Proposal, request: GenerationRequest, prior: Prior, name: SurfaceName) -> Proposal:
@@ -143,6 +151,31 @@ class RequestRealizer:
         if not asked:
             return f"Sorry {context.peer}, I heard no request for me."
         return receiver_turn(asked, context.peer, sender_done(parse_line(latest[0]).text))
+
+
+class DirectoryLookup:
+    """The directory-lookup receiver: the binding code in the delivered REQ keys the receiver path.
+
+    It reads one field of what it received (``bind``) and none of the path: the shared task
+    structure is the directory. A request without a known code gets an empty answer, which
+    the protocol reports as a parse failure, as it would any unusable record.
+    """
+
+    name = "directory-lookup"
+
+    def __init__(self, prior: Prior) -> None:
+        self.prior = prior
+
+    def generate(self, context: LocalContext, request: GenerationRequest) -> Reply:
+        if request.delivered_request is None:
+            raise ConfigError("NO_REQUEST", "the directory lookup needs a delivered REQ to read a binding code from")
+        delivered = _surface(self.prior, context.surface).delivered(request.delivered_request).request
+        codes = [value for task in delivered.plan for key, value in task.args if key == "bind"] if delivered else []
+        if not codes or codes[0] not in self.prior.codebook:
+            return Reply("", model_calls=0)
+        looked_up = composed(self.prior, str(codes[0]), context.peer, context.agent, context.params)
+        assert looked_up.request is not None  # every template binding has a receiver path
+        return Reply(_text(self.prior, context.surface, Proposal(looked_up.request.plan, ())), model_calls=0)
 
 
 class BranchGuesser:

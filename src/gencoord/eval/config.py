@@ -15,7 +15,14 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError, field_validator, model_validator
 
 from gencoord._config import parse_toml, read_text, validation_message
-from gencoord.backends.registry import API_PREFIX, BACKEND_SETS, CONSTRAINED_PREFIX, MODEL_PREFIX, SELECTOR_PREFIX
+from gencoord.backends.registry import (
+    API_PREFIX,
+    BACKEND_SETS,
+    CONSTRAINED_PREFIX,
+    MODEL_PREFIX,
+    SELECTOR_PREFIX,
+    split_receiver,
+)
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError, did_you_mean
 from gencoord.gate.adjudicators import LOGISTIC, check_adjudicator_name
@@ -73,9 +80,10 @@ class BootstrapSpec(BaseModel):
 
 
 def _known_backend_sets(backends: list[str]) -> list[str]:
+    bases = [split_receiver(name)[0] for name in backends]
     unknown = [
         name
-        for name in backends
+        for name in bases
         if name not in BACKEND_SETS
         and not name.startswith((MODEL_PREFIX, CONSTRAINED_PREFIX, API_PREFIX, SELECTOR_PREFIX))
     ]
