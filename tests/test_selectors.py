@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from gencoord.backends.registry import backend_set
@@ -13,12 +15,15 @@ from gencoord.backends.selectors import (
     TfidfLogistic,
     TfidfNearest,
     evaluate,
+    fitted,
+    selector_named,
 )
 from gencoord.errors import ConfigError
 from gencoord.prior import Prior
 from gencoord.run.episode import run_episode
 from gencoord.tasks import SuiteDocument, build_episode, paper_pool
 from gencoord.tasks.descriptions import descriptions
+from tests.chat_stub import ChatHandler, completion, serving
 
 
 def test_descriptions_keep_evaluation_phrasing_out_of_training(prior: Prior) -> None:
@@ -77,3 +82,45 @@ def test_a_described_fact_reaches_a_commitment_through_a_selector(prior: Prior, 
     assert abstaining[spec.sender].name.startswith("selector:tfidf-logistic+abstain")
     with pytest.raises(ConfigError):
         backend_set("selector:nope")(spec, False, prior, suites)
+
+
+class _Reader(ChatHandler):
+    """Answers like a model that understood the description (it looks the description up); 'garbled' answers
+    off the list for every third question."""
+
+    garbled = False
+    asked = 0
+
+    def reply(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        prompt = body["messages"][-1]["content"]
+        text = prompt.rsplit("Description: ", 1)[1]
+        code = next(row.binding for row in descriptions() if row.text == text)
+        _Reader.asked += 1
+        if _Reader.garbled and _Reader.asked % 3 == 0:
+            code = "I am not sure"
+        return 200, completion(body["model"], f"{code}.", len(prompt) // 4, 3)
+
+
+def test_an_api_selector_names_codes_abstains_on_other_answers_and_takes_the_upgrade(
+    prior: Prior, suites: SuiteDocument
+) -> None:
+    held = [row for row in descriptions() if row.condition == "C2"]
+    with serving(_Reader) as url:
+        _Reader.garbled, _Reader.asked = False, 0
+        api = fitted(f"api:{url}#reader")
+        picks = [api.select(row.text) for row in held]
+        assert [p.binding for p in picks] == [row.binding for row in held] and all(p.model_calls == 1 for p in picks)
+        assert "Description: " in api.prompt("x") and all(code in api.prompt("x") for code in {r.binding for r in held})
+        _Reader.garbled, _Reader.asked = True, 0
+        fresh = selector_named(f"api:{url}#reader")
+        train = [row for row in descriptions() if row.condition == "train"]
+        fresh.fit([row.text for row in train], [row.binding for row in train])
+        answers = [fresh.select(row.text).binding for row in held[:6]]
+        assert answers.count(None) == 2 and all(a in (None, r.binding) for a, r in zip(answers, held, strict=False))
+        _Reader.garbled = False
+        upgrade = fitted(f"upgrade-api:{url}#reader")
+        chosen = [upgrade.select(row.text) for row in held]
+        assert sum(c.binding == row.binding for c, row in zip(chosen, held, strict=True)) == len(held)
+        assert 0 < sum(c.model_calls for c in chosen) < len(held)  # only the low-margin ones reached the API
+    with pytest.raises(ConfigError):
+        fitted("api:no-model-named")

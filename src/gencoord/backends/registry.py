@@ -196,7 +196,7 @@ def backend_set(name: str) -> BackendSet:
 
 def _named_set(name: str) -> BackendSet:
     if name.startswith(SELECTOR_PREFIX):
-        require_learn(f"backend {name}", SELECTOR_MODULES)
+        require_learn(f"backend {name}", SELECTOR_MODULES + (API_MODULES if "api:" in name else ()))
         return _selector_set(name.removeprefix(SELECTOR_PREFIX))
     if name.startswith(API_PREFIX):
         require_learn(f"backend {name}", API_MODULES)

@@ -125,6 +125,42 @@ class EmbeddingRetrieval:
         return Selection(chosen.binding, chosen.margin, model_calls=1, score=chosen.score)
 
 
+class ApiSelector:
+    """A prompted chat model behind an OpenAI-compatible API picks the code (v2 Table S45's API selector).
+
+    The prompt lists the codes with one training description of each as its example; the
+    answer's first word must be one of the codes, else the selector abstains. An API gives
+    no scores, so a usable answer has margin and score 1 and an unusable one 0.
+    """
+
+    def __init__(self, base_url: str, model: str) -> None:
+        from gencoord.backends.api import ApiBackend  # noqa: PLC0415  (openai loads only when an API is used)
+        from gencoord.prior.load import default_prior  # noqa: PLC0415
+
+        self.backend = ApiBackend(base_url, model, default_prior())
+        self.name = f"api:{model}"
+        self.examples: dict[str, str] = {}
+
+    def fit(self, texts: Sequence[str], labels: Sequence[str]) -> None:
+        self.examples = {}
+        for text, label in zip(texts, labels, strict=True):
+            self.examples.setdefault(label, text)
+
+    def prompt(self, text: str) -> str:
+        shown = "\n".join(f"{code}: {example}" for code, example in sorted(self.examples.items()))
+        return (
+            "Each code below names one private task fact; an example description follows each code.\n"
+            f"{shown}\n\nWhich code does this description name? Answer with the code only.\nDescription: {text}"
+        )
+
+    def select(self, text: str) -> Selection:
+        words = self.backend.ask(self.prompt(text)).split()
+        code = words[0].strip(".,:;'\"`") if words else ""
+        if code not in self.examples:
+            return Selection(None, 0.0, model_calls=1)
+        return Selection(code, 1.0, model_calls=1, score=1.0)
+
+
 class MarginUpgrade:
     """The primary selector, upgraded to ``fallback`` whenever its margin is below ``margin``."""
 
@@ -199,12 +235,29 @@ SELECTORS: dict[str, Callable[[], Selector]] = {
 }
 
 
+API_SELECTOR, API_UPGRADE = "api:", "upgrade-api:"
+"""``api:<url>#<model>``: the API selector; ``upgrade-api:<url>#<model>``: TF-IDF nearest neighbour,
+upgraded to that API selector below margin 0.15."""
+
+
+def selector_named(name: str) -> Selector:
+    for prefix in (API_SELECTOR, API_UPGRADE):
+        if name.startswith(prefix):
+            base_url, _, model = name.removeprefix(prefix).partition("#")
+            if not base_url or not model:
+                raise ConfigError("UNKNOWN_SELECTOR", f"an API selector is {prefix}<base url>#<model>, got {name}")
+            api = ApiSelector(base_url, model)
+            return api if prefix == API_SELECTOR else MarginUpgrade(TfidfNearest(), api, margin=0.15)
+    if name not in SELECTORS:
+        known = ", ".join([*sorted(SELECTORS), f"{API_SELECTOR}<url>#<model>", f"{API_UPGRADE}<url>#<model>"])
+        raise ConfigError("UNKNOWN_SELECTOR", f"unknown selector {name!r}; known: {known}")
+    return SELECTORS[name]()
+
+
 @cache
 def fitted(name: str) -> Selector:
     """A named selector fitted on the training descriptions, once per process."""
-    if name not in SELECTORS:
-        raise ConfigError("UNKNOWN_SELECTOR", f"unknown selector {name!r}; known: {', '.join(sorted(SELECTORS))}")
-    selector = SELECTORS[name]()
+    selector = selector_named(name)
     train = [row for row in descriptions() if row.condition == "train"]
     selector.fit([row.text for row in train], [row.binding for row in train])
     return selector
