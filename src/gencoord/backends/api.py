@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from itertools import islice
 
 import openai
+from openai.types import CompletionUsage
 from openai.types.chat import ChatCompletionMessageParam
 
 from gencoord.backends.context import model_input
@@ -79,6 +80,7 @@ class ApiBackend:
         backoff_s: float = 0.5,
         price_in_per_mtok: float = 0.0,
         price_out_per_mtok: float = 0.0,
+        stream: bool = False,
     ) -> None:
         key = api_key or os.environ.get("GENCOORD_API_KEY") or os.environ.get("OPENAI_API_KEY") or "not-needed"
         self.client = openai.OpenAI(base_url=base_url, api_key=key, timeout=timeout_s, max_retries=0)
@@ -88,6 +90,7 @@ class ApiBackend:
         self.backoff_s = backoff_s
         self.prices = (price_in_per_mtok, price_out_per_mtok)
         self.usage = Usage()
+        self.stream = stream  # take the answer as server-sent chunks (usage from the last one, where sent)
         self.name = f"api:{model}"
 
     def _example_proposals(self, context: LocalContext) -> Iterator[tuple[str, str, Proposal]]:
@@ -137,12 +140,7 @@ class ApiBackend:
         started = time.perf_counter()
         for attempt in range(self.retries + 1):
             try:
-                response = self.client.chat.completions.create(
-                    model=self.model,
-                    messages=messages,
-                    temperature=0,
-                    max_tokens=max_tokens,
-                )
+                content, usage = self._answer(messages, max_tokens)
                 break
             except _TRANSIENT as exc:
                 if attempt == self.retries:
@@ -153,8 +151,7 @@ class ApiBackend:
             except openai.APIStatusError as exc:
                 raise BackendError("API_ERROR", f"{self.name}: HTTP {exc.status_code}: {exc.message}") from None
         latency = time.perf_counter() - started
-        text = _FENCE.sub("", (response.choices[0].message.content or "").strip()).strip()
-        usage = response.usage
+        text = _FENCE.sub("", content.strip()).strip()
         tokens_in = None if usage is None else usage.prompt_tokens
         tokens_out = None if usage is None else usage.completion_tokens
         self.usage.calls += 1
@@ -162,3 +159,26 @@ class ApiBackend:
         self.usage.output_tokens += tokens_out or 0
         self.usage.charge += ((tokens_in or 0) * self.prices[0] + (tokens_out or 0) * self.prices[1]) / 1e6
         return Reply(text, model_calls=1, input_tokens=tokens_in, output_tokens=tokens_out, latency_s=latency)
+
+    def _answer(
+        self, messages: list[ChatCompletionMessageParam], max_tokens: int
+    ) -> tuple[str, CompletionUsage | None]:
+        """The answer's text and usage, whole or assembled from streamed chunks (a broken stream raises, to retry)."""
+        if not self.stream:
+            response = self.client.chat.completions.create(
+                model=self.model, messages=messages, temperature=0, max_tokens=max_tokens
+            )
+            return response.choices[0].message.content or "", response.usage
+        parts: list[str] = []
+        usage = None
+        for chunk in self.client.chat.completions.create(
+            model=self.model,
+            messages=messages,
+            temperature=0,
+            max_tokens=max_tokens,
+            stream=True,
+            stream_options={"include_usage": True},
+        ):
+            parts += [choice.delta.content or "" for choice in chunk.choices]
+            usage = chunk.usage or usage
+        return "".join(parts), usage

@@ -1,0 +1,139 @@
+"""The API backend against a real OpenAI-compatible server on this machine: `transformers serve`.
+
+The test builds a tiny chat model (random weights, a character tokenizer with a chat
+template) and serves it. What is checked is the transport, not the answers: whole and
+streamed answers agree and carry usage, an episode through the served model ends in a typed
+failure (its text is noise) with its tokens counted, and a server that dies mid-run stops
+the backend with API_UNAVAILABLE rather than a traceback.
+"""
+
+from __future__ import annotations
+
+import socket
+import string
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import torch
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+from transformers import PreTrainedTokenizerFast, Qwen3Config, Qwen3ForCausalLM
+
+from gencoord.backends.api import ApiBackend
+from gencoord.errors import BackendError, FailureCode
+from gencoord.prior import Prior
+from gencoord.protocol.generation import GenerationRequest, Stage
+from gencoord.run.episode import run_episode
+from gencoord.tasks import SuiteDocument, build_episode, paper_pool
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("api-served")]
+CHAT_TEMPLATE = (
+    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+
+
+def _tiny_chat_model(folder: Path) -> Path:
+    special = ["<|pad|>", "<|im_start|>", "<|im_end|>"]
+    vocab = {token: index for index, token in enumerate([*special, *string.printable])}
+    tokenizer = Tokenizer(models.WordLevel(vocab, unk_token="<|pad|>"))
+    tokenizer.pre_tokenizer = pre_tokenizers.Split(pattern="", behavior="isolated")
+    tokenizer.decoder = decoders.Fuse()
+    fast = PreTrainedTokenizerFast(tokenizer_object=tokenizer, eos_token="<|im_end|>", pad_token="<|pad|>")
+    fast.chat_template = CHAT_TEMPLATE
+    fast.save_pretrained(folder)
+    torch.manual_seed(0)
+    config = Qwen3Config(
+        vocab_size=len(vocab),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        head_dim=16,
+        max_position_embeddings=8192,
+        eos_token_id=vocab["<|im_end|>"],
+        pad_token_id=vocab["<|pad|>"],
+    )
+    Qwen3ForCausalLM(config).save_pretrained(folder)
+    return folder
+
+
+def _serve(model: Path, log: Path) -> tuple[subprocess.Popen[bytes], str]:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    command = [str(Path(sys.executable).with_name("transformers")), "serve", str(model)]
+    command += ["--device", "cpu", "--host", "127.0.0.1", "--port", str(port)]
+    server = subprocess.Popen(command, stdout=log.open("wb"), stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            pytest.fail(f"transformers serve exited: {log.read_text()[-2000:]}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as answer:
+                if answer.status == 200:
+                    return server, f"http://127.0.0.1:{port}/v1"
+        except OSError:
+            time.sleep(0.5)
+    server.kill()
+    pytest.fail(f"transformers serve did not come up in 180 s: {log.read_text()[-2000:]}")
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str, subprocess.Popen[bytes]]]:
+    folder = _tiny_chat_model(tmp_path_factory.mktemp("tiny-chat"))
+    server, url = _serve(folder, folder / "serve.log")
+    try:
+        yield url, str(folder), server
+    finally:
+        server.kill()
+        server.wait()
+
+
+def test_whole_and_streamed_answers_agree_and_carry_usage(
+    served: tuple[str, str, subprocess.Popen[bytes]], prior: Prior, suites: SuiteDocument
+) -> None:
+    url, model, _ = served
+    spec = build_episode(paper_pool("timing")[0], 0, 0, prior, suites)
+    ask = GenerationRequest(spec.sender, Stage.SENDER_INITIAL, spec.receiver)
+    whole = ApiBackend(url, model, prior, price_in_per_mtok=1.0, price_out_per_mtok=2.0)
+    streamed = ApiBackend(url, model, prior, stream=True)
+    one, two = whole.generate(spec.contexts[spec.sender], ask), streamed.generate(spec.contexts[spec.sender], ask)
+    assert one.text == two.text and one.text  # greedy: the same answer either way
+    assert one.input_tokens == two.input_tokens and one.input_tokens is not None and one.input_tokens > 100
+    assert one.output_tokens == two.output_tokens and one.output_tokens is not None and one.output_tokens > 0
+    assert whole.usage.calls == streamed.usage.calls == 1 and one.latency_s > 0
+    expected = (one.input_tokens * 1.0 + one.output_tokens * 2.0) / 1e6
+    assert whole.usage.charge == pytest.approx(expected)
+
+
+def test_an_episode_through_the_served_model_ends_in_a_typed_failure(
+    served: tuple[str, str, subprocess.Popen[bytes]], prior: Prior, suites: SuiteDocument
+) -> None:
+    url, model, _ = served
+    backend = ApiBackend(url, model, prior, stream=True)
+    spec = build_episode(paper_pool("timing")[1], 1, 0, prior, suites)
+    result = run_episode(spec, backends={agent: backend for agent in spec.contexts})
+    assert result.outcome.failure is FailureCode.PARSE_FAILURE and not result.outcome.success
+    [generation] = result.protocol.trace.generations  # the sender's noise stops the protocol at parsing
+    assert generation.reply.model_calls == 1 and generation.reply.input_tokens and generation.reply.output_tokens
+
+
+def test_a_server_that_dies_mid_run_stops_the_backend_with_a_code(
+    served: tuple[str, str, subprocess.Popen[bytes]], prior: Prior, suites: SuiteDocument
+) -> None:
+    url, model, server = served
+    backend = ApiBackend(url, model, prior, retries=1, backoff_s=0.01, timeout_s=5.0)
+    spec = build_episode(paper_pool("timing")[2], 0, 0, prior, suites)
+    ask = GenerationRequest(spec.sender, Stage.SENDER_INITIAL, spec.receiver)
+    assert backend.generate(spec.contexts[spec.sender], ask).model_calls == 1
+    server.kill()
+    server.wait()
+    with pytest.raises(BackendError) as caught:
+        backend.generate(spec.contexts[spec.sender], ask)
+    assert caught.value.reason == "API_UNAVAILABLE" and backend.usage.calls == 1
