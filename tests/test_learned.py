@@ -19,11 +19,12 @@ from gencoord.backends.registry import backend_set
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import BackendError, ConfigError
 from gencoord.eval.config import parse_experiment
+from gencoord.eval.report import write_report
 from gencoord.eval.runner import create_run, read_records, run_experiment
 from gencoord.models.generate import generate
 from gencoord.models.load import load_model
 from gencoord.models.spec import ModelSpec, PriorView, Records, Target
-from gencoord.prior import Prior
+from gencoord.prior import Prior, default_prior
 from gencoord.protocol.generation import GenerationRequest, Stage
 from gencoord.run.episode import run_episode
 from gencoord.tasks import Split, SuiteDocument, build_episode, draw_pool, paper_pool
@@ -149,6 +150,33 @@ def test_an_openai_compatible_api_backend_retries_and_counts_usage(prior: Prior,
         assert caught.value.reason == "API_UNAVAILABLE"
 
 
+def test_api_charges_are_recorded_per_call_and_summed_in_the_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GENCOORD_API_PRICE_IN", "2.5")
+    monkeypatch.setenv("GENCOORD_API_PRICE_OUT", "10")
+    ComposerApi.failures_left = 0
+    with serving(ComposerApi) as url:
+        text = (
+            f'name = "priced"\npool = "timing"\nclusters = 2\nconditions = ["request"]\nbackends = ["api:{url}#stub"]\n'
+        )
+        config = parse_experiment(text)
+        run_dir = create_run(config, tmp_path)
+        run_experiment(config, run_dir, workers=1)
+    records = read_records(run_dir)
+    charges = [g["charge"] for r in records for g in r["protocol"]["generations"]]
+    expected = [
+        (2.5 * g["input_tokens"] + 10 * g["output_tokens"]) / 1e6 for r in records for g in r["protocol"]["generations"]
+    ]
+    assert charges == pytest.approx(expected) and all(charge > 0 for charge in charges)
+    markdown = write_report(run_dir).markdown.read_text()
+    assert f"{sum(charges):.6g} ({sum(charges) / len(records):.3g}/episode)" in markdown
+    monkeypatch.setenv("GENCOORD_API_PRICE_IN", "cheap")
+    with pytest.raises(ConfigError) as caught:
+        ApiBackend("http://127.0.0.1:9/v1", "stub", default_prior())
+    assert caught.value.reason == "BAD_PRICE"
+
+
 def test_the_api_prompt_teaches_the_surface_being_spoken(prior: Prior, suites: SuiteDocument) -> None:
     backend = ApiBackend("http://127.0.0.1:9/v1", "stub", prior)
     spec = build_episode(paper_pool("timing")[0], 0, 0, prior, suites, SurfaceName.FREEFORM)
@@ -158,6 +186,18 @@ def test_the_api_prompt_teaches_the_surface_being_spoken(prior: Prior, suites: S
     assert "That is everything." in talk and "agent_x: Hi agent_y, agent_x here." in talk and "SELF " not in talk
     assert "SELF " in record and "REQ " in record and "please" not in record
     assert spec.cluster.template not in talk + record  # worked examples never show the agent's own template
+
+
+def test_the_api_prompt_teaches_revision_with_another_goals_counter(prior: Prior, suites: SuiteDocument) -> None:
+    backend = ApiBackend("http://127.0.0.1:9/v1", "stub", prior)
+    for cluster in paper_pool("goal_capability")[:4]:
+        spec = build_episode(cluster, 0, 0, prior, suites)
+        context = spec.contexts[spec.sender]
+        ask = GenerationRequest(spec.sender, Stage.REQUESTER_AFTER_RESPONSE, spec.receiver)
+        prompt = backend._instructions(context, ask)
+        assert "After ACCEPT" in prompt and "response: COUNTER counter_offer_id=" in prompt
+        shown = prompt.split("Example (")[1].split(")")[0]
+        assert shown != context.private["goal"] and shown in prior.templates  # never the requester's own goal
 
 
 def test_a_hugging_face_checkpoint_fine_tunes_with_the_paper_schedule(

@@ -1,11 +1,11 @@
 """A backend behind any OpenAI-compatible chat API (DeepSeek, vLLM, Ollama, OpenAI, ...).
 
 The prompt carries the grammar in brief, worked examples composed from the shared task
-structure (other templates than the agent's own, so it cannot copy its answer), and the
-agent's model input. Transient failures (connection, timeout, rate limit, 5xx) are
-retried with exponential backoff; usage is read from the response for token counts and
-an optional charge estimate. The reply text goes to the protocol unchecked, like any
-model output.
+structure (other templates than the agent's own, so it cannot copy its answer; for a
+requester's revision, a worked COUNTER from another goal), and the agent's model input.
+Transient failures (connection, timeout, rate limit, 5xx) are retried with exponential
+backoff; usage is read from the response for token counts and an optional charge estimate.
+The reply text goes to the protocol unchecked, like any model output.
 """
 
 from __future__ import annotations
@@ -25,10 +25,11 @@ from gencoord.backends.context import model_input
 from gencoord.backends.rule import composed
 from gencoord.dsl.ast import Proposal
 from gencoord.dsl.dialogue import ASK, DONE, FINAL, MORE, PREPOSITIONS, VERBS, scripted
-from gencoord.errors import BackendError
+from gencoord.errors import BackendError, ConfigError
 from gencoord.models.spec import PriorView
 from gencoord.prior.prior import Prior
 from gencoord.protocol.generation import GenerationRequest, Reply, Stage
+from gencoord.protocol.response import Response
 from gencoord.tasks.context import LocalContext
 
 _TRANSIENT = (openai.APIConnectionError, openai.APITimeoutError, openai.RateLimitError, openai.InternalServerError)
@@ -59,6 +60,18 @@ DIALOGUE_RULES = (
 )
 
 
+def _price(variable: str) -> float:
+    """A price per million tokens from the environment (0 when unset)."""
+    text = os.environ.get(variable, "").strip()
+    try:
+        price = float(text) if text else 0.0
+    except ValueError:
+        raise ConfigError("BAD_PRICE", f"${variable} must be a number (per million tokens), not {text!r}") from None
+    if price < 0:
+        raise ConfigError("BAD_PRICE", f"${variable} must not be negative, got {text}")
+    return price
+
+
 @dataclass
 class Usage:
     calls: int = 0
@@ -78,17 +91,21 @@ class ApiBackend:
         timeout_s: float = 30.0,
         retries: int = 3,
         backoff_s: float = 0.5,
-        price_in_per_mtok: float = 0.0,
-        price_out_per_mtok: float = 0.0,
+        price_in_per_mtok: float | None = None,
+        price_out_per_mtok: float | None = None,
         stream: bool = False,
     ) -> None:
+        """Prices are per million tokens; unset, they come from $GENCOORD_API_PRICE_IN / _OUT (else none)."""
         key = api_key or os.environ.get("GENCOORD_API_KEY") or os.environ.get("OPENAI_API_KEY") or "not-needed"
         self.client = openai.OpenAI(base_url=base_url, api_key=key, timeout=timeout_s, max_retries=0)
         self.model = model
         self.prior = prior
         self.retries = retries
         self.backoff_s = backoff_s
-        self.prices = (price_in_per_mtok, price_out_per_mtok)
+        self.prices = (
+            _price("GENCOORD_API_PRICE_IN") if price_in_per_mtok is None else price_in_per_mtok,
+            _price("GENCOORD_API_PRICE_OUT") if price_out_per_mtok is None else price_out_per_mtok,
+        )
         self.usage = Usage()
         self.stream = stream  # take the answer as server-sent chunks (usage from the last one, where sent)
         self.name = f"api:{model}"
@@ -104,8 +121,32 @@ class ApiBackend:
         shown.sort(key=lambda item: -len(item[2].request.plan) if item[2].request else 0)
         yield from shown
 
+    def _revision(self, context: LocalContext) -> str:
+        """How a requester revises after a bounded response, with a worked COUNTER from another goal than its own."""
+        goal = context.private.get("goal")
+        rules = (
+            "At stage requester_after_response you see your initial record and the peer's response. After ACCEPT, "
+            "write your initial record again unchanged. After COUNTER counter_offer_id=<id>, move the work as that "
+            "offer says and write the revised record."
+        )
+        for offer_id, offer in sorted(self.prior.counter_offers.items()):
+            for source, target in sorted(offer.moves.items()):
+                if self.prior.codebook[source] == goal:
+                    continue
+                initial = composed(self.prior, source, "agent_x", "agent_y", {})
+                revised = composed(self.prior, target, "agent_x", "agent_y", {})
+                response = Response("COUNTER", offer.reason, offer_id).serialize()
+                return (
+                    f"{rules}\n\nExample ({self.prior.codebook[source]}):\ninitial record:\n"
+                    f"{self.prior.serialize(initial)}\nresponse: {response}\nrevised record:\n"
+                    f"{self.prior.serialize(revised)}"
+                )
+        return rules
+
     def _instructions(self, context: LocalContext, request: GenerationRequest) -> str:
         """The rules of the surface the agent speaks, and two worked examples in it."""
+        if request.stage is Stage.REQUESTER_AFTER_RESPONSE:
+            return f"{GRAMMAR}\n\n{self._revision(context)}"
         examples = list(islice(self._example_proposals(context), 2))
         if request.stage in (Stage.DIALOGUE_SENDER, Stage.DIALOGUE_RECEIVER):
             shown = [
@@ -157,8 +198,16 @@ class ApiBackend:
         self.usage.calls += 1
         self.usage.input_tokens += tokens_in or 0
         self.usage.output_tokens += tokens_out or 0
-        self.usage.charge += ((tokens_in or 0) * self.prices[0] + (tokens_out or 0) * self.prices[1]) / 1e6
-        return Reply(text, model_calls=1, input_tokens=tokens_in, output_tokens=tokens_out, latency_s=latency)
+        charge = ((tokens_in or 0) * self.prices[0] + (tokens_out or 0) * self.prices[1]) / 1e6
+        self.usage.charge += charge
+        return Reply(
+            text,
+            model_calls=1,
+            input_tokens=tokens_in,
+            output_tokens=tokens_out,
+            latency_s=latency,
+            charge=charge if any(self.prices) else None,
+        )
 
     def _answer(
         self, messages: list[ChatCompletionMessageParam], max_tokens: int

@@ -134,6 +134,15 @@ def _wire(record: Record, kind: str) -> int:
     return sum(m["bytes"] for m in record["protocol"]["messages"] if m["kind"] == kind)
 
 
+def _cost(records: Sequence[Record]) -> str:
+    """The row's priced API calls summed, and the mean per episode (– where no call was priced)."""
+    charges = [[g.get("charge") for g in r["protocol"]["generations"]] for r in records]
+    if not any(charge is not None for episode in charges for charge in episode):
+        return DASH
+    total = sum(charge or 0.0 for episode in charges for charge in episode)
+    return f"{total:.6g} ({total / len(records):.3g}/episode)"
+
+
 def _tokens(records: Sequence[Record], field: str) -> float | None:
     """Mean tokens per episode over the generations that report them (None: no model counted any)."""
     counts = [
@@ -206,6 +215,7 @@ def outcome_table(rows: Sequence[Row], config: ExperimentConfig) -> Table:
             "episode p50 s",
             "V(30)",
             "V(60)",
+            "API cost",
             "paper success",
         ],
         caption=(
@@ -214,6 +224,8 @@ def outcome_table(rows: Sequence[Row], config: ExperimentConfig) -> Table:
             "repetition succeeded, with its exact (Clopper–Pearson) 95% interval. TTC: measured wall time on this "
             "machine's CPU from the first generation to the dispatch plan. Episode time is world time (simulated on "
             "the simulator). V(30)/V(60): G reached with TTC plus world time within 30/60 s, as the paper counts them. "
+            "API cost: the row's API calls summed at the configured prices ($GENCOORD_API_PRICE_IN / _OUT per "
+            "million tokens), with the mean per episode; – where nothing was priced. "
             "The paper column is the published figure for the same condition."
         ),
     )
@@ -255,6 +267,7 @@ def outcome_table(rows: Sequence[Row], config: ExperimentConfig) -> Table:
                 _num(percentile(durations, 50), 2),
                 _pct(_mean(float(r["outcome"]["V30"]) for r in records)),
                 _pct(_mean(float(r["outcome"]["V60"]) for r in records)),
+                _cost(records),
                 DASH if paper is None else f"{paper:.1f}%",
             ]
         )

@@ -27,6 +27,7 @@ class Reply:
     input_tokens: int | None = None
     output_tokens: int | None = None
     latency_s: float = 0.0
+    charge: float | None = None  # what an API call cost at the configured prices (None: no prices, or no API)
 
 
 @dataclass(frozen=True, slots=True)

@@ -81,6 +81,7 @@ def _protocol(result: EpisodeResult) -> dict[str, Any]:
                 "input_tokens": g.reply.input_tokens,
                 "output_tokens": g.reply.output_tokens,
                 "latency_s": round(g.reply.latency_s, 6),
+                "charge": g.reply.charge,
             }
             for g in trace.generations
         ],
