@@ -80,16 +80,38 @@ def test_pool_and_a_two_node_ray_cluster_record_the_same_jobs_and_outcomes(tmp_p
     assert all(_comparable(pooled[key]) == _comparable(rayed[key]) for key in pooled)
 
 
+def _parent(pid: int) -> int:
+    """The parent pid from /proc/<pid>/stat; the command name in field 2 may hold spaces or brackets."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return 0
+    return int(stat.rsplit(")", 1)[1].split()[1])
+
+
+def _descends_from_this_process(pid: int) -> bool:
+    while pid > 1:
+        pid = _parent(pid)
+        if pid == os.getpid():
+            return True
+    return False
+
+
 def _chunk_workers() -> list[int]:
-    """Ray actor processes executing a chunk right now (Ray titles them after the running method)."""
+    """This test's Ray actor processes executing a chunk right now (Ray titles them after the running method).
+
+    Only descendants of this process count: the cluster fixture's nodes are its children. An
+    actor left behind by another Ray instance (a driver killed by another test, whose workers
+    live on briefly) has the same title, and killing it would leave this run untouched.
+    """
     found = []
     for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
+        if entry.name.isdigit() and int(entry.name) != os.getpid():
             try:
                 title = (entry / "cmdline").read_bytes()
             except OSError:
                 continue
-            if b"EpisodeWorker.run" in title and int(entry.name) != os.getpid():
+            if b"EpisodeWorker.run" in title and _descends_from_this_process(int(entry.name)):
                 found.append(int(entry.name))
     return found
 
@@ -148,7 +170,9 @@ def test_a_job_whose_worker_dies_on_every_try_is_recorded_as_failed_and_resume_r
 def test_a_killed_driver_resumes_to_a_complete_run(tmp_path: Path) -> None:
     command = [sys.executable, "-m", "gencoord.cli", "run", "request_intervention", "--clusters", "40"]
     command += ["--executor", "ray", "--workers", "2", "--out", str(tmp_path), "--no-report"]
-    driver = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # its own session, so the local Ray instance it starts can be killed with it and no orphaned
+    # actor of it outlives the test
+    driver = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.monotonic() + 180
     records: Path | None = None
     while time.monotonic() < deadline and driver.poll() is None:
@@ -157,7 +181,7 @@ def test_a_killed_driver_resumes_to_a_complete_run(tmp_path: Path) -> None:
             records = found[0]
             break
         time.sleep(0.05)
-    driver.kill()
+    os.killpg(driver.pid, signal.SIGKILL)
     driver.wait()
     assert records is not None, "the driver recorded nothing before it was killed"
     run_dir = records.parent
