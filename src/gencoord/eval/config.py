@@ -29,7 +29,14 @@ from gencoord.gate.adjudicators import LOGISTIC, check_adjudicator_name
 from gencoord.gate.config import load_gate_config
 from gencoord.gate.policy import GateCondition
 from gencoord.prior.load import team_prior
-from gencoord.run.episode import FEEDBACK_CONDITIONS, FORWARD_CONDITIONS, Condition, check_dialogue
+from gencoord.protocol.delivery import CacheSetting
+from gencoord.run.episode import (
+    CACHED_CONDITIONS,
+    FEEDBACK_CONDITIONS,
+    FORWARD_CONDITIONS,
+    Condition,
+    check_dialogue,
+)
 from gencoord.run.faults import Fault
 from gencoord.run.team import TeamMode
 from gencoord.tasks.cluster import PAPER_POOLS, Split
@@ -46,6 +53,7 @@ class ExperimentKind(StrEnum):
     CONTROLLED_FAULTS = "controlled_faults"  # v2 Table S46
     REPRESENTATION = "representation"  # Table 2 / S10
     HORIZON = "horizon"  # Table S13: multi-step vs single-step commitments
+    PRIVATE_STRUCTURE = "private_structure"  # v2 Tables S20–S23: PATH / SLICE / GOAL delivery and the cache
     GATE = "gate"  # the escalation gate on the dynamic suite (its own config shape)
     TEAM = "team"  # team tasks from task files: n agents, private bags (its own config shape)
     CUSTOM = "custom"
@@ -103,6 +111,7 @@ class ExperimentConfig(BaseModel):
     clusters: PositiveInt | None = None  # keep only the first N clusters (whole pairs): reduced runs
     conditions: list[Condition] = Field(min_length=1)
     faults: list[Fault] = [Fault.CLEAN]
+    caches: list[CacheSetting] = Field(default=[CacheSetting.OFF], min_length=1)  # for the delivery conditions
     backends: list[str] = ["rule"]
     surfaces: list[SurfaceName] = [SurfaceName.DSL]
     seeds: list[int] = Field(default=[0], min_length=1)
@@ -128,6 +137,13 @@ class ExperimentConfig(BaseModel):
         return _known_backend_sets(backends)
 
     @model_validator(mode="after")
+    def _caches_apply(self) -> ExperimentConfig:
+        if self.caches != [CacheSetting.OFF] and not set(self.conditions) & set(CACHED_CONDITIONS):
+            cached = ", ".join(CACHED_CONDITIONS)
+            raise ValueError(f"caches apply only to the delivery conditions ({cached}), and none is listed")
+        return self
+
+    @model_validator(mode="after")
     def _dialogue_fits(self) -> ExperimentConfig:
         if SurfaceName.FREEFORM in self.surfaces:
             for condition in self.conditions:
@@ -147,7 +163,8 @@ class ExperimentConfig(BaseModel):
         clusters = f" (first {self.clusters} clusters)" if self.clusters else ""
         return (
             f"pool {pool}{clusters}; conditions {', '.join(self.conditions)}; faults {', '.join(self.faults)}; "
-            f"backends {', '.join(self.backends)}; surfaces {', '.join(self.surfaces)}; "
+            + (f"caches {', '.join(self.caches)}; " if self.caches != [CacheSetting.OFF] else "")
+            + f"backends {', '.join(self.backends)}; surfaces {', '.join(self.surfaces)}; "
             f"seeds {', '.join(map(str, self.seeds))}; roles {', '.join(map(str, self.roles))}"
         )
 

@@ -31,7 +31,8 @@ from gencoord.gate.policy import GateCondition
 from gencoord.gate.pool import gate_pool, team_pool
 from gencoord.gate.suite import GateInstance
 from gencoord.prior.load import default_prior, team_prior
-from gencoord.run.episode import Condition, records_of, run_episode
+from gencoord.protocol.delivery import CacheSetting
+from gencoord.run.episode import CACHED_CONDITIONS, Condition, records_of, run_episode
 from gencoord.run.faults import Fault
 from gencoord.run.record import episode_record
 from gencoord.run.team import TeamMode, run_team_task
@@ -55,6 +56,7 @@ class Job:
     fault: Fault
     backend: str
     surface: SurfaceName
+    cache: CacheSetting = CacheSetting.OFF  # the delivery conditions only
 
 
 def clusters_of(config: ExperimentConfig) -> tuple[Cluster, ...]:
@@ -130,8 +132,11 @@ def expand(config: Experiment) -> list[AnyJob]:
                                 continue
                             for role in config.roles:
                                 key = "|".join((cluster.id, f"r{role}", f"s{seed}", condition, fault, backend, surface))
-                                job = Job(key, index, role, seed, condition, fault, backend, surface)
-                                jobs.append(job)
+                                for setting in _caches(config, condition):
+                                    # the cache joins the key only where it applies, so other keys never change
+                                    keyed = f"{key}|cache={setting}" if condition in CACHED_CONDITIONS else key
+                                    job = Job(keyed, index, role, seed, condition, fault, backend, surface, setting)
+                                    jobs.append(job)
     used = {job.backend for job in jobs if isinstance(job, Job)}
     idle = [name for name in config.backends if name not in used]
     if idle:
@@ -141,6 +146,10 @@ def expand(config: Experiment) -> list[AnyJob]:
             "(a trained model writes only the surface and horizon it learned)",
         )
     return jobs
+
+
+def _caches(config: ExperimentConfig, condition: Condition) -> list[CacheSetting]:
+    return list(config.caches) if condition in CACHED_CONDITIONS else [CacheSetting.OFF]
 
 
 @cache
@@ -236,6 +245,13 @@ def run_job(config: Experiment, config_json: str, job: AnyJob) -> dict[str, obje
     backends = backend_set(for_seed(job.backend, job.seed))(spec, job.condition is Condition.NO_REQUEST, prior, suites)
     executor = executor_for(config.world)
     result = run_episode(
-        spec, job.condition, fault=job.fault, backends=backends, executor=executor, prior=prior, suites=suites
+        spec,
+        job.condition,
+        fault=job.fault,
+        backends=backends,
+        executor=executor,
+        prior=prior,
+        suites=suites,
+        cache=job.cache,
     )
     return episode_record(result) | {"backend_set": job.backend, "world": config.world.kind} | tags

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from gencoord.dsl.ast import Proposal
 from gencoord.errors import FailureCode, GencoordError
 from gencoord.protocol.commitment import Commitment
+from gencoord.protocol.delivery import DeliveryReport
 from gencoord.protocol.generation import Generation
 from gencoord.protocol.plan import DispatchPlan
 from gencoord.protocol.response import Response
@@ -21,6 +22,7 @@ class Trace:
     proposals: list[tuple[str, Proposal]] = field(default_factory=list)
     responses: list[Response] = field(default_factory=list)
     wire: Wire = field(default_factory=Wire)
+    delivery: DeliveryReport | None = None  # private task structure: the PATH / SLICE / GOAL delivered
 
     @property
     def calls(self) -> int:

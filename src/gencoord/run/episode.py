@@ -11,18 +11,22 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from gencoord.backends.base import Backend, bind
 from gencoord.backends.registry import rule_set
 from gencoord.backends.rule import composed
 from gencoord.dsl.ast import Path, Task
+from gencoord.dsl.serialize import format_path
 from gencoord.dsl.surface import Surface, SurfaceName, surface
 from gencoord.errors import CompileError, ConfigError, FailureCode, WorldError
 from gencoord.models.spec import Records
+from gencoord.planning.delivery import beyond_handover
 from gencoord.prior.load import default_prior
 from gencoord.prior.prior import Prior
+from gencoord.protocol.delivery import CacheSetting, Delivery, DeliveryKind
+from gencoord.protocol.generation import Generator
 from gencoord.protocol.plan import DispatchPlan
 from gencoord.protocol.result import Fail, NoCommitment, ProtocolResult, Success
 from gencoord.run.execution import run_checked
@@ -37,11 +41,12 @@ from gencoord.run.lifecycle import (
     run_single_step,
     run_without_request,
 )
+from gencoord.run.private import run_private_delivery
 from gencoord.run.stepwise import FirstStep
 from gencoord.runtime.compile import compile_plan
 from gencoord.runtime.verify import Execution, Outcome, judge, not_formed
 from gencoord.tasks.context import LocalContext, after_step, merged_view
-from gencoord.tasks.episode import EpisodeSpec
+from gencoord.tasks.episode import EpisodeSpec, privatize
 from gencoord.tasks.spec import SuiteDocument, default_suites
 from gencoord.worlds.executor import Executor
 from gencoord.worlds.sim.executor import SimExecutor
@@ -56,13 +61,29 @@ class Condition(StrEnum):
     COUNTERFACTUAL_FEEDBACK = "counterfactual_feedback"  # the response of the paired workcell mode
     LOCAL_ONLY = "local_only"  # one call: the requester's local plan is final, the peer sends nothing back
     CENTRALIZED = "centralized"  # one call on the merged local views (the peer's view is uploaded)
+    PATH_DELIVERY = "path_delivery"  # private task structure: the receiver's PATH is delivered
+    SLICE_DELIVERY = "slice_delivery"  # ... a SLICE of the sender's graph
+    GOAL_DELIVERY = "goal_delivery"  # ... only the GOAL: the receiver plans its own path
+    COMPATIBLE_ALTERNATIVE = "compatible_alternative"  # ... the PATH of the template's other branch arrives
+    INCOMPATIBLE_ALTERNATIVE = "incompatible_alternative"  # ... that PATH, asking for more than is handed over
 
 
+DELIVERY_KINDS = {
+    Condition.PATH_DELIVERY: DeliveryKind.PATH,
+    Condition.SLICE_DELIVERY: DeliveryKind.SLICE,
+    Condition.GOAL_DELIVERY: DeliveryKind.GOAL,
+    Condition.COMPATIBLE_ALTERNATIVE: DeliveryKind.PATH,
+    Condition.INCOMPATIBLE_ALTERNATIVE: DeliveryKind.PATH,
+}
+"""Private-task-structure conditions and the kind of delivery each sends."""
+CACHED_CONDITIONS = (Condition.PATH_DELIVERY, Condition.SLICE_DELIVERY, Condition.GOAL_DELIVERY)
+"""The delivery conditions a cache setting applies to (the interventions run with the cache off)."""
 FORWARD_CONDITIONS = (
     Condition.REQUEST,
     Condition.NO_REQUEST,
     Condition.ALTERNATIVE_REQUEST,
     Condition.SINGLE_STEP,
+    *DELIVERY_KINDS,
 )
 FEEDBACK_CONDITIONS = (
     Condition.FEEDBACK,
@@ -110,6 +131,46 @@ def _alternative(spec: EpisodeSpec, prior: Prior, spoken: Surface) -> tuple[Chan
     return (lambda _delivered: line), swapped
 
 
+def _private_delivery(
+    spec: EpisodeSpec,
+    condition: Condition,
+    cache: CacheSetting,
+    generate: Generator,
+    prior: Prior,
+    spoken: Surface,
+) -> ProtocolResult:
+    """A private-structure exchange; ``spec`` is already privatized, ``generate`` bound to its contexts."""
+    assert spec.binding is not None  # privatize admits forward clusters only
+    other = sorted(set(prior.templates[spec.cluster.template].bindings) - {spec.binding})[0]
+    true = composed(prior, spec.binding, spec.sender, spec.receiver, spec.params)
+    earlier = composed(prior, other, spec.sender, spec.receiver, spec.params)
+    assert earlier.request is not None  # every binding has a receiver path
+    substitute = None
+    if condition in (Condition.COMPATIBLE_ALTERNATIVE, Condition.INCOMPATIBLE_ALTERNATIVE):
+        body = format_path(earlier.request.plan)
+        scale = condition is Condition.INCOMPATIBLE_ALTERNATIVE
+
+        def substitute(delivery: Delivery) -> Delivery:
+            swapped = replace(delivery, body=body)
+            return beyond_handover(swapped, prior) if scale else swapped
+
+    holdings = {agent.name: dict(agent.inventory) for agent in spec.world.agents}
+    return run_private_delivery(
+        generate,
+        spec.sender,
+        spec.receiver,
+        prior,
+        spec.public,
+        holdings,
+        DELIVERY_KINDS[condition],
+        cache,
+        complete=true,
+        earlier=earlier,
+        substitute=substitute,
+        surface=spoken,
+    )
+
+
 def _advance(contexts: dict[str, LocalContext], prior: Prior) -> Callable[[str, Task], None]:
     """Carry a committed step out for the agent's view.
 
@@ -147,6 +208,7 @@ def coordinate(
     prior: Prior | None = None,
     suites: SuiteDocument | None = None,
     first_step: FirstStep | None = None,
+    cache: CacheSetting = CacheSetting.OFF,
 ) -> ProtocolResult:
     """The protocol half of an episode: from the agents' contexts to a dispatch plan (or why not).
 
@@ -161,6 +223,10 @@ def coordinate(
     if condition not in allowed:
         suite = spec.cluster.suite
         raise ConfigError("CONDITION_SUITE", f"condition {condition.value!r} does not apply to the {suite} suite")
+    if cache is not CacheSetting.OFF and condition not in CACHED_CONDITIONS:
+        raise ConfigError("CONDITION_CACHE", f"a cache setting applies to delivery conditions, not {condition.value!r}")
+    if condition in DELIVERY_KINDS:
+        spec = privatize(spec, prior)
     contexts = dict(spec.contexts)
     if condition is Condition.CENTRALIZED:
         contexts[spec.sender] = merged_view(contexts[spec.sender], contexts[spec.receiver])
@@ -172,6 +238,8 @@ def coordinate(
     generate = faulty_generator(bind(backends, contexts), fault, spoken)
     if condition is Condition.NO_REQUEST:
         return run_without_request(generate, sender, receiver, prior, public, spoken)
+    if condition in DELIVERY_KINDS:
+        return _private_delivery(spec, condition, cache, generate, prior, spoken)
     if condition is Condition.SINGLE_STEP:
         advance = _advance(contexts, prior) if first_step is None else first_step.advancer(contexts)
         return run_single_step(generate, sender, receiver, prior, public, advance, spoken)
@@ -212,6 +280,7 @@ def run_episode(
     executor: Executor | None = None,
     prior: Prior | None = None,
     suites: SuiteDocument | None = None,
+    cache: CacheSetting = CacheSetting.OFF,
 ) -> EpisodeResult:
     prior = prior or default_prior()
     suites = suites or default_suites()
@@ -226,7 +295,9 @@ def run_episode(
             )
         first = FirstStep(spec, executor, prior)
     clock = time.perf_counter()
-    protocol = coordinate(spec, condition, backends=team, fault=fault, prior=prior, suites=suites, first_step=first)
+    protocol = coordinate(
+        spec, condition, backends=team, fault=fault, prior=prior, suites=suites, first_step=first, cache=cache
+    )
     seconds = {"protocol": time.perf_counter() - clock - (first.seconds if first else 0.0)}
     names = {agent: backend.name for agent, backend in team.items()}
     if isinstance(protocol, Fail):

@@ -20,14 +20,15 @@ from gencoord.prior.contract import check_proposal
 from gencoord.prior.episode import PublicEpisode
 from gencoord.prior.prior import Prior
 from gencoord.protocol.commitment import Commitment
+from gencoord.protocol.delivery import DeliveryRejectedError
 from gencoord.protocol.generation import Generation, GenerationRequest, Generator, Stage
 from gencoord.protocol.resolve import resolve_feedback, resolve_forward
 from gencoord.protocol.response import check_response, parse_response, respond
 from gencoord.protocol.result import Fail, NoCommitment, ProtocolResult, Success, Trace
 from gencoord.runtime.materialize import materialize
 
-ProtocolError = ParseError | ContractError | ResolutionError | MaterializationError
-_PROTOCOL_ERRORS = (ParseError, ContractError, ResolutionError, MaterializationError)
+ProtocolError = ParseError | ContractError | ResolutionError | MaterializationError | DeliveryRejectedError
+PROTOCOL_ERRORS = (ParseError, ContractError, ResolutionError, MaterializationError, DeliveryRejectedError)
 """What a model or peer can cause; anything else (a misconfigured backend) is a bug to raise."""
 
 
@@ -41,7 +42,7 @@ def _identity(line: str) -> str:
     return line
 
 
-class _Session:
+class Session:
     """One protocol run: the shared prior and episode, the surface spoken, and the trace."""
 
     def __init__(self, generate: Generator, prior: Prior, episode: PublicEpisode, surface: Surface | None) -> None:
@@ -136,11 +137,11 @@ def run_forward(
 
     ``channel`` and ``sender_path`` are the legal-alternative intervention's substitutions.
     """
-    session = _Session(generate, prior, episode, surface)
+    session = Session(generate, prior, episode, surface)
     try:
         sent, request = session.propose(GenerationRequest(sender, Stage.SENDER_INITIAL, receiver))
         return session.deliver(sent, request, sender, receiver, channel, sender_path)
-    except _PROTOCOL_ERRORS as error:
+    except PROTOCOL_ERRORS as error:
         return session.fail(error)
 
 
@@ -161,7 +162,7 @@ def run_requester_plan(
     uploaded first (kind ``STATE``: the state aggregation a centralized planner pays);
     the caller's generator then plans from the merged views.
     """
-    session = _Session(generate, prior, episode, surface)
+    session = Session(generate, prior, episode, surface)
     wire = session.trace.wire
     try:
         if state is not None:
@@ -170,7 +171,7 @@ def run_requester_plan(
         wire.send(requester, peer, "REQ", session.surface.request(request))
         taken = session.checked(Proposal(request.plan, ()), peer)
         return session.success(resolve_forward(sent, requester, taken, peer, prior, episode))
-    except _PROTOCOL_ERRORS as error:
+    except PROTOCOL_ERRORS as error:
         return session.fail(error)
 
 
@@ -190,7 +191,7 @@ def run_single_step(
     again and writes its remaining path and the REQ. The commitment then joins the step
     already taken to the rest and resolves forward as usual: three decisions, not two.
     """
-    session = _Session(generate, prior, episode, surface)
+    session = Session(generate, prior, episode, surface)
     try:
         first = session.checked(
             session.surface.parse(session.reply(GenerationRequest(sender, Stage.SENDER_STEP, receiver))), sender
@@ -207,7 +208,7 @@ def run_single_step(
         return session.deliver(
             Proposal(first.self_plan + rest.self_plan, rest.peer_requests), request, sender, receiver
         )
-    except _PROTOCOL_ERRORS as error:
+    except PROTOCOL_ERRORS as error:
         return session.fail(error)
 
 
@@ -220,7 +221,7 @@ def run_dialogue(
     Every turn crosses the wire (kind ``SAY``), so wire bytes count the whole dialogue. A
     sender that never says it is done within ``max_rounds`` forms no commitment.
     """
-    session = _Session(generate, prior, episode, None)
+    session = Session(generate, prior, episode, None)
     wire = session.trace.wire
     said: list[str] = []
     try:
@@ -241,7 +242,7 @@ def run_dialogue(
         sent, _ = session.proposed(proposal, sender, receiver)
         taken = session.answered(answer, receiver)
         return session.success(resolve_forward(sent, sender, taken, receiver, prior, episode))
-    except _PROTOCOL_ERRORS as error:
+    except PROTOCOL_ERRORS as error:
         return session.fail(error)
 
 
@@ -259,13 +260,13 @@ def run_without_request(
     that choice were the request), so it forms and executes, and the original task
     judges whether the receiver guessed the sender's private branch.
     """
-    session = _Session(generate, prior, episode, surface)
+    session = Session(generate, prior, episode, surface)
     try:
         sent, _ = session.propose(GenerationRequest(sender, Stage.SENDER_INITIAL, receiver))
         answer = session.answer(GenerationRequest(receiver, Stage.RECEIVER_WITHOUT_REQUEST, sender))
         joint = Proposal(sent.self_plan, (PeerRequest(receiver, answer.self_plan),))
         return session.success(resolve_forward(joint, sender, answer, receiver, prior, episode))
-    except _PROTOCOL_ERRORS as error:
+    except PROTOCOL_ERRORS as error:
         return session.fail(error)
 
 
@@ -279,7 +280,7 @@ def run_feedback(
     surface: Surface | None = None,
 ) -> ProtocolResult:
     """Algorithm S2: requester SELF+REQ → bounded response → revision → Resolve← → Materialize."""
-    session = _Session(generate, prior, episode, surface)
+    session = Session(generate, prior, episode, surface)
     trace = session.trace
     try:
         initial, request = session.propose(GenerationRequest(requester, Stage.REQUESTER_INITIAL, peer))
@@ -299,7 +300,7 @@ def run_feedback(
         )
         revised, _ = session.propose(revision)
         return session.success(resolve_feedback(initial, revised, response, requester, peer, prior, episode))
-    except _PROTOCOL_ERRORS as error:
+    except PROTOCOL_ERRORS as error:
         return session.fail(error)
 
 

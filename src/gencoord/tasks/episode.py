@@ -179,3 +179,22 @@ def _contexts(
         sender: context(sender, "sender", receiver, cluster.template, {"binding": cluster.binding}, params),
         receiver: context(receiver, "receiver", sender, cluster.template, {}, params),
     }
+
+
+def privatize(spec: EpisodeSpec, prior: Prior) -> EpisodeSpec:
+    """The episode with its task structure private to the sender (v2 S20–S23).
+
+    Nobody's public view names the template any more; the sender keeps its graph (every
+    branch's two role paths) among its private fields, beside its binding. The receiver
+    learns only what a delivery tells it.
+    """
+    if spec.binding is None or spec.feedback:
+        raise ConfigError("NOT_PRIVATE_STRUCTURE", "only forward clusters have a sender task graph to keep private")
+    graph = {
+        f"task_graph.{binding}": f"SELF {paths.sender} | REQ {paths.receiver}"
+        for binding, paths in sorted(prior.templates[spec.cluster.template].bindings.items())
+    }
+    contexts = {agent: replace(context, template=None, branches=()) for agent, context in spec.contexts.items()}
+    sender = contexts[spec.sender]
+    contexts[spec.sender] = replace(sender, private={**sender.private, **graph})
+    return replace(spec, public=replace(spec.public, template=None), contexts=contexts)
