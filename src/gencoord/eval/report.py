@@ -18,10 +18,11 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
 from gencoord.errors import ConfigError
-from gencoord.eval.config import Experiment, GateExperimentConfig, TeamExperimentConfig
+from gencoord.eval.config import Experiment, ExperimentKind, GateExperimentConfig, TeamExperimentConfig
 from gencoord.eval.figures import build_figures
 from gencoord.eval.gate_tables import gate_figure, gate_tables
 from gencoord.eval.jobs import config_digest, expand
+from gencoord.eval.private_tables import private_tables
 from gencoord.eval.ray_runner import FAILED
 from gencoord.eval.runner import read_manifest, read_records, unique_records
 from gencoord.eval.tables import Table, build_tables, paper_figures
@@ -111,6 +112,8 @@ def write_report(run_dir: Path) -> Report:
         tables, figures = team_tables(records), {}
     else:
         rows, tables = build_tables(records, config)
+        if config.kind is ExperimentKind.PRIVATE_STRUCTURE:
+            tables += private_tables(records, config)
         figures = build_figures(rows, config, run_dir / "figures")
     context = _context(config, records, tables, duplicates)
     lost = _lost_jobs(run_dir, records)

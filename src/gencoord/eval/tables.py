@@ -62,11 +62,11 @@ def paper_figures() -> dict[str, Any]:
     return parse_toml(package_text("gencoord.eval", "paper.toml"), "paper.toml", ConfigError)
 
 
-def _paper(config: ExperimentConfig, table: str, cell: str) -> Any:
+def paper_cell(config: ExperimentConfig, table: str, cell: str) -> Any:
     return paper_figures().get(config.kind.value, {}).get(table, {}).get(cell)
 
 
-def _pct(value: float | None, digits: int = 1) -> str:
+def percent_cell(value: float | None, digits: int = 1) -> str:
     return DASH if value is None else f"{100 * value:.{digits}f}%"
 
 
@@ -79,7 +79,7 @@ def _mean(values: Iterable[float]) -> float | None:
     return sum(data) / len(data) if data else None
 
 
-def _num(value: float | None, digits: int = 1) -> str:
+def number_cell(value: float | None, digits: int = 1) -> str:
     return DASH if value is None else f"{value:.{digits}f}"
 
 
@@ -243,7 +243,7 @@ def outcome_table(rows: Sequence[Row], config: ExperimentConfig) -> Table:
         ttc = [1000 * r["seconds"]["protocol"] for r in records]
         durations = [r["outcome"]["duration_s"] for r in records if r["outcome"]["duration_s"] is not None]
         strict, clusters = strict_successes((r["cluster"], success(r)) for r in records)
-        paper = _paper(config, "success", row_cell(row, config))
+        paper = paper_cell(config, "success", row_cell(row, config))
         table.rows.append(
             [
                 row.label,
@@ -251,22 +251,22 @@ def outcome_table(rows: Sequence[Row], config: ExperimentConfig) -> Table:
                 ", ".join(sorted({str(name) for r in records for name in r["backends"].values()})),
                 str(len(records)),
                 str(len(row.per_cluster)),
-                _pct(row.success.value),
+                percent_cell(row.success.value),
                 _ci(row.success),
                 f"{strict}/{clusters}",
                 _ci(clopper_pearson(strict, clusters)),
-                _num(_mean(r["protocol"]["model_calls"] for r in records), 2),
-                _num(_mean(len(r["protocol"]["generations"]) for r in records), 2),
-                _num(_tokens(records, "input_tokens")),
-                _num(_tokens(records, "output_tokens")),
-                _num(_mean(_wire(r, "REQ") for r in records)),
-                _num(_mean(_wire(r, "RESPONSE") for r in records)),
-                _num(_mean(_wire(r, "STATE") for r in records)),
-                _num(percentile(ttc, 50), 3),
-                _num(percentile(ttc, 95), 3),
-                _num(percentile(durations, 50), 2),
-                _pct(_mean(float(r["outcome"]["V30"]) for r in records)),
-                _pct(_mean(float(r["outcome"]["V60"]) for r in records)),
+                number_cell(_mean(r["protocol"]["model_calls"] for r in records), 2),
+                number_cell(_mean(len(r["protocol"]["generations"]) for r in records), 2),
+                number_cell(_tokens(records, "input_tokens")),
+                number_cell(_tokens(records, "output_tokens")),
+                number_cell(_mean(_wire(r, "REQ") for r in records)),
+                number_cell(_mean(_wire(r, "RESPONSE") for r in records)),
+                number_cell(_mean(_wire(r, "STATE") for r in records)),
+                number_cell(percentile(ttc, 50), 3),
+                number_cell(percentile(ttc, 95), 3),
+                number_cell(percentile(durations, 50), 2),
+                percent_cell(_mean(float(r["outcome"]["V30"]) for r in records)),
+                percent_cell(_mean(float(r["outcome"]["V60"]) for r in records)),
                 _cost(records),
                 DASH if paper is None else f"{paper:.1f}%",
             ]
@@ -320,7 +320,7 @@ def paired_table(rows: Sequence[Row], config: ExperimentConfig) -> Table | None:
         reference = _reference_for(row, references)
         seed = config.bootstrap.paired_seed + index
         estimate = paired_difference(reference.per_cluster, row.per_cluster, config.bootstrap.resamples, seed)
-        paper = _paper(config, "paired", row.key[0])
+        paper = paper_cell(config, "paired", row.key[0])
         table.rows.append(
             [
                 row.label,
@@ -346,12 +346,12 @@ def block_table(rows: Sequence[Row], config: ExperimentConfig) -> Table:
         pairs = {str(r["cluster"]): str(r["pair"]) for r in row.records}
         seed = config.bootstrap.block_seed + index
         estimate = block_bootstrap_mean(row.per_cluster, pairs, config.bootstrap.resamples, seed)
-        paper = _paper(config, "ci", row.key[0])
+        paper = paper_cell(config, "ci", row.key[0])
         table.rows.append(
             [
                 row.label,
                 str(len(set(pairs.values()))),
-                _pct(estimate.value),
+                percent_cell(estimate.value),
                 _ci(estimate),
                 DASH if paper is None else f"[{paper[0]:.0f}, {paper[1]:.0f}]",
             ]
@@ -419,7 +419,7 @@ def fidelity_table(records: Sequence[Record], config: ExperimentConfig) -> Table
         behaviour = (
             "invariant" if injected_count == true_count == n else "rewritten" if injected_count == n else "mixed"
         )
-        paper = _paper(config, "fidelity", name)
+        paper = paper_cell(config, "fidelity", name)
         table.rows.append(
             [
                 name.replace("_", " "),
@@ -452,7 +452,7 @@ def stage_table(rows: Sequence[Row], config: ExperimentConfig) -> Table:
         codes: dict[str, int] = defaultdict(int)
         for record in row.records:
             codes[record["outcome"]["failure"] or "none"] += 1
-        paper = _paper(config, "stages", row_cell(row, config))
+        paper = paper_cell(config, "stages", row_cell(row, config))
         table.rows.append(
             [
                 row.label,
@@ -500,19 +500,19 @@ def representation_table(rows: Sequence[Row], config: ExperimentConfig) -> Table
         table.rows.append(
             [
                 row.label,
-                _pct(row.success.value),
-                _num(_mean(r["protocol"]["model_calls"] for r in row.records), 2),
-                _num(_paper(config, "calls", cell), 2),
-                _num(_tokens(row.records, "input_tokens")),
-                _num(_paper(config, "input_tokens", cell)),
-                _num(_tokens(row.records, "output_tokens")),
-                _num(_paper(config, "output_tokens", cell)),
-                _num(_mean(r["protocol"]["wire_bytes"] for r in row.records)),
-                _num(_paper(config, "wire_bytes", cell)),
-                _num(percentile(ttc, 50), 3),
-                _num(percentile(ttc, 95), 3),
-                _num(_paper(config, "ttc_p50_s", cell), 3),
-                _num(_paper(config, "ttc_p95_s", cell), 3),
+                percent_cell(row.success.value),
+                number_cell(_mean(r["protocol"]["model_calls"] for r in row.records), 2),
+                number_cell(paper_cell(config, "calls", cell), 2),
+                number_cell(_tokens(row.records, "input_tokens")),
+                number_cell(paper_cell(config, "input_tokens", cell)),
+                number_cell(_tokens(row.records, "output_tokens")),
+                number_cell(paper_cell(config, "output_tokens", cell)),
+                number_cell(_mean(r["protocol"]["wire_bytes"] for r in row.records)),
+                number_cell(paper_cell(config, "wire_bytes", cell)),
+                number_cell(percentile(ttc, 50), 3),
+                number_cell(percentile(ttc, 95), 3),
+                number_cell(paper_cell(config, "ttc_p50_s", cell), 3),
+                number_cell(paper_cell(config, "ttc_p95_s", cell), 3),
             ]
         )
     return table
@@ -549,21 +549,21 @@ def horizon_table(rows: Sequence[Row], config: ExperimentConfig) -> Table:
         cells = []
         for family in families:
             members = [r for r in row.records if _family(r["template"]) == family]
-            paper = _paper(config, "family", family)
+            paper = paper_cell(config, "family", family)
             published = DASH if paper is None else f"{paper[0]:.1f} / {paper[1]:.1f}"
-            cells.append(f"{_pct(_mean(float(success(r)) for r in members))} ({published})")
-        paper_success = _paper(config, "success", condition)
+            cells.append(f"{percent_cell(_mean(float(success(r)) for r in members))} ({published})")
+        paper_success = paper_cell(config, "success", condition)
         table.rows.append(
             [
                 row.label,
-                _pct(row.success.value),
+                percent_cell(row.success.value),
                 DASH if paper_success is None else f"{paper_success:.1f}%",
-                _num(_mean(len(r["protocol"]["generations"]) for r in row.records), 3),
-                _num(_paper(config, "decisions", condition), 3),
-                _num(_mean(r["protocol"]["model_calls"] for r in row.records), 3),
-                _num(_tokens(row.records, "input_tokens")),
-                _num(_paper(config, "input_tokens", condition)),
-                _num(_tokens(row.records, "output_tokens")),
+                number_cell(_mean(len(r["protocol"]["generations"]) for r in row.records), 3),
+                number_cell(paper_cell(config, "decisions", condition), 3),
+                number_cell(_mean(r["protocol"]["model_calls"] for r in row.records), 3),
+                number_cell(_tokens(row.records, "input_tokens")),
+                number_cell(paper_cell(config, "input_tokens", condition)),
+                number_cell(_tokens(row.records, "output_tokens")),
                 *cells,
             ]
         )

@@ -103,21 +103,24 @@ def _one_task(text: str, prior: Prior) -> Task:
 
 
 def _linearize(body: str, receiver: str, prior: Prior) -> Path:
+    """The receiver's nodes in the order the edges give (ties by name); parts may come in any order."""
+    parts = [piece.strip() for piece in body.split(" ; ")]
+    edges = [part for part in parts if _EDGE in part and "=" not in part]
     nodes: dict[str, tuple[str, Task]] = {}
-    graph: dict[str, set[str]] = {}
-    for part in (piece.strip() for piece in body.split(" ; ")):
-        if _EDGE in part and "=" not in part:
-            before, _, after = part.partition(_EDGE)
-            if before not in nodes or after not in nodes:
-                raise malformed("SLICE_EDGE", f"edge {part!r} names a node the slice does not hold")
-            graph[after].add(before)
+    for part in parts:
+        if part in edges:
             continue
         name, _, rest = part.partition("@")
         owner, _, text = rest.partition("=")
         if not name or not owner or not text or name in nodes:
             raise malformed("SLICE_NODE", f"not a fresh node name@owner=task: {part[:60]!r}")
         nodes[name] = (owner, _one_task(text, prior))
-        graph[name] = set()
+    graph: dict[str, set[str]] = {name: set() for name in nodes}
+    for edge in edges:
+        before, _, after = edge.partition(_EDGE)
+        if before not in nodes or after not in nodes:
+            raise malformed("SLICE_EDGE", f"edge {edge!r} names a node the slice does not hold")
+        graph[after].add(before)
     try:
         order = _stable_order(graph)
     except CycleError:

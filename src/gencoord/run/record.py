@@ -13,6 +13,7 @@ from typing import Any
 
 from gencoord.dsl.ast import Task
 from gencoord.dsl.serialize import format_path, format_task
+from gencoord.protocol.delivery import DeliveryReport
 from gencoord.protocol.plan import DispatchPlan
 from gencoord.protocol.result import Fail, NoCommitment, Success
 from gencoord.run.episode import EpisodeResult
@@ -92,6 +93,8 @@ def _protocol(result: EpisodeResult) -> dict[str, Any]:
         "wire_bytes": trace.wire.total_bytes,
         "responses": [r.serialize() for r in trace.responses],
     }
+    if trace.delivery is not None:
+        body["delivery"] = _delivery(trace.delivery)
     if isinstance(protocol, Success):
         body["plan"] = plan_record(protocol.plan)
         commitment = protocol.commitment
@@ -109,6 +112,21 @@ def _protocol(result: EpisodeResult) -> dict[str, Any]:
     elif isinstance(protocol, NoCommitment):
         body["no_commitment"] = protocol.reason
     return body
+
+
+def _delivery(report: DeliveryReport) -> dict[str, Any]:
+    sent = report.transmission
+    return {
+        "kind": report.kind.value,
+        "cache": report.cache.value,
+        "sender_complete": report.sender_complete,
+        "request_bytes": None if sent is None else sent.request_bytes,
+        "ack_bytes": None if sent is None else sent.ack_bytes,
+        "acks": [] if sent is None else [status.value for status in sent.acks],
+        "cpu_us": None if sent is None else round(sent.cpu_us, 3),
+        "cache_bytes": report.cache_bytes,
+        "realized_differs": report.realized_differs,
+    }
 
 
 def observation_record(h: HandoffObservation) -> dict[str, Any]:
