@@ -21,7 +21,7 @@ from gencoord.models.spec import Horizon, ModelSpec, Records, Target
 from gencoord.prior import Prior
 from gencoord.protocol.generation import GenerationRequest, Reply, Stage
 from gencoord.protocol.result import Fail, Success
-from gencoord.run.episode import Condition, records_of, run_episode
+from gencoord.run.episode import DELIVERY_KINDS, Condition, records_of, run_episode
 from gencoord.run.lifecycle import run_single_step
 from gencoord.tasks import SuiteDocument, build_episode, paper_pool
 from gencoord.tasks.context import LocalContext
@@ -113,7 +113,7 @@ def test_record_set_models_run_only_the_conditions_they_trained_for(tmp_path: Pa
         Records.CENTRALIZED: {Condition.CENTRALIZED},
         Records.REQUESTER: feedback,
         Records.SELF_PLAN: {Condition.NO_REQUEST},
-        Records.ALL: {Condition.REQUEST, Condition.ALTERNATIVE_REQUEST} | feedback,
+        Records.ALL: {Condition.REQUEST, Condition.ALTERNATIVE_REQUEST, *DELIVERY_KINDS} | feedback,
     }
     for records, conditions in expected.items():
         fits = {
@@ -124,7 +124,7 @@ def test_record_set_models_run_only_the_conditions_they_trained_for(tmp_path: Pa
         }
         assert fits == conditions, records
     realized = {c for c in Condition if backend_fits("rule+realizer", False, SurfaceName.DSL, records_of(c))}
-    assert realized == {Condition.REQUEST, Condition.ALTERNATIVE_REQUEST, Condition.SINGLE_STEP}
+    assert realized == {Condition.REQUEST, Condition.ALTERNATIVE_REQUEST, Condition.SINGLE_STEP, *DELIVERY_KINDS}
 
 
 def test_models_run_only_where_they_fit(tmp_path: Path) -> None:
