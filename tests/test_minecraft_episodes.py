@@ -83,3 +83,21 @@ def test_a_single_step_sender_takes_its_first_step_in_minecraft_before_deciding_
     assert step and list(real.execution.records[: len(step)]) == step  # run first, in the world, before the rest
     assert sorted(r.index for r in real.execution.records) == list(range(len(real.execution.program.actions)))
     assert real.execution.final.discrepancies == ()
+
+
+@pytest.mark.parametrize(
+    ("template", "condition"),
+    [("CHEST_OR_CRAFTING_TABLE", Condition.GOAL_DELIVERY), ("DEPOSIT_OR_BUILD", Condition.COMPATIBLE_ALTERNATIVE)],
+)
+def test_a_private_structure_delivery_gets_the_simulators_verdicts_in_minecraft(
+    template: str, condition: Condition, minecraft: MinecraftExecutor, prior: Prior, suites: SuiteDocument
+) -> None:
+    """The receiver plans a delivered GOAL itself (crafting included), or fulfils a compatible alternative."""
+    cluster = make_cluster(template, sorted(suites.forward.templates[template].goals)[0], seed=5, suites=suites)
+    spec = build_episode(cluster, 1, 5, prior, suites)
+    simulated = run_episode(spec, condition, executor=SimExecutor(prior.game), prior=prior, suites=suites)
+    real = run_episode(spec, condition, executor=minecraft, prior=prior, suites=suites)
+    assert real.execution is not None and real.protocol.trace.delivery is not None
+    assert real.outcome.stages == simulated.outcome.stages, real.outcome.message
+    assert real.outcome.stages["F"] and real.outcome.stages["G"] == (condition is Condition.GOAL_DELIVERY)
+    assert real.execution.final.discrepancies == ()
