@@ -7,6 +7,7 @@ backend registry) so a typo fails before a single episode runs, naming the field
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from importlib import resources
 from pathlib import Path
@@ -28,6 +29,7 @@ from gencoord.errors import ConfigError, did_you_mean
 from gencoord.gate.adjudicators import LOGISTIC, check_adjudicator_name
 from gencoord.gate.config import load_gate_config
 from gencoord.gate.policy import GateCondition
+from gencoord.planning.composition import CompositionMethod
 from gencoord.prior.load import team_prior
 from gencoord.protocol.delivery import CacheSetting
 from gencoord.run.episode import (
@@ -40,6 +42,7 @@ from gencoord.run.episode import (
 from gencoord.run.faults import Fault
 from gencoord.run.team import TeamMode
 from gencoord.tasks.cluster import PAPER_POOLS, Split
+from gencoord.tasks.cross_products import CROSS_PRODUCT_CLUSTERS
 from gencoord.tasks.team import TeamTask
 from gencoord.tasks.team_files import TaskFormat, load_team_tasks
 from gencoord.worlds.choice import WorldChoice
@@ -54,6 +57,7 @@ class ExperimentKind(StrEnum):
     REPRESENTATION = "representation"  # Table 2 / S10
     HORIZON = "horizon"  # Table S13: multi-step vs single-step commitments
     PRIVATE_STRUCTURE = "private_structure"  # v2 Tables S20–S23: PATH / SLICE / GOAL delivery and the cache
+    COMPOSITION = "composition"  # v1 Table S15 / v2 S25: unseen binding cross-products (its own config shape)
     GATE = "gate"  # the escalation gate on the dynamic suite (its own config shape)
     TEAM = "team"  # team tasks from task files: n agents, private bags (its own config shape)
     CUSTOM = "custom"
@@ -246,7 +250,38 @@ class TeamExperimentConfig(BaseModel):
 
 _TEAM_LEAD_PREFIXES = (MODEL_PREFIX, CONSTRAINED_PREFIX, API_PREFIX)
 
-Experiment = ExperimentConfig | GateExperimentConfig | TeamExperimentConfig
+
+class CompositionExperimentConfig(BaseModel):
+    """The composition reference: receiver methods on clusters of unseen binding cross-products."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_-]*$")]
+    kind: Literal[ExperimentKind.COMPOSITION] = ExperimentKind.COMPOSITION
+    description: str = ""
+    cases: PositiveInt = CROSS_PRODUCT_CLUSTERS  # clusters, cycling over the unseen combinations
+    methods: list[CompositionMethod] = Field(default=list(CompositionMethod), min_length=1)
+    seeds: list[int] = Field(default=[0], min_length=1)
+    roles: list[Annotated[int, Field(ge=0, le=1)]] = Field(default=[0, 1], min_length=1)
+    clusters: PositiveInt | None = None  # keep only the first N cases: reduced runs
+    world: WorldChoice = WorldChoice()
+    output: str = "runs"
+    workers: Annotated[int, Field(ge=0)] = 0
+    bootstrap: BootstrapSpec = BootstrapSpec()
+    execution: ExecutionSpec = ExecutionSpec()
+
+    @property
+    def backends(self) -> list[str]:
+        """No backend sets: the methods are the rows (for code that asks every config)."""
+        return []
+
+    def summary(self) -> str:
+        count = min(self.cases, self.clusters or self.cases)
+        methods = ", ".join(self.methods)
+        return f"{count} cross-product clusters; methods {methods}; seeds {self.seeds}; roles {self.roles}"
+
+
+Experiment = ExperimentConfig | GateExperimentConfig | TeamExperimentConfig | CompositionExperimentConfig
 
 
 def experiment_from(data: dict[str, Any]) -> Experiment:
@@ -255,10 +290,15 @@ def experiment_from(data: dict[str, Any]) -> Experiment:
         return GateExperimentConfig.model_validate(data)
     if data.get("kind") == ExperimentKind.TEAM.value:
         return TeamExperimentConfig.model_validate(data)
+    if data.get("kind") == ExperimentKind.COMPOSITION.value:
+        return CompositionExperimentConfig.model_validate(data)
     return ExperimentConfig.model_validate(data)
 
 
 def _cross_check(config: Experiment, origin: str) -> None:
+    if isinstance(config, CompositionExperimentConfig):
+        _unique(origin, {"methods": config.methods, "seeds": config.seeds, "roles": config.roles})
+        return
     if isinstance(config, TeamExperimentConfig):
         team_tasks_of(config)  # every file loads and every item exists: fail now, not in a worker
         return
@@ -279,7 +319,11 @@ def _cross_check(config: Experiment, origin: str) -> None:
         raise ConfigError("CONDITION_SUITE", f"{origin}: conditions {wrong} do not apply to a {suite} pool")
     if config.reference is not None and config.reference not in config.conditions:
         raise ConfigError("REFERENCE", f"{origin}: reference {config.reference.value!r} is not among the conditions")
-    for name, values in (("conditions", config.conditions), ("seeds", config.seeds), ("roles", config.roles)):
+    _unique(origin, {"conditions": config.conditions, "seeds": config.seeds, "roles": config.roles})
+
+
+def _unique(origin: str, lists: Mapping[str, Sequence[object]]) -> None:
+    for name, values in lists.items():
         if len(set(values)) != len(values):
             raise ConfigError("DUPLICATE", f"{origin}: {name} lists a value twice")
 

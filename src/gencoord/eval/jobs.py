@@ -17,6 +17,7 @@ from gencoord.backends.registry import backend_fits, backend_set, for_seed, team
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
 from gencoord.eval.config import (
+    CompositionExperimentConfig,
     Experiment,
     ExperimentConfig,
     GateExperimentConfig,
@@ -30,14 +31,17 @@ from gencoord.gate.episode import run_gate_episode
 from gencoord.gate.policy import GateCondition
 from gencoord.gate.pool import gate_pool, team_pool
 from gencoord.gate.suite import GateInstance
+from gencoord.planning.composition import CompositionMethod
 from gencoord.prior.load import default_prior, team_prior
 from gencoord.protocol.delivery import CacheSetting
+from gencoord.run.composition import composition_record, run_composition
 from gencoord.run.episode import CACHED_CONDITIONS, Condition, records_of, run_episode
 from gencoord.run.faults import Fault
 from gencoord.run.record import episode_record
 from gencoord.run.team import TeamMode, run_team_task
 from gencoord.run.team_record import team_record
 from gencoord.tasks.cluster import Cluster, draw_pool, paper_pool
+from gencoord.tasks.cross_products import composition_case
 from gencoord.tasks.episode import build_episode
 from gencoord.tasks.spec import default_suites
 from gencoord.tasks.team import TeamTask
@@ -89,7 +93,16 @@ class TeamJob:
     backend: str
 
 
-AnyJob = Job | GateJob | TeamJob
+@dataclass(frozen=True, slots=True)
+class CompositionJob:
+    key: str
+    case: int
+    role: int
+    seed: int
+    method: CompositionMethod
+
+
+AnyJob = Job | GateJob | TeamJob | CompositionJob
 
 
 def instances_of(config: GateExperimentConfig) -> tuple[GateInstance, ...]:
@@ -117,6 +130,15 @@ def expand(config: Experiment) -> list[AnyJob]:
             for mode in config.modes
             for surface in config.surfaces
             for backend in config.backends
+        ]
+    if isinstance(config, CompositionExperimentConfig):
+        count = min(config.cases, config.clusters or config.cases)
+        return [
+            CompositionJob(f"cross-product-{case:03d}|r{role}|s{seed}|{method}", case, role, seed, method)
+            for case in range(count)
+            for method in config.methods
+            for seed in config.seeds
+            for role in config.roles
         ]
     jobs: list[AnyJob] = []
     for index, cluster in enumerate(clusters_of(config)):
@@ -238,6 +260,11 @@ def run_job(config: Experiment, config_json: str, job: AnyJob) -> dict[str, obje
         record = team_record(team, path, config.world.kind)
         viewer = {"episode": task.id, "condition": job.mode.value, "backend_set": job.backend}
         return record | viewer | {"outcome": {**(record["stages"] or {}), "G": team.success}} | tags
+    if isinstance(job, CompositionJob):
+        prior, suites = default_prior(), default_suites()
+        case = composition_case(job.case, job.role, job.seed, prior, suites)
+        composed = run_composition(case, job.method, executor_for(config.world), prior, suites)
+        return composition_record(composed) | {"world": config.world.kind} | tags
     assert isinstance(job, Job) and isinstance(config, ExperimentConfig)
     prior, suites = default_prior(), default_suites()
     cluster = _clusters(config_json)[job.cluster]

@@ -18,7 +18,14 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
 from gencoord.errors import ConfigError
-from gencoord.eval.config import Experiment, ExperimentKind, GateExperimentConfig, TeamExperimentConfig
+from gencoord.eval.composition_tables import composition_table
+from gencoord.eval.config import (
+    CompositionExperimentConfig,
+    Experiment,
+    ExperimentKind,
+    GateExperimentConfig,
+    TeamExperimentConfig,
+)
 from gencoord.eval.figures import build_figures
 from gencoord.eval.gate_tables import gate_figure, gate_tables
 from gencoord.eval.jobs import config_digest, expand
@@ -110,6 +117,8 @@ def write_report(run_dir: Path) -> Report:
         figures = {"ablation": gate_figure(estimates, run_dir / "figures" / "ablation.png")}
     elif isinstance(config, TeamExperimentConfig):
         tables, figures = team_tables(records), {}
+    elif isinstance(config, CompositionExperimentConfig):
+        tables, figures = [composition_table(records, config)], {}
     else:
         rows, tables = build_tables(records, config)
         if config.kind is ExperimentKind.PRIVATE_STRUCTURE:

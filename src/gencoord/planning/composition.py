@@ -1,0 +1,74 @@
+"""The composition reference's two receivers (v1 S15 / v2 Table S25): case lookup and field-wise construction.
+
+Both turn a cross-product's factors into the receiver's path. The complete-case table
+holds the task library's bindings as whole cases and can only return one it has seen; the
+explicit-factor composer builds the path field by field (the transform's craft step, then
+the terminal's step), so it reaches combinations no binding spells out.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from gencoord.dsl.ast import Path, Proposal
+from gencoord.dsl.parse import parse
+from gencoord.errors import ResolutionError
+from gencoord.prior.compose import compose
+from gencoord.prior.prior import Prior
+from gencoord.tasks.cross_products import HOLD, CompositionCase, observed_cases
+from gencoord.tasks.spec import SuiteDocument
+
+
+class CompositionMethod(StrEnum):
+    COMPLETE_CASE_TABLE = "complete_case_table"
+    EXPLICIT_FACTOR_COMPOSER = "explicit_factor_composer"
+
+
+def _path(text: str, prior: Prior) -> Path:
+    return parse(f"SELF {text}\nREQ -", prior.vocab).self_plan
+
+
+def composed_path(case: CompositionCase, prior: Prior) -> Path:
+    """Field-wise: craft the transform from the material (if any), then the terminal's step."""
+    factors = case.factors
+    item = factors.transform or factors.material
+    steps = []
+    if factors.transform is not None:
+        steps.append(f"craft.item(q={case.count},input={factors.material},item={factors.transform})")
+    kind = prior.default_episode.ref_kind(factors.terminal)
+    if kind == "container":
+        steps.append(f"resource.deliver(q={case.count},dst={factors.terminal},item={item})")
+    elif kind == "site":
+        steps.append(f"build.component(q={case.count},item={item},site={factors.terminal})")
+    elif factors.terminal != HOLD:
+        raise ResolutionError("UNKNOWN_TERMINAL", f"{factors.terminal} is neither a container, a site nor {HOLD}")
+    return _path(" > ".join(steps), prior)
+
+
+def looked_up_path(case: CompositionCase, prior: Prior, suites: SuiteDocument) -> Path:
+    """The stored whole case with these factors, or ``NO_CASE``: the table has no field-wise fallback."""
+    found = observed_cases(prior, suites).get(case.factors)
+    if found is None:
+        raise ResolutionError("NO_CASE", f"the complete-case table holds no case {case.factors.name}")
+    template, binding = found
+    spec = case.spec
+    params = {key: case.count for key in prior.templates[template].params}
+    proposal = compose(prior, template, binding, sender=spec.sender, receiver=spec.receiver, params=params)
+    assert proposal.request is not None  # observed cases come from bindings with a receiver part
+    return proposal.request.plan
+
+
+def receiver_path(method: CompositionMethod, case: CompositionCase, prior: Prior, suites: SuiteDocument) -> Path:
+    if method is CompositionMethod.COMPLETE_CASE_TABLE:
+        return looked_up_path(case, prior, suites)
+    return composed_path(case, prior)
+
+
+def sender_path(case: CompositionCase, prior: Prior) -> Proposal:
+    """The sender's SELF: obtain the material the case needs and hand it to the receiver."""
+    spec, material = case.spec, case.factors.material
+    text = (
+        f"resource.obtain(q={case.handed},item={material}) > "
+        f"resource.deliver(q={case.handed},item={material},to={spec.receiver})"
+    )
+    return Proposal(_path(text, prior), ())
