@@ -19,6 +19,7 @@ from gencoord.eval.runner import create_run, read_records, run_experiment
 from gencoord.models.manifest import CheckpointManifest, TrainReport
 from gencoord.models.spec import Horizon, ModelSpec, Records, Target
 from gencoord.prior import Prior
+from gencoord.prior.load import default_prior
 from gencoord.protocol.generation import GenerationRequest, Reply, Stage
 from gencoord.protocol.result import Fail, Success
 from gencoord.run.episode import DELIVERY_KINDS, Condition, records_of, run_episode
@@ -164,7 +165,15 @@ def test_the_horizon_report_has_families_and_decisions(tmp_path: Path) -> None:
     report = write_report(run_dir)
     horizon = next(table for table in report.tables if table.key == "horizon")
     assert [row[3] for row in horizon.rows] == ["2.000", "3.000"]
-    assert any("P3_ALLOCATION" in column for column in horizon.columns)
+    families = {default_prior().templates[r["template"]].family for r in records}
+    assert all(any(family in column for column in horizon.columns) for family in families)
+
+
+def test_the_held_out_template_pool_holds_one_template_of_every_family(prior: Prior, suites: SuiteDocument) -> None:
+    held = suites.forward.held_out_templates
+    families = sorted(prior.templates[name].family for name in held)
+    assert families == ["P1_DESTINATION", "P2_RECIPE", "P3_ALLOCATION", "P4_BRANCH"]
+    assert {cluster.template for cluster in paper_pool("held_out_templates")} == set(held)
 
 
 class _Logged:

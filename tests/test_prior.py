@@ -25,7 +25,7 @@ def test_default_prior_has_the_paper_catalog(prior: Prior) -> None:
             "build.component",
         ]
     )
-    assert len(prior.codebook) == 20 and prior.codebook["WORK_BRANCH"] == "ACTIVE_ORDER_BRANCH"
+    assert len(prior.codebook) == 24 and prior.codebook["WORK_BRANCH"] == "ACTIVE_ORDER_BRANCH"
     assert prior.game.game_version == "1.21.4" and prior.game.is_item("oak_planks")
     families = {spec.family for spec in prior.templates.values()}
     assert families == {"P1_DESTINATION", "P2_RECIPE", "P3_ALLOCATION", "P4_BRANCH", "GOAL_CAPABILITY"}

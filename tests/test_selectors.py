@@ -118,9 +118,10 @@ def test_an_api_selector_names_codes_abstains_on_other_answers_and_takes_the_upg
         answers = [fresh.select(row.text).binding for row in held[:6]]
         assert answers.count(None) == 2 and all(a in (None, r.binding) for a, r in zip(answers, held, strict=False))
         _Reader.garbled = False
-        upgrade = fitted(f"upgrade-api:{url}#reader")
+        upgrade, cheap = fitted(f"upgrade-api:{url}#reader"), fitted("tfidf-nearest")
         chosen = [upgrade.select(row.text) for row in held]
-        assert sum(c.binding == row.binding for c, row in zip(chosen, held, strict=True)) == len(held)
+        for choice, row in zip(chosen, held, strict=True):  # the API's answers are right; the rest are the cheap one's
+            assert choice.binding == (row.binding if choice.model_calls else cheap.select(row.text).binding)
         assert 0 < sum(c.model_calls for c in chosen) < len(held)  # only the low-margin ones reached the API
     with pytest.raises(ConfigError):
         fitted("api:no-model-named")
