@@ -6,7 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from gencoord.cli import app
 from gencoord.eval.config import find_experiment, load_experiment
 from gencoord.eval.jobs import expand
 from gencoord.eval.report import write_report
@@ -65,3 +67,10 @@ def test_the_shipped_composition_experiment_runs_reduced_and_reports_per_method(
     report = write_report(run_dir)
     rows = {row[0]: row for table in report.tables for row in table.rows}
     assert rows["explicit_factor_composer"][1] == "6/6" and rows["complete_case_table"][1] == "0/6"
+
+
+def test_the_cli_refuses_a_backend_for_a_composition_run_with_a_clear_error(tmp_path: Path) -> None:
+    runner = CliRunner()
+    result = runner.invoke(app, ["run", "composition", "--backend", "rule", "--out", str(tmp_path)])
+    assert result.exit_code != 0 and "composition experiments have no backend sets" in result.output
+    assert "Traceback" not in result.output and not list(tmp_path.iterdir())

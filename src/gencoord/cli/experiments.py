@@ -33,6 +33,7 @@ from gencoord.cli.options import (
 )
 from gencoord.errors import BackendError, ConfigError
 from gencoord.eval.config import (
+    CompositionExperimentConfig,
     Experiment,
     GateExperimentConfig,
     find_experiment,
@@ -52,8 +53,9 @@ def _on_world(config: Experiment, world: WorldChoice) -> Experiment:
 
 
 def _with_backends(config: Experiment, backends: list[str]) -> Experiment:
-    if isinstance(config, GateExperimentConfig):
-        raise ConfigError("BACKEND_NOT_SUPPORTED", f"{config.name}: gate experiments have no backend sets")
+    if isinstance(config, GateExperimentConfig | CompositionExperimentConfig):
+        kind = "gate" if isinstance(config, GateExperimentConfig) else "composition"
+        raise ConfigError("BACKEND_NOT_SUPPORTED", f"{config.name}: {kind} experiments have no backend sets")
     try:
         return type(config).model_validate({**config.model_dump(), "backends": backends})
     except ValidationError as exc:
