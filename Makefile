@@ -37,7 +37,8 @@ run: $(STAMP) $(NPM_STAMP)
 		experiments/controlled_faults.toml experiments/representation.toml experiments/horizon.toml \
 		experiments/horizon_in_distribution.toml experiments/gate_ablation.toml experiments/gate_tight_budget.toml \
 		experiments/gate_teams.toml experiments/learned_backends.toml experiments/receivers.toml \
-		experiments/private_structure.toml experiments/composition.toml experiments/team_tasks.toml
+		experiments/private_structure.toml experiments/private_structure_learned.toml experiments/composition.toml \
+		experiments/team_tasks.toml
 
 # Headless Chromium (Debian's package) for the test that loads --view's live page. Installing
 # it needs root, as in CI; elsewhere that one test is skipped and says why.

@@ -280,4 +280,4 @@ def test_the_shipped_experiment_runs_reduced_and_its_tables_follow_the_records(t
     rule_path = outcomes[("path_delivery", "rule")]
     assert rule_path[2] == rule_path[3] == rule_path[6]  # assigned = executed = G for the rule sender
     formation = {row[0]: row for row in _rows(tables, "private_formation")}
-    assert formation["rule"][2] == "0"  # the rule sender makes no model call
+    assert formation["rule"][1] == "0"  # the rule sender makes no model call

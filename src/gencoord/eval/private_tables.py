@@ -146,33 +146,26 @@ def formation_table(records: Sequence[Record], config: ExperimentConfig) -> Tabl
     table = Table(
         "private_formation",
         "Complete sender objects under private task structure (cf. v2 Table S23)",
-        ["sender", "seed", "calls", "strictly formed", "formation", "paper calls / formed / %"],
+        ["sender", "calls", "strictly formed", "formation"],
         caption="Strictly formed: the sender's record is exactly the object its private binding calls for, parsed "
         "and contract-checked. A rule sender forms by construction and makes no model call (calls 0).",
     )
-    groups: dict[tuple[str, int], list[Record]] = defaultdict(list)
+    groups: dict[str, list[Record]] = defaultdict(list)
     for record in _delivered(records):
         if record["condition"] in CACHED_CONDITIONS:
-            groups[(record["backend_set"], record["seed"])].append(record)
-    for (backend, seed), members in sorted(groups.items()):
+            groups[record["backend_set"]].append(record)
+    for backend in sorted(groups, key=lambda name: config.backends.index(name) if name in config.backends else 99):
+        members = groups[backend]
         formed = sum(bool(r["protocol"]["delivery"]["sender_complete"]) for r in members)
         calls = sum(
             g["model_calls"] for r in members for g in r["protocol"]["generations"] if g["agent"] == r["sender"]
         )
-        paper = paper_cell(config, "formation", f"seed{seed}")
-        table.rows.append(
-            [
-                backend,
-                str(seed),
-                str(calls),
-                f"{formed}/{len(members)}",
-                percent_cell(formed / len(members)),
-                DASH if paper is None else " / ".join(map(str, paper)),
-            ]
-        )
+        table.rows.append([backend, str(calls), f"{formed}/{len(members)}", percent_cell(formed / len(members))])
+    paper = paper_cell(config, "formation", "seeds") or []
+    published = "; ".join(f"seed {seed}: {formed}/{calls} ({share}%)" for seed, calls, formed, share in paper)
     table.differences.append(
-        "The paper counts 384 calls per Qwen3.5-0.8B Direct checkpoint and seed; ours are the tiny CPU Direct "
-        "checkpoints, unchanged, on this config's pool, one sender call per episode."
+        f"The paper's unchanged Qwen3.5-0.8B Direct checkpoints, 384 calls each: {published}. Ours are the tiny CPU "
+        "Direct checkpoints (one per training seed), unchanged, one sender call per episode on this config's pool."
     )
     return table
 
