@@ -80,14 +80,18 @@ def test_learned_request_rows_come_from_the_sender_model_and_the_self_plan_model
     run_dir = _run("request_intervention_learned", tmp_path, 8)
     markdown = write_report(run_dir).markdown.read_text()
     outcomes = {row[0]: row for row in _table(markdown, "Outcomes by condition")}
-    learned = {label.split(" · ")[0]: row for label, row in outcomes.items() if "model:" in label}
+    learned: dict[str, set[str]] = {}
+    for label, row in outcomes.items():
+        if "model:" in label:
+            learned.setdefault(label.split(" · ")[0], set()).add(row[2])
     assert set(learned) == {"request", "no_request", "alternative_request"}
-    assert learned["no_request"][2] == "direct:tiny-selfplan"
-    assert learned["request"][2] == learned["alternative_request"][2] == "direct:tiny-dsl"
-    wins: dict[tuple[str, int], int] = {}
+    assert learned["no_request"] == {"direct:tiny-selfplan-s1", "direct:tiny-selfplan", "direct:tiny-selfplan-s3"}
+    direct = {"direct:tiny-dsl", "direct:tiny-dsl-s2", "direct:tiny-dsl-s3"}
+    assert learned["request"] == learned["alternative_request"] == direct
+    wins: dict[tuple[str, str, int], int] = {}
     for record in read_records(run_dir):
         if record["condition"] == "no_request" and "selfplan" in record["backend_set"]:
-            key = (record["pair"], record["role"])
+            key = (record["backend_set"], record["pair"], record["role"])
             wins[key] = wins.get(key, 0) + int(record["outcome"]["G"])
     assert wins and max(wins.values()) <= 1
 
