@@ -64,6 +64,11 @@ def test_the_shipped_composition_experiment_runs_reduced_and_reports_per_method(
     assert run_experiment(config, run_dir, workers=1).lost == 0
     records = [json.loads(line) for line in (run_dir / RECORDS).read_text().splitlines()]
     assert len(records) == len(expand(config)) == 6 * 2 * 2
+    for record in records:  # the fields the report's episode viewer reads
+        assert {"episode", "goal", "actions", "handoffs", "condition"} <= set(record)
+        assert {"generations", "messages", "wire_bytes", "model_calls"} <= set(record["protocol"])
+        assert {"C", "H", "T", "F", "G", "V30", "V60"} <= set(record["outcome"])
+        assert ("commitment" in record["protocol"]) == (record["method"] == "explicit_factor_composer")
     report = write_report(run_dir)
     rows = {row[0]: row for table in report.tables for row in table.rows}
     assert rows["explicit_factor_composer"][1] == "6/6" and rows["complete_case_table"][1] == "0/6"

@@ -8,6 +8,7 @@ composed path counts only if the world agrees it reaches the terminal.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +22,7 @@ from gencoord.protocol.resolve import resolve_team
 from gencoord.protocol.result import Fail, ProtocolResult, Success, Trace
 from gencoord.run.episode import execute
 from gencoord.run.lifecycle import PROTOCOL_ERRORS
-from gencoord.run.record import action_rows
+from gencoord.run.record import action_rows, observation_record, outcome_record, protocol_record
 from gencoord.runtime.materialize import materialize
 from gencoord.runtime.verify import Execution, Outcome, judge, not_formed
 from gencoord.tasks.cross_products import CompositionCase
@@ -36,6 +37,7 @@ class CompositionResult:
     protocol: ProtocolResult
     execution: Execution | None
     outcome: Outcome
+    protocol_s: float  # measured: from the method's first step to the dispatch plan
 
 
 def _coordinate(
@@ -58,40 +60,42 @@ def _coordinate(
 def run_composition(
     case: CompositionCase, method: CompositionMethod, executor: Executor, prior: Prior, suites: SuiteDocument
 ) -> CompositionResult:
+    clock = time.perf_counter()
     protocol = _coordinate(case, method, prior, suites)
+    seconds = time.perf_counter() - clock
     if not isinstance(protocol, Success):
         assert isinstance(protocol, Fail)  # nothing here answers with NoCommitment
         outcome = not_formed(protocol.code, protocol.error.reason, protocol.error.message)
-        return CompositionResult(case, method, protocol, None, outcome)
+        return CompositionResult(case, method, protocol, None, outcome, seconds)
     try:
         execution = execute(protocol.plan, case.spec, executor, prior)
     except (CompileError, WorldError) as error:
         outcome = Outcome(True, None, None, False, False, FailureCode.EXECUTION_FAILURE, error.reason, error.message)
-        return CompositionResult(case, method, protocol, None, outcome)
-    return CompositionResult(case, method, protocol, execution, judge(protocol.plan, case.spec.goal, execution))
+        return CompositionResult(case, method, protocol, None, outcome, seconds)
+    outcome = judge(protocol.plan, case.spec.goal, execution)
+    return CompositionResult(case, method, protocol, execution, outcome, seconds)
 
 
 def composition_record(result: CompositionResult) -> dict[str, Any]:
-    spec, outcome = result.case.spec, result.outcome
-    protocol = result.protocol
+    """An episode record in the shape the report's episode viewer reads, with the case's factors."""
+    spec, execution = result.case.spec, result.execution
     return {
         "episode": f"cross-product-{result.case.index:03d}/r{spec.role}/s{spec.seed}",
         "cluster": f"cross-product-{result.case.index:03d}",
+        "template": result.case.factors.name,
+        "binding": None,
+        "mode": None,
         "cross_product": result.case.factors.name,
         "method": result.method.value,
+        "condition": result.method.value,
         "role": spec.role,
         "seed": spec.seed,
         "sender": spec.sender,
         "receiver": spec.receiver,
         "count": result.case.count,
         "goal": [requirement.describe() for requirement in spec.goal],
-        "messages": [{"kind": m.kind, "payload": m.payload, "bytes": m.nbytes} for m in protocol.trace.wire.messages],
-        "error": protocol.error.as_dict() if isinstance(protocol, Fail) else None,
-        "actions": action_rows(result.execution),
-        "outcome": {
-            **outcome.stages,
-            "failure": None if outcome.failure is None else outcome.failure.value,
-            "reason": outcome.reason,
-            "message": outcome.message,
-        },
+        "protocol": protocol_record(result.protocol),
+        "actions": action_rows(execution),
+        "handoffs": [] if execution is None else [observation_record(h) for h in execution.handoffs],
+        "outcome": outcome_record(result.outcome, result.protocol_s),
     }

@@ -15,9 +15,9 @@ from gencoord.dsl.ast import Task
 from gencoord.dsl.serialize import format_path, format_task
 from gencoord.protocol.delivery import DeliveryReport
 from gencoord.protocol.plan import DispatchPlan
-from gencoord.protocol.result import Fail, NoCommitment, Success
+from gencoord.protocol.result import Fail, NoCommitment, ProtocolResult, Success
 from gencoord.run.episode import EpisodeResult
-from gencoord.runtime.verify import Execution, HandoffObservation
+from gencoord.runtime.verify import Execution, HandoffObservation, Outcome
 
 RECORD_VERSION = 2  # 2: "handoffs" lists (any number of hand-overs) replace "handoff"
 DEADLINES_S = (30, 60)
@@ -67,8 +67,8 @@ def plan_record(plan: DispatchPlan) -> dict[str, Any]:
     }
 
 
-def _protocol(result: EpisodeResult) -> dict[str, Any]:
-    protocol = result.protocol
+def protocol_record(protocol: ProtocolResult) -> dict[str, Any]:
+    """The protocol half of a record: generations, wire, and the commitment or why there is none."""
     trace = protocol.trace
     body: dict[str, Any] = {
         "status": type(protocol).__name__,
@@ -140,6 +140,18 @@ def observation_record(h: HandoffObservation) -> dict[str, Any]:
     }
 
 
+def outcome_record(outcome: Outcome, protocol_s: float) -> dict[str, Any]:
+    """C/H/T/F/G, the failure, and V(30)/V(60) counted from ``protocol_s`` of time to commitment."""
+    return {
+        **outcome.stages,
+        "failure": None if outcome.failure is None else outcome.failure.value,
+        "reason": outcome.reason,
+        "message": outcome.message,
+        "duration_s": None if outcome.duration_s is None else round(outcome.duration_s, 3),
+        **{f"V{deadline}": outcome.within(deadline, protocol_s) for deadline in DEADLINES_S},
+    }
+
+
 def episode_record(result: EpisodeResult) -> dict[str, Any]:
     spec, outcome = result.spec, result.outcome
     execution = result.execution
@@ -163,7 +175,7 @@ def episode_record(result: EpisodeResult) -> dict[str, Any]:
         "condition": result.condition.value,
         "fault": result.fault.value,
         "backends": dict(result.backends),
-        "protocol": _protocol(result),
+        "protocol": protocol_record(result.protocol),
         "actions": action_rows(result.execution),
         "handoffs": handoffs,
         "final": None
@@ -175,13 +187,6 @@ def episode_record(result: EpisodeResult) -> dict[str, Any]:
             "discrepancies": list(execution.final.discrepancies),
         },
         "goal": [requirement.describe() for requirement in spec.goal],
-        "outcome": {
-            **outcome.stages,
-            "failure": None if outcome.failure is None else outcome.failure.value,
-            "reason": outcome.reason,
-            "message": outcome.message,
-            "duration_s": None if outcome.duration_s is None else round(outcome.duration_s, 3),
-            **{f"V{deadline}": outcome.within(deadline, result.seconds["protocol"]) for deadline in DEADLINES_S},
-        },
+        "outcome": outcome_record(outcome, result.seconds["protocol"]),
         "seconds": {stage: round(value, 6) for stage, value in result.seconds.items()},
     }
