@@ -21,7 +21,7 @@ from gencoord.eval.config import ExperimentConfig, find_experiment, load_experim
 from gencoord.eval.jobs import expand
 from gencoord.eval.private_tables import private_tables
 from gencoord.eval.runner import RECORDS, create_run, run_experiment
-from gencoord.planning.delivery import realize, write_delivery
+from gencoord.planning.delivery import goal_of, realize, write_delivery
 from gencoord.prior import Prior
 from gencoord.prior.compose import compose
 from gencoord.protocol.delivery import (
@@ -281,3 +281,22 @@ def test_the_shipped_experiment_runs_reduced_and_its_tables_follow_the_records(t
     assert rule_path[2] == rule_path[3] == rule_path[6]  # assigned = executed = G for the rule sender
     formation = {row[0]: row for row in _rows(tables, "private_formation")}
     assert formation["rule"][1] == "0"  # the rule sender makes no model call
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_a_planned_goal_path_makes_every_delivered_conjunct_true_from_what_the_receiver_is_handed(
+    data: st.DataObject, prior: Prior, suites: SuiteDocument
+) -> None:
+    template = data.draw(st.sampled_from(sorted(suites.forward.templates)))
+    binding = data.draw(st.sampled_from(sorted(prior.templates[template].bindings)))
+    params = data.draw(st.sampled_from(suites.forward.templates[template].params))
+    proposal = compose(prior, template, binding, sender=SENDER, receiver=RECEIVER, params=params)
+    delivery = write_delivery(DeliveryKind.GOAL, proposal, SENDER, prior)
+    spec = privatize(_spec(prior, suites, 0), prior)
+    path = realize(delivery, {}, prior, spec.public)  # nothing held but what is handed over
+    wanted = goal_of(proposal.request.plan if proposal.request else (), RECEIVER, prior)
+    made = goal_of(path, RECEIVER, prior)
+    reached = {(m.kind, m.holder, m.item): m.quantity for m in made}
+    for conjunct in wanted:
+        assert reached.get((conjunct.kind, conjunct.holder, conjunct.item), 0) >= conjunct.quantity, (binding, path)
