@@ -300,3 +300,21 @@ def test_a_planned_goal_path_makes_every_delivered_conjunct_true_from_what_the_r
     reached = {(m.kind, m.holder, m.item): m.quantity for m in made}
     for conjunct in wanted:
         assert reached.get((conjunct.kind, conjunct.holder, conjunct.item), 0) >= conjunct.quantity, (binding, path)
+
+
+@pytest.mark.slow
+def test_the_learned_sender_config_runs_reduced_and_counts_one_model_call_per_sender_episode(tmp_path: Path) -> None:
+    config = load_experiment(find_experiment("private_structure_learned")).model_copy(update={"clusters": 2})
+    run_dir = create_run(config, tmp_path)
+    assert run_experiment(config, run_dir, workers=1).lost == 0
+    import json  # noqa: PLC0415
+
+    records = [json.loads(line) for line in (run_dir / RECORDS).read_text().splitlines()]
+    formation = {row[0]: row for row in _rows(private_tables(records, config), "private_formation")}
+    assert set(formation) == set(config.backends)
+    for backend, row in formation.items():
+        episodes = sum(r["backend_set"] == backend for r in records)
+        assert row[1] == ("0" if backend == "rule" else str(episodes))  # calls: the sender's, one per episode
+        assert row[2].endswith(f"/{episodes}")
+    rule_episodes = sum(r["backend_set"] == "rule" for r in records)
+    assert formation["rule"][2] == f"{rule_episodes}/{rule_episodes}"  # the rule sender always forms
