@@ -7,6 +7,7 @@ pipeline for every delivery kind and cache setting, and in real Minecraft for on
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Sequence
 from pathlib import Path
@@ -14,7 +15,9 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from typer.testing import CliRunner
 
+from gencoord.cli import app
 from gencoord.dsl.ast import Proposal
 from gencoord.errors import ConfigError, GencoordError, ParseError
 from gencoord.eval.config import ExperimentConfig, find_experiment, load_experiment
@@ -267,8 +270,6 @@ def test_the_shipped_experiment_runs_reduced_and_its_tables_follow_the_records(t
     run_dir = create_run(config, tmp_path)
     summary = run_experiment(config, run_dir, workers=1)
     assert summary.lost == 0
-    import json  # noqa: PLC0415
-
     records = [json.loads(line) for line in (run_dir / RECORDS).read_text().splitlines()]
     tables = private_tables(records, config)
     bytes_rows = {(row[0], row[1], row[2]): row for row in _rows(tables, "private_bytes")}
@@ -307,8 +308,6 @@ def test_the_learned_sender_config_runs_reduced_and_counts_one_model_call_per_se
     config = load_experiment(find_experiment("private_structure_learned")).model_copy(update={"clusters": 2})
     run_dir = create_run(config, tmp_path)
     assert run_experiment(config, run_dir, workers=1).lost == 0
-    import json  # noqa: PLC0415
-
     records = [json.loads(line) for line in (run_dir / RECORDS).read_text().splitlines()]
     formation = {row[0]: row for row in _rows(private_tables(records, config), "private_formation")}
     assert set(formation) == set(config.backends)
@@ -318,3 +317,15 @@ def test_the_learned_sender_config_runs_reduced_and_counts_one_model_call_per_se
         assert row[2].endswith(f"/{episodes}")
     rule_episodes = sum(r["backend_set"] == "rule" for r in records)
     assert formation["rule"][2] == f"{rule_episodes}/{rule_episodes}"  # the rule sender always forms
+
+
+def test_the_episode_command_runs_a_delivery_with_the_cache_and_refuses_a_cache_elsewhere() -> None:
+    runner = CliRunner()
+    args = ["episode", "--template", "CHEST_OR_CRAFTING_TABLE", "--condition", "goal_delivery", "--cache", "warm"]
+    result = runner.invoke(app, [*args, "--json"])
+    assert result.exit_code == 0, result.output
+    record = json.loads(result.output)
+    assert record["protocol"]["delivery"]["acks"] == ["HIT"] and record["outcome"]["G"]
+    refused = runner.invoke(app, ["episode", "--template", "CHEST_OR_CRAFTING_TABLE", "--cache", "warm"])
+    assert refused.exit_code == 2 and "cache setting applies to delivery conditions" in refused.output
+    assert "Traceback" not in refused.output

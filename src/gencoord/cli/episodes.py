@@ -24,6 +24,7 @@ from gencoord.cli.show import show_episode
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError, did_you_mean
 from gencoord.prior.load import default_prior
+from gencoord.protocol.delivery import CacheSetting
 from gencoord.run.episode import Condition, run_episode
 from gencoord.run.faults import Fault
 from gencoord.run.record import episode_record
@@ -67,7 +68,10 @@ def _choice(suites: SuiteDocument, template: str, binding: str | None, mode: str
     return mode or sorted(capability.modes)[0]
 
 
-@command(epilog="Example: gencoord episode --template CHEST_A_OR_B --binding A --seed 3")
+@command(
+    epilog="Example: gencoord episode --template CHEST_A_OR_B --binding CHEST_A --seed 3; "
+    "private structure: --condition goal_delivery --cache warm"
+)
 def episode(
     template: Annotated[str, typer.Option(help="A forward template, or a Goal×Capability goal (GC_…).")],
     binding: Annotated[
@@ -81,6 +85,13 @@ def episode(
     params: Annotated[int, typer.Option(min=0, help="Which of the template's parameter sets to use.")] = 0,
     condition: Annotated[Condition | None, typer.Option(help="What crosses the boundary (default per suite).")] = None,
     fault: Annotated[Fault, typer.Option(help="A controlled fault to inject (v2 Table S46).")] = Fault.CLEAN,
+    cache: Annotated[
+        CacheSetting,
+        typer.Option(
+            help="Delivery conditions (private task structure): the cache off, or on with the slot empty (cold), "
+            "holding this delivery already (warm: a reference travels) or an older one (changed)."
+        ),
+    ] = CacheSetting.OFF,
     surface: Annotated[SurfaceName, typer.Option(help="The wire form: one record (dsl, json) or a dialogue.")] = (
         SurfaceName.DSL
     ),
@@ -104,7 +115,9 @@ def episode(
     spec = build_episode(cluster, role, seed, prior, suites, surface)
     team = backend_set(backend)(spec, condition is Condition.NO_REQUEST, prior, suites)
     executor = executor_for(world_choice(world, host, port, mc_version, origin, view, view_port) or WorldChoice())
-    result = run_episode(spec, condition, fault=fault, backends=team, executor=executor, prior=prior, suites=suites)
+    result = run_episode(
+        spec, condition, fault=fault, backends=team, executor=executor, prior=prior, suites=suites, cache=cache
+    )
     record = episode_record(result)
     if as_json:
         typer.echo(json.dumps(record, ensure_ascii=False))
