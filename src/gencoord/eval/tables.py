@@ -360,7 +360,7 @@ def block_table(rows: Sequence[Row], config: ExperimentConfig) -> Table:
 
 
 def _path_of(text: str) -> Path:
-    return default_prior().parse(f"SELF {text}\nREQ -").self_plan
+    return default_prior().parse_path(text)
 
 
 def _fields(paths: Mapping[str, Path], sender: str, receiver: str) -> dict[str, object]:

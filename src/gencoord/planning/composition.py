@@ -11,7 +11,6 @@ from __future__ import annotations
 from enum import StrEnum
 
 from gencoord.dsl.ast import Path, Proposal
-from gencoord.dsl.parse import parse
 from gencoord.errors import ResolutionError
 from gencoord.prior.compose import compose
 from gencoord.prior.prior import Prior
@@ -22,10 +21,6 @@ from gencoord.tasks.spec import SuiteDocument
 class CompositionMethod(StrEnum):
     COMPLETE_CASE_TABLE = "complete_case_table"
     EXPLICIT_FACTOR_COMPOSER = "explicit_factor_composer"
-
-
-def _path(text: str, prior: Prior) -> Path:
-    return parse(f"SELF {text}\nREQ -", prior.vocab).self_plan
 
 
 def composed_path(case: CompositionCase, prior: Prior) -> Path:
@@ -42,7 +37,7 @@ def composed_path(case: CompositionCase, prior: Prior) -> Path:
         steps.append(f"build.component(q={case.count},item={item},site={factors.terminal})")
     elif factors.terminal != HOLD:
         raise ResolutionError("UNKNOWN_TERMINAL", f"{factors.terminal} is neither a container, a site nor {HOLD}")
-    return _path(" > ".join(steps), prior)
+    return prior.parse_path(" > ".join(steps))
 
 
 def looked_up_path(case: CompositionCase, prior: Prior, suites: SuiteDocument) -> Path:
@@ -71,4 +66,4 @@ def sender_path(case: CompositionCase, prior: Prior) -> Proposal:
         f"resource.obtain(q={case.handed},item={material}) > "
         f"resource.deliver(q={case.handed},item={material},to={spec.receiver})"
     )
-    return Proposal(_path(text, prior), ())
+    return Proposal(prior.parse_path(text), ())

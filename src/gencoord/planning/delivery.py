@@ -13,11 +13,10 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from graphlib import CycleError, TopologicalSorter
+from graphlib import CycleError
 from itertools import pairwise
 
 from gencoord.dsl.ast import Path, Proposal, Task
-from gencoord.dsl.parse import parse
 from gencoord.dsl.serialize import format_path, format_task
 from gencoord.errors import ParseError, ResolutionError
 from gencoord.prior.contract import check_path
@@ -26,6 +25,7 @@ from gencoord.prior.ledger import consumption, inventory_after
 from gencoord.prior.prior import Prior
 from gencoord.protocol.delivery import Delivery, DeliveryKind, malformed
 from gencoord.protocol.plan import Conjunct
+from gencoord.protocol.resolve import stable_order
 from gencoord.runtime.materialize import observable_effect
 
 _EDGE = "->"
@@ -96,7 +96,7 @@ def _slice_body(proposal: Proposal, giver: str, receiver: str) -> str:
 
 
 def _one_task(text: str, prior: Prior) -> Task:
-    path = parse(f"SELF {text}\nREQ -", prior.vocab).self_plan
+    path = prior.parse_path(text)
     if len(path) != 1:
         raise malformed("SLICE_NODE", f"a slice node holds one task, not {len(path)}")
     return path[0]
@@ -122,21 +122,10 @@ def _linearize(body: str, receiver: str, prior: Prior) -> Path:
             raise malformed("SLICE_EDGE", f"edge {edge!r} names a node the slice does not hold")
         graph[after].add(before)
     try:
-        order = _stable_order(graph)
+        order = stable_order(graph)
     except CycleError:
         raise malformed("SLICE_CYCLE", "the slice's edges form a cycle") from None
     return tuple(nodes[name][1] for name in order if nodes[name][0] == receiver)
-
-
-def _stable_order(graph: dict[str, set[str]]) -> list[str]:
-    sorter = TopologicalSorter(graph)
-    sorter.prepare()
-    order: list[str] = []
-    while sorter.is_active():
-        ready = sorted(sorter.get_ready())
-        order += ready
-        sorter.done(*ready)
-    return order
 
 
 def _conjuncts(body: str) -> list[tuple[str, str, str, int]]:
@@ -200,7 +189,7 @@ def realize(delivery: Delivery, holdings: Mapping[str, int], prior: Prior, episo
         item, quantity = delivery.receives
         stock[item] = stock.get(item, 0) + quantity
     if delivery.kind is DeliveryKind.PATH:
-        path = parse(f"SELF {delivery.body}\nREQ -", prior.vocab).self_plan
+        path = prior.parse_path(delivery.body)
     elif delivery.kind is DeliveryKind.SLICE:
         path = _linearize(delivery.body, receiver, prior)
     else:
@@ -232,7 +221,7 @@ def without_binding(path: Path) -> Path:
 def beyond_handover(delivery: Delivery, prior: Prior) -> Delivery:
     """The same PATH with every quantity scaled past what the receiver is handed (an incompatible request)."""
     factor = (delivery.receives[1] if delivery.receives else 0) + 1
-    path = parse(f"SELF {delivery.body}\nREQ -", prior.vocab).self_plan
+    path = prior.parse_path(delivery.body)
     scaled = tuple(
         Task(task.skill, tuple((k, v * factor if k == "q" and isinstance(v, int) else v) for k, v in task.args))
         for task in path

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import cached_property
 
-from gencoord.dsl.ast import Proposal
+from gencoord.dsl.ast import Path, Proposal
 from gencoord.dsl.parse import parse
 from gencoord.dsl.serialize import serialize
 from gencoord.dsl.vocabulary import Vocabulary
@@ -51,6 +51,10 @@ class Prior:
 
     def parse(self, message: str | bytes) -> Proposal:
         return parse(message, self.vocab)
+
+    def parse_path(self, text: str) -> Path:
+        """A bare path (``a > b``), parsed and canonicalized as the SELF line of a record."""
+        return parse(f"SELF {text}\nREQ -", self.vocab).self_plan
 
     def serialize(self, proposal: Proposal) -> str:
         return serialize(proposal, self.vocab)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from graphlib import CycleError, TopologicalSorter
-from typing import Literal
+from typing import Literal, TypeVar
 
 from gencoord.dsl.ast import Path, Proposal
 from gencoord.dsl.serialize import format_task, normalize_path
@@ -27,6 +27,7 @@ def _actorize(agent: str, path: Path, prior: Prior) -> RolePath:
 
 
 Holdings = Mapping[str, Mapping[str, int]]
+Node = TypeVar("Node", str, TaskRef)
 """What each agent is known to hold when the commitment starts (agent → item → count)."""
 
 
@@ -168,22 +169,23 @@ def merge(
     for before, after in edges:
         graph[after].add(before)
     try:
-        order = _stable_order(graph)
+        order = stable_order(graph)
     except CycleError as exc:
         cycle = " -> ".join(task_id(ref) for ref in exc.args[1])
         raise ResolutionError("CYCLE", f"the merged dependencies contain a cycle: {cycle}") from None
     return tuple(dict.fromkeys(edges)), order
 
 
-def _stable_order(graph: dict[TaskRef, set[TaskRef]]) -> tuple[TaskRef, ...]:
-    """A topological order that is the same in every process: ready tasks by (agent, index).
+def stable_order(graph: Mapping[Node, set[Node]]) -> tuple[Node, ...]:
+    """A topological order that is the same in every process: ready nodes in sorted order.
 
-    ``static_order`` walks sets of string tuples, whose order changes with the interpreter's
-    hash seed, so two workers could order (and so compile) one commitment differently.
+    ``static_order`` walks sets of strings or string tuples, whose order changes with the
+    interpreter's hash seed, so two workers could order (and so compile) one commitment
+    differently. Raises ``graphlib.CycleError`` on a cycle.
     """
     sorter = TopologicalSorter(graph)
     sorter.prepare()
-    order: list[TaskRef] = []
+    order: list[Node] = []
     while sorter.is_active():
         ready = sorted(sorter.get_ready())
         order += ready
