@@ -1,7 +1,8 @@
 """Learned-backend costs on the CPU, measured side by side in one run (a tiny Table 2 and Table 3).
 
-* Surfaces: the committed tiny Direct models for the Short DSL, the JSON surface and
-  controlled free-form dialogue (experiments/checkpoints/tiny-dsl, tiny-json, tiny-freeform), each on
+* Surfaces: the committed tiny Direct representation models for the Short DSL, the JSON
+  surface and controlled free-form dialogue (experiments/checkpoints/tiny-dsl-rep,
+  tiny-json-rep, tiny-freeform-rep: trained on the paper's eight templates), each on
   its own surface: success, model calls, input/output tokens (the model's tokenizer), wire
   bytes (the REQ; every turn for free-form) and time to commitment (TTC, wall clock, all
   model calls) over the 40-cluster timing pool × 2 roles. Ratios: JSON/DSL output tokens
@@ -69,9 +70,9 @@ def main() -> None:
         factor_dir = Path(folder) / "factor"
         trained = train_tiny(ModelSpec(target=Target.FACTOR), factor_dir, steps=300, seed=0, evaluate=48)
         rows = {
-            "Direct Short DSL": _episodes(FIXTURES / "tiny-dsl", SurfaceName.DSL),
-            "Direct JSON": _episodes(FIXTURES / "tiny-json", SurfaceName.JSON),
-            "Controlled free-form": _episodes(FIXTURES / "tiny-freeform", SurfaceName.FREEFORM),
+            "Direct Short DSL": _episodes(FIXTURES / "tiny-dsl-rep", SurfaceName.DSL),
+            "Direct JSON": _episodes(FIXTURES / "tiny-json-rep", SurfaceName.JSON),
+            "Controlled free-form": _episodes(FIXTURES / "tiny-freeform-rep", SurfaceName.FREEFORM),
             "Factor-Code + Rule (DSL)": _episodes(factor_dir, SurfaceName.DSL),
         }
     dsl, json_row, free, factor = rows.values()

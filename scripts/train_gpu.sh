@@ -10,6 +10,8 @@
 #   requester Goal×Capability distributed requester  (640 rows: 320 initial + 320 after response)
 #   central   Goal×Capability centralized planner    (320 rows, 4 epochs: the same 80 updates, Table S17)
 #   selfplan  request removed: sender records + the receiver's own path without a request (1,920 rows)
+#   dsl-rep, json-rep, freeform-rep: the three surfaces trained on the paper's eight templates
+#             (--templates representation), for the representation pool that spans them
 set -euo pipefail
 base=${1:?usage: scripts/train_gpu.sh <Qwen3.5-0.8B folder> [output folder]}
 out=${2:-experiments/checkpoints/qwen3.5-0.8b}
@@ -23,4 +25,8 @@ for seed in 1 2 3; do
     "$gencoord" train --model "$base" --out "$out/requester-s$seed" --records requester --seed "$seed"
     "$gencoord" train --model "$base" --out "$out/central-s$seed" --records centralized --epochs 4 --seed "$seed"
     "$gencoord" train --model "$base" --out "$out/selfplan-s$seed" --records self_plan --seed "$seed"
+    for surface in dsl json freeform; do
+        "$gencoord" train --model "$base" --out "$out/$surface-rep-s$seed" --surface "$surface" \
+            --templates representation --seed "$seed"
+    done
 done

@@ -23,14 +23,22 @@ from gencoord.eval.report import write_report
 from gencoord.eval.runner import create_run, read_records, run_experiment
 from gencoord.models.generate import generate
 from gencoord.models.load import load_model
-from gencoord.models.spec import ModelSpec, PriorView, Records, Target
+from gencoord.models.spec import ModelSpec, PriorView, Records, Target, Templates
 from gencoord.prior import Prior, default_prior
 from gencoord.protocol.generation import GenerationRequest, Stage
 from gencoord.run.episode import run_episode
 from gencoord.tasks import Split, SuiteDocument, build_episode, draw_pool, paper_pool
-from gencoord.train.data import build_rows, read_rows, rows_text, write_rows
+from gencoord.train.data import (
+    build_rows,
+    evaluation_rows,
+    read_rows,
+    rows_text,
+    training_pool_name,
+    training_split,
+    write_rows,
+)
 from gencoord.train.hf import PaperSettings, train_checkpoint
-from gencoord.train.tiny import TinyPreset, build_model, build_tokenizer, train_tiny
+from gencoord.train.tiny import TinyPreset, build_model, build_tokenizer, train_tiny, vocabulary_rows
 from tests.chat_stub import ComposerApi, serving
 
 FIXTURE = Path(__file__).parents[1] / "experiments" / "checkpoints" / "tiny-dsl"
@@ -60,6 +68,38 @@ def test_prior_views_show_more_or_less_of_the_task_structure(prior: Prior, suite
     assert "resource.obtain(q={q}" in full and "resource.obtain(" not in skeleton
     assert "resource.obtain >" in skeleton and "skills: build.component" in node
     assert model_input(context, ask, prior, PriorView.NONE, compact=True).endswith(">>>\n")
+
+
+def test_a_representation_model_is_evaluated_on_its_eight_templates_and_measured_on_the_rest(
+    suites: SuiteDocument,
+) -> None:
+    spec = ModelSpec(templates=Templates.REPRESENTATION)
+    eight = set(suites.forward.representation_templates)
+    assert (
+        training_split(spec) is Split.REPRESENTATION_TRAINING and training_pool_name(spec) == "representation_training"
+    )
+    seen, unseen = evaluation_rows(spec, 64)
+    forward_seen = {row.template for row in seen if row.template in suites.forward.templates}
+    assert forward_seen == eight
+    assert unseen and {row.template for row in unseen} == set(suites.forward.held_out_templates) - eight
+    default_seen, default_unseen = evaluation_rows(ModelSpec(), 64)
+    assert {row.template for row in default_unseen} == set(suites.forward.held_out_templates)
+    assert not {row.template for row in default_seen} & set(suites.forward.held_out_templates)
+
+
+def test_a_representation_model_trains_on_the_eight_templates_and_its_manifest_says_so(tmp_path: Path) -> None:
+    spec = ModelSpec(templates=Templates.REPRESENTATION)
+    train_tiny(spec, tmp_path / "rep", steps=1, seed=0, evaluate=1, preset=TinyPreset(threads=1))
+    loaded = load_model(tmp_path / "rep")
+    assert loaded.spec == spec and loaded.manifest.templates is Templates.REPRESENTATION
+    vocabulary = loaded.codec.tokenizer.get_vocab()  # type: ignore[attr-defined]
+    assert "roof_site" in vocabulary  # DUAL_BUILD_ALLOCATION is one of the eight, held out from the default split
+    assert (
+        "roof_site"
+        not in build_tokenizer(
+            [t for row in vocabulary_rows(ModelSpec(), 0) for t in (row.prompt, row.target)]
+        ).get_vocab()
+    )
 
 
 def test_supervision_rows_keep_held_out_templates_out(prior: Prior, suites: SuiteDocument, tmp_path: Path) -> None:
@@ -111,14 +151,26 @@ def test_tiny_factor_model_trains_on_the_cpu_and_forms_commitments(
     assert result.outcome.formed
 
 
-@pytest.mark.parametrize("name", ["tiny-dsl", "tiny-json", "tiny-freeform", "tiny-single"])
+@pytest.mark.parametrize(
+    ("name", "split"),
+    [
+        ("tiny-dsl", Split.IN_DISTRIBUTION),
+        ("tiny-single", Split.IN_DISTRIBUTION),
+        ("tiny-dsl-rep", Split.REPRESENTATION),
+        ("tiny-json-rep", Split.REPRESENTATION),
+        ("tiny-freeform-rep", Split.REPRESENTATION),
+    ],
+)
 def test_each_direct_fixture_reproduces_its_targets_in_unseen_worlds(
-    name: str, prior: Prior, suites: SuiteDocument
+    name: str, split: Split, prior: Prior, suites: SuiteDocument
 ) -> None:
-    """The committed CPU checkpoints, one per surface and horizon, on clusters no training row came from."""
+    """The committed CPU checkpoints, one per surface and horizon, on clusters no training row came from
+    (the representation models on the paper's eight templates they trained on)."""
     loaded = load_model(FIXTURE.parent / name)
     assert loaded.spec.target is Target.DIRECT and loaded.manifest.report.exact_match >= 0.9
-    rows = build_rows(draw_pool(Split.IN_DISTRIBUTION, 8, seed=11), prior, suites, loaded.spec)
+    expected = Templates.REPRESENTATION if split is Split.REPRESENTATION else Templates.TRAINING
+    assert loaded.spec.templates is expected
+    rows = build_rows(draw_pool(split, 16, seed=11), prior, suites, loaded.spec)
     outputs = [generate(loaded.model, loaded.codec, row.prompt)[0] for row in rows]
     assert sum(out == row.target for out, row in zip(outputs, rows, strict=True)) / len(rows) >= 0.8
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -96,7 +97,34 @@ def test_the_timing_pool_shares_no_world_with_a_quality_pool() -> None:
     worlds = {name: {cluster.variant.key for cluster in paper_pool(name)} for name in PAPER_POOLS}
     for quality in ("representation", "request_intervention", "matched_backend"):
         assert not worlds["timing"] & worlds[quality], quality
-    assert worlds["representation"] <= worlds["request_intervention"]  # the quality pools nest, as the paper's
+    assert worlds["matched_backend"] <= worlds["request_intervention"]  # the in-distribution quality pools nest
+    for training in ("training", "representation_training"):
+        for evaluation in ("representation", "request_intervention", "timing", "held_out_templates"):
+            assert not worlds[training] & worlds[evaluation], (training, evaluation)
+
+
+def test_the_representation_pool_spans_the_papers_eight_templates_evenly(suites: SuiteDocument) -> None:
+    eight = set(suites.forward.representation_templates)
+    assert len(eight) == 8
+    for name, per_template in (("representation", 16), ("representation_training", 60)):
+        counts = Counter(cluster.template for cluster in paper_pool(name))
+        assert set(counts) == eight and set(counts.values()) == {per_template}, name
+    # its models train on those eight only: a template outside them stays held out from them too
+    trained = {c.template for c in paper_pool("representation_training")}
+    assert (
+        set(suites.forward.held_out_templates) - eight
+        and not (set(suites.forward.held_out_templates) - eight) & trained
+    )
+    cross = {(c.template, c.variant.param_choice) for c in draw_pool(Split.CROSS_PRODUCT, 60)}
+    assert not cross & {(c.template, c.variant.param_choice) for c in paper_pool("representation_training")}
+
+
+@pytest.mark.parametrize("size", [2, 16, 40, 96, 200])
+def test_any_run_of_representation_pairs_spreads_evenly_over_the_templates(size: int) -> None:
+    counts = Counter(cluster.template for cluster in draw_pool(Split.REPRESENTATION, size, seed=5))
+    assert (
+        max(counts.values()) - min(counts.values(), default=0) <= 2 if len(counts) == 8 else set(counts.values()) == {2}
+    )
 
 
 def test_pools_are_deterministic_in_the_seed() -> None:

@@ -1,15 +1,18 @@
-"""The tiny codec's character fallback and the training-time renaming of names (property-tested)."""
+"""The tiny codec's name slots and character fallback, and the training-time renaming of names (property-tested)."""
 
 from __future__ import annotations
 
+import json
 import random
 import re
 import string
+from pathlib import Path
 
 from hypothesis import given
 from hypothesis import strategies as st
+from tokenizers import Tokenizer
 
-from gencoord.models.codec import TextCodec
+from gencoord.models.codec import SLOT_TOKENS, TextCodec
 from gencoord.prior import Prior
 from gencoord.train.renaming import fresh_name, instance_names, renamed
 from gencoord.train.tiny import build_tokenizer
@@ -64,5 +67,62 @@ def test_renaming_swaps_each_copyable_name_for_one_fresh_name_in_both_texts(seed
 
 def test_instance_names_are_the_priors_codes_and_places(prior: Prior) -> None:
     found = instance_names(prior)
-    assert {"ROOF", "MARKER_TERMINAL", "roof_site", "order_chest"} <= found
-    assert not {"oak_planks", "agent_a", "SELF"} & found
+    assert {"ROOF", "MARKER_TERMINAL", "roof_site", "order_chest", "oak_planks", "oak_slab"} <= found
+    assert not {"agent_a", "SELF", "resource", "q"} & found
+
+
+name_lists = st.lists(
+    st.text(alphabet=string.ascii_letters + "_", min_size=3, max_size=10), min_size=1, max_size=30, unique=True
+)
+
+
+@given(names=name_lists, data=st.data())
+def test_each_name_of_a_prompt_outside_the_vocabulary_is_one_slot_token_wherever_it_occurs(
+    names: list[str], data: st.DataObject
+) -> None:
+    prompt = " ".join(f"site={name}" for name in names) + "\n"
+    written = data.draw(st.lists(st.sampled_from(names), max_size=6))
+    target = "SELF " + " > ".join(f"build.component(site={name})" for name in written)
+    bound = CODEC.for_prompt(prompt)
+    assert bound.decode(bound.encode(prompt)) == prompt and bound.decode(bound.encode(target)) == target
+    unknown = [name for name in names if CODEC.tokenizer.token_to_id(name) is None]
+    slotted = unknown[: len(SLOT_TOKENS)]
+    assert list(bound.names) == slotted and list(bound.names.values()) == list(bound.slots[: len(slotted)])
+    for name in slotted:
+        assert bound.encode(f"site={name}") == [*bound.encode("site="), bound.names[name]]  # one token, every text
+    dealt = CODEC.for_prompt(prompt, random.Random(len(names)))  # training deals the slots at random
+    assert set(dealt.names) == set(slotted) and len(set(dealt.names.values())) == len(slotted)
+    assert set(dealt.names.values()) <= set(CODEC.slots) and dealt.decode(dealt.encode(target)) == target
+    for name in unknown[len(SLOT_TOKENS) :]:  # slots run out: spelled, still exact
+        assert len(bound.encode(name)) == len(name)
+
+
+def test_a_slot_without_a_name_decodes_to_its_token_and_slot_text_in_a_prompt_is_no_slot() -> None:
+    bound = CODEC.for_prompt("site=roof_site")
+    assert bound.decode([bound.slots[0], bound.slots[5]]) == "roof_site[NAME5]"
+    hostile = "site=[NAME5]"  # the text of a slot token is read as text, never as that slot
+    reader = CODEC.for_prompt(hostile)
+    assert bound.slots[5] not in reader.encode(hostile) and reader.decode(reader.encode(hostile)) == hostile
+
+
+def test_a_tokenizer_without_slots_spells_every_unknown_name(tmp_path: Path) -> None:
+    tokenizer = build_tokenizer(["site=wall_site"])
+    data = json.loads(tokenizer.to_str())
+    for token in SLOT_TOKENS:
+        del data["model"]["vocab"][token]
+    data["model"]["vocab"] = {token: index for index, token in enumerate(data["model"]["vocab"])}
+    old = TextCodec(Tokenizer.from_str(json.dumps(data)))
+    assert not old.slots and old.for_prompt("site=roof_site") is old
+    assert len(old.encode("roof_site")) == len("roof_site")
+
+
+@given(seed=st.integers(0, 10_000))
+def test_a_forward_templates_name_is_renamed_where_the_prompt_shows_it(seed: int) -> None:
+    prompt = "task DEPOT_OR_ORDER q=6\nprivate binding=STONE_TO_DEPOT\n"
+    target = "REQ agent_a resource.deliver(bind=STONE_TO_DEPOT,q=6)"
+    templates = frozenset({"DEPOT_OR_ORDER"})
+    new_prompt, new_target = renamed(prompt, target, frozenset({"STONE_TO_DEPOT"}), 1.0, random.Random(seed), templates)
+    assert "DEPOT_OR_ORDER" not in new_prompt and re.match(r"task [A-Z_]+ q=6\n", new_prompt)
+    assert "STONE_TO_DEPOT" not in new_prompt + new_target
+    kept = renamed("private goal=GC_TABLE_ORDER\n", "SELF x", frozenset(), 1.0, random.Random(seed), templates)
+    assert kept == ("private goal=GC_TABLE_ORDER\n", "SELF x")  # not a forward template: its name is the task

@@ -14,11 +14,11 @@ from gencoord.cli.common import command, console
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
 from gencoord.extras import require_learn
-from gencoord.models.spec import Horizon, ModelSpec, PriorView, Records, Target
+from gencoord.models.spec import Horizon, ModelSpec, PriorView, Records, Target, Templates
 from gencoord.prior.load import default_prior
 from gencoord.tasks.cluster import paper_pool
 from gencoord.tasks.spec import default_suites
-from gencoord.train.data import build_rows, write_rows
+from gencoord.train.data import build_rows, training_pool_name, write_rows
 
 if TYPE_CHECKING:
     from gencoord.models.manifest import TrainReport
@@ -74,12 +74,22 @@ def train(
             "(with --view full) rather than recall them; benchmarks/held_out_names.py measures it.",
         ),
     ] = 0.0,
+    templates: Annotated[
+        Templates,
+        typer.Option(
+            help="training: every template but the held-out ones (the held-out-template experiments measure "
+            "transfer); representation: the paper's eight, which the representation pool spans (Table 2)."
+        ),
+    ] = Templates.TRAINING,
+    threads: Annotated[
+        int, typer.Option(min=1, help="tiny: CPU threads; 1 per run trains fastest when runs share the cores.")
+    ] = 2,
 ) -> None:
     """Train a commitment model; then use it in a config with backends = ["model:<out>"]."""
     out_console = console()
     require_learn("gencoord train")
     chosen = view or (PriorView.FULL if model else PriorView.NONE)
-    spec = ModelSpec(target, surface, chosen, model is None, horizon, records)
+    spec = ModelSpec(target, surface, chosen, model is None, horizon, records, templates)
     if model is None and preset != "tiny":
         raise ConfigError("UNKNOWN_PRESET", f"unknown preset {preset!r}; available: tiny (or give --model)")
 
@@ -89,7 +99,7 @@ def train(
     if model is None:
         from gencoord.train.tiny import TinyPreset, train_tiny  # noqa: PLC0415
 
-        report = train_tiny(spec, out, steps, seed, preset=TinyPreset(renaming=renaming), log=log)
+        report = train_tiny(spec, out, steps, seed, preset=TinyPreset(renaming=renaming, threads=threads), log=log)
     else:
         report = _train_checkpoint(model, spec, out, epochs, micro_batch, seed, log, out_console)
     seen = "–" if report.exact_match is None else f"{100 * report.exact_match:.1f}%"
@@ -119,7 +129,7 @@ def _train_checkpoint(
     """
     from gencoord.train.hf import PaperSettings, train_checkpoint  # noqa: PLC0415  (torch loads only for training)
 
-    pool = paper_pool("training" if "forward" in spec.records.suites else "goal_capability_training")
+    pool = paper_pool(training_pool_name(spec))
     rows = build_rows(pool, default_prior(), default_suites(), spec)  # one data set for all seeds
     data = write_rows(rows, out / "data", "training", spec)
     console.print(Text(f"{len(rows)} training rows → {data}"))

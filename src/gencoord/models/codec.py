@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import random
+import re
+from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 from tokenizers import Tokenizer
@@ -21,16 +23,33 @@ class Codec(Protocol):
 
     def decode(self, ids: Sequence[int]) -> str: ...
 
+    def for_prompt(self, prompt: str, shuffle: random.Random | None = None) -> Codec:
+        """The codec for one generation from ``prompt`` (and the target that follows it)."""
+        ...
+
+
+SLOT_TOKENS = tuple(f"[NAME{index}]" for index in range(24))
+"""Name slots: a tokenizer that holds them reads the i-th distinct name of a prompt that lies
+outside its vocabulary as ``[NAME<i>]``, in the prompt and in what is written after it."""
+
+_NAME = re.compile(r"[A-Za-z_]+")
+
 
 class TextCodec:
     """Text ↔ ids for the tiny model (a word-level tokenizer joined without separators).
 
-    A piece outside the vocabulary is spelled one character per token rather than read as
-    ``[UNK]``: a name the model never trained on (a held-out template's ``roof_site``) can
-    then still be copied from the input, a character at a time.
+    A name outside the vocabulary (a held-out template's ``roof_site``) must be copied from
+    the input, since no weight knows it. When the tokenizer holds name slots
+    (:data:`SLOT_TOKENS`), :meth:`for_prompt` gives each such name of the prompt one slot
+    token, the same wherever it occurs, so copying it is copying one token, and decoding
+    writes the name back; a slot decoded without a name of its own stays ``[NAME<i>]``, which
+    no parser accepts. Training deals the slots at random (``shuffle``), so that a slot's
+    number says nothing about which name it holds and the only way to write the right one is
+    to copy it. Any other piece outside the vocabulary is spelled one character per token
+    rather than read as ``[UNK]``.
     """
 
-    def __init__(self, tokenizer: Tokenizer) -> None:
+    def __init__(self, tokenizer: Tokenizer, names: Mapping[str, int] | None = None) -> None:
         self.tokenizer = tokenizer
         eos, pad, unk = (tokenizer.token_to_id(token) for token in ("[EOS]", "[PAD]", "[UNK]"))
         if eos is None or pad is None or unk is None:
@@ -38,16 +57,38 @@ class TextCodec:
         self.eos: int = eos
         self.pad: int = pad
         self.unk: int = unk
+        slots = [tokenizer.token_to_id(token) for token in SLOT_TOKENS]
+        self.slots: tuple[int, ...] = tuple(slot for slot in slots if slot is not None)
+        self.names: dict[str, int] = dict(names or {})  # a prompt's name → its slot token
 
-    def encode(self, text: str) -> list[int]:
+    def _pieces(self, text: str) -> list[str]:
         pre_tokenizer = self.tokenizer.pre_tokenizer
         if pre_tokenizer is None:
             raise ConfigError("BAD_TOKENIZER", "the tokenizer has no pre-tokenizer to cut pieces with")
+        return [piece for piece, _ in pre_tokenizer.pre_tokenize_str(text)]
+
+    def for_prompt(self, prompt: str, shuffle: random.Random | None = None) -> TextCodec:
+        """This codec with a slot for each distinct name of ``prompt`` the vocabulary lacks, while slots last:
+        in order of first occurrence, or dealt at random with ``shuffle``."""
+        if not self.slots:
+            return self
+        names: list[str] = []
+        for piece in self._pieces(prompt):
+            if _NAME.fullmatch(piece) and self.tokenizer.token_to_id(piece) is None and piece not in names:
+                names.append(piece)
+        slots = list(self.slots)
+        if shuffle is not None:
+            shuffle.shuffle(slots)
+        return TextCodec(self.tokenizer, dict(zip(names, slots, strict=False)))
+
+    def encode(self, text: str) -> list[int]:
         ids: list[int] = []
-        for piece, _ in pre_tokenizer.pre_tokenize_str(text):
+        for piece in self._pieces(text):
             whole = self.tokenizer.token_to_id(piece)
             if whole is not None:
                 ids.append(whole)
+            elif piece in self.names:
+                ids.append(self.names[piece])
             else:
                 ids += [self._character(character) for character in piece]
         return ids
@@ -57,7 +98,10 @@ class TextCodec:
         return self.unk if known is None else known
 
     def decode(self, ids: Sequence[int]) -> str:
-        return "".join(self.tokenizer.id_to_token(i) or "" for i in ids if i not in (self.eos, self.pad))
+        named = {slot: name for name, slot in self.names.items()}
+        return "".join(
+            named.get(i) or self.tokenizer.id_to_token(i) or "" for i in ids if i not in (self.eos, self.pad)
+        )
 
 
 class HfCodec:
@@ -75,3 +119,7 @@ class HfCodec:
 
     def decode(self, ids: Sequence[int]) -> str:
         return str(self.tokenizer.decode([i for i in ids if i not in (self.eos, self.pad)]))
+
+    def for_prompt(self, prompt: str, shuffle: random.Random | None = None) -> HfCodec:
+        """A subword tokenizer spells any name: one codec serves every prompt."""
+        return self

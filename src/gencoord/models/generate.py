@@ -21,6 +21,7 @@ def generate(
     processors: list[Any] | None = None,
 ) -> tuple[str, int, int]:
     """Greedy decoding, optionally under logits processors (a grammar): (text, prompt tokens, output tokens)."""
+    codec = codec.for_prompt(prompt)
     ids = torch.tensor([codec.encode(prompt)], device=model.device)
     with torch.no_grad():
         out = model.generate(  # type: ignore[operator]

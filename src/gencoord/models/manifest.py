@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from gencoord._config import validation_message
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
-from gencoord.models.spec import Horizon, ModelSpec, PriorView, Records, Target
+from gencoord.models.spec import Horizon, ModelSpec, PriorView, Records, Target, Templates
 
 MANIFEST = "gencoord-model.json"
 """What every trained checkpoint folder holds beside the weights."""
@@ -46,6 +46,7 @@ class CheckpointManifest(BaseModel):
     compact: bool
     horizon: Horizon = Horizon.MULTI  # manifests written before horizons existed are multi-step
     records: Records = Records.ALL  # manifests written before record sets existed trained on all
+    templates: Templates = Templates.TRAINING  # manifests written before template sets existed trained on these
     seed: int
     config_sha256: str
     report: TrainReport
@@ -68,13 +69,14 @@ class CheckpointManifest(BaseModel):
                 "compact": spec.compact,
                 "horizon": spec.horizon,
                 "records": spec.records,
+                "templates": spec.templates,
                 **fields,
             }
         )
 
     @property
     def spec(self) -> ModelSpec:
-        return ModelSpec(self.target, self.surface, self.view, self.compact, self.horizon, self.records)
+        return ModelSpec(self.target, self.surface, self.view, self.compact, self.horizon, self.records, self.templates)
 
     def write(self, folder: Path) -> Path:
         path = folder / MANIFEST

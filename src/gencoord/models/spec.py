@@ -44,6 +44,13 @@ class Records(StrEnum):
         return frozenset({"forward" if self is Records.SELF_PLAN else "goal_capability"})
 
 
+class Templates(StrEnum):
+    """Which templates a model trains on."""
+
+    TRAINING = "training"  # every template but the held-out ones, so held-out-template runs measure transfer
+    REPRESENTATION = "representation"  # the paper's eight, which its representation pool spans (Table 2)
+
+
 @dataclass(frozen=True)
 class ModelSpec:
     """The input and output a model was trained on; a checkpoint's manifest records it."""
@@ -54,6 +61,7 @@ class ModelSpec:
     compact: bool = True
     horizon: Horizon = Horizon.MULTI
     records: Records = Records.ALL
+    templates: Templates = Templates.TRAINING
 
     def fields(self) -> dict[str, str | bool]:
         """The spec as JSON values (training-data manifests and config hashes record it so)."""
@@ -64,6 +72,7 @@ class ModelSpec:
             "compact": self.compact,
             "horizon": self.horizon.value,
             "records": self.records.value,
+            "templates": self.templates.value,
         }
 
     def __post_init__(self) -> None:

@@ -12,6 +12,7 @@ every split draws its world variants from its own seed namespace.
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -29,10 +30,14 @@ class Split(StrEnum):
     HELD_OUT_TEMPLATE = "held_out_template"
     CROSS_PRODUCT = "cross_product"
     GOAL_CAPABILITY = "goal_capability"
+    # the paper's eight templates (suites' representation_templates): its representation
+    # models' training split, and the unseen worlds its representation pool is drawn from
+    REPRESENTATION_TRAINING = "representation_training"
+    REPRESENTATION = "representation"
 
 
 PAPER_POOLS: dict[str, tuple[Split, int]] = {
-    "representation": (Split.IN_DISTRIBUTION, 128),
+    "representation": (Split.REPRESENTATION, 128),
     "timing": (Split.IN_DISTRIBUTION, 40),
     "request_intervention": (Split.IN_DISTRIBUTION, 160),
     "held_out_templates": (Split.HELD_OUT_TEMPLATE, 80),
@@ -40,16 +45,18 @@ PAPER_POOLS: dict[str, tuple[Split, int]] = {
     "matched_backend": (Split.IN_DISTRIBUTION, 128),
     "goal_capability": (Split.GOAL_CAPABILITY, 40),
     "training": (Split.TRAINING, 480),
+    "representation_training": (Split.REPRESENTATION_TRAINING, 480),
     "goal_capability_training": (Split.GOAL_CAPABILITY, 160),
 }
 """The paper's evidence pools: name → (split, clusters)."""
 
 FIRST_PAIR = {"timing": 10_000, "goal_capability_training": 10_000}
-"""Where a pool's pairs (Goal×Capability: worlds) start in its split's sequence (default 0). The
-in-distribution quality pools share one sequence (the smaller nested in the larger, as the
-paper's are); the timing pool is drawn far past all of them, so it is disjoint from every
-quality pool, and the Goal×Capability training pool (160 clusters: the paper's 320 records
-per stage over two roles) is disjoint from the 40-cluster evaluation pool the same way."""
+"""Where a pool's pairs (Goal×Capability: worlds) start in its split's sequence (default 0).
+The in-distribution quality pools share one sequence (the smaller nested in the larger);
+the representation pool has a split of its own, as it spans the paper's eight templates;
+the timing pool is drawn far past all of them, so it is disjoint from every quality pool,
+and the Goal×Capability training pool (160 clusters: the paper's 320 records per stage
+over two roles) is disjoint from the 40-cluster evaluation pool the same way."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,8 +106,31 @@ def _held_out_choice(template: str, suites: SuiteDocument) -> int:
     return seen.index(template) % len(suites.forward.templates[template].params)
 
 
+def _representation_space(suites: SuiteDocument) -> list[tuple[str, int]]:
+    """The representation splits' (template, parameter choice) combinations, interleaved by template.
+
+    Each template keeps every parameter choice but a seen template's cross-product. Round
+    r lists every template's r-th choice (cycling its own), over as many rounds as make each
+    template's choices come out whole, so that any run of pairs drawn in order spreads
+    evenly over the templates: the 128-cluster pool holds 16 of each, as the paper's does.
+    """
+    forward = suites.forward
+    choices = {
+        name: [
+            choice
+            for choice in range(len(forward.templates[name].params))
+            if name in forward.held_out_templates or choice != _held_out_choice(name, suites)
+        ]
+        for name in sorted(forward.representation_templates)
+    }
+    rounds = math.lcm(*(len(kept) for kept in choices.values()))
+    return [(name, kept[r % len(kept)]) for r in range(rounds) for name, kept in choices.items()]
+
+
 def forward_space(split: Split, suites: SuiteDocument) -> list[tuple[str, int]]:
     """(template, parameter choice) combinations a split may draw."""
+    if split in (Split.REPRESENTATION, Split.REPRESENTATION_TRAINING):
+        return _representation_space(suites)
     forward = suites.forward
     space = []
     for name in sorted(forward.templates):

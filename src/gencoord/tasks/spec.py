@@ -49,6 +49,7 @@ class ForwardTemplate(_Strict):
 
 class ForwardSuite(_Strict):
     held_out_templates: list[str]
+    representation_templates: list[str] = Field(min_length=1)
     templates: dict[str, ForwardTemplate]
 
 
@@ -138,9 +139,6 @@ def _variant_problems(space: VariantSpace, prior: Prior) -> list[str]:
 def validate(document: SuiteDocument, prior: Prior) -> None:
     problems: list[str] = []
     forward = document.forward
-    for name in forward.held_out_templates:
-        if name not in forward.templates:
-            problems.append(f"forward.held_out_templates: {name!r} is not a forward template")
     for name, spec in forward.templates.items():
         template = prior.templates.get(name)
         if template is None:
@@ -154,6 +152,13 @@ def validate(document: SuiteDocument, prior: Prior) -> None:
                 problems += _goal_problems(goals, params, prior, where)
                 if binding in template.bindings:
                     problems += _check_composes(prior, name, binding, params, where)
+    for field, names in (
+        ("held_out_templates", forward.held_out_templates),
+        ("representation_templates", forward.representation_templates),
+    ):
+        problems += [
+            f"forward.{field}: {name!r} is not a forward template" for name in names if name not in forward.templates
+        ]
     capability = document.goal_capability
     for name, goal in capability.goals.items():
         template = prior.templates.get(name)

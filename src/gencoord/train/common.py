@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 
 import torch
@@ -12,14 +13,18 @@ from gencoord.models.generate import generate
 from gencoord.train.data import SupervisionRow
 
 
-def masked_batch(rows: Sequence[SupervisionRow], codec: Codec) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def masked_batch(
+    rows: Sequence[SupervisionRow], codec: Codec, shuffle: random.Random | None = None
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Padded (ids, labels, attention mask) with the prompt masked from the loss (label −100).
 
-    Each target is followed by end-of-sequence.
+    Each target is followed by end-of-sequence; ``shuffle`` deals each row's name slots at
+    random (:class:`TextCodec`).
     """
     encoded = []
     for row in rows:
-        prompt, target = codec.encode(row.prompt), [*codec.encode(row.target), codec.eos]
+        bound = codec.for_prompt(row.prompt, shuffle)
+        prompt, target = bound.encode(row.prompt), [*bound.encode(row.target), codec.eos]
         encoded.append((prompt + target, [-100] * len(prompt) + target))
     width = max(len(ids) for ids, _ in encoded)
     ids = torch.full((len(rows), width), codec.pad)

@@ -26,12 +26,12 @@ from gencoord.backends.rule import RuleRequester, at_stage, composed
 from gencoord.dsl.ast import Proposal
 from gencoord.dsl.dialogue import parse_line, scripted
 from gencoord.dsl.surface import SurfaceName, surface
-from gencoord.models.spec import Horizon, ModelSpec, Records, Target
+from gencoord.models.spec import Horizon, ModelSpec, Records, Target, Templates
 from gencoord.prior.load import default_prior
 from gencoord.prior.prior import Prior
 from gencoord.protocol.generation import GenerationRequest, Stage
 from gencoord.protocol.response import respond
-from gencoord.tasks.cluster import Cluster, Split, draw_pool
+from gencoord.tasks.cluster import Cluster, Split, draw_pool, forward_space
 from gencoord.tasks.context import LocalContext, after_step, merged_view
 from gencoord.tasks.episode import build_episode
 from gencoord.tasks.spec import SuiteDocument, default_suites
@@ -184,17 +184,32 @@ def build_rows(
     return rows
 
 
+def training_split(spec: ModelSpec) -> Split:
+    """The forward split ``spec``'s model trains on."""
+    return Split.REPRESENTATION_TRAINING if spec.templates is Templates.REPRESENTATION else Split.TRAINING
+
+
+def training_pool_name(spec: ModelSpec) -> str:
+    """The paper pool a fine-tune's fixed training rows come from."""
+    if "forward" not in spec.records.suites:
+        return "goal_capability_training"
+    return "representation_training" if spec.templates is Templates.REPRESENTATION else "training"
+
+
 def evaluation_rows(spec: ModelSpec, count: int, seed: int = 0) -> tuple[list[SupervisionRow], list[SupervisionRow]]:
-    """Up to ``count`` rows each from unseen worlds of seen templates and from held-out templates.
+    """Up to ``count`` rows each from unseen worlds of the templates trained on and from templates never trained on.
 
     Neither pool shares a world with training (their own seed namespaces); the second
     also shares no template with it: what a model does there is transfer, not recall.
     """
     prior, suites = default_prior(), default_suites()
-    seen_pool = draw_pool(Split.IN_DISTRIBUTION, 24, seed=7) + draw_pool(Split.GOAL_CAPABILITY, 4, seed=7)
+    seen_split = Split.REPRESENTATION if spec.templates is Templates.REPRESENTATION else Split.IN_DISTRIBUTION
+    seen_pool = draw_pool(seen_split, 24, seed=7) + draw_pool(Split.GOAL_CAPABILITY, 4, seed=7)
+    trained = {template for template, _ in forward_space(training_split(spec), suites)}
+    unseen_pool = [c for c in draw_pool(Split.HELD_OUT_TEMPLATE, 24, seed=7) if c.template not in trained]
     chooser = random.Random(seed)
     picked = []
-    for pool in (seen_pool, draw_pool(Split.HELD_OUT_TEMPLATE, 24, seed=7)):
+    for pool in (seen_pool, unseen_pool):
         rows = build_rows(pool, prior, suites, spec)
         picked.append(chooser.sample(rows, min(count, len(rows))))
     return picked[0], picked[1]

@@ -33,14 +33,14 @@ from transformers import Qwen3Config, Qwen3ForCausalLM
 
 from gencoord import __version__
 from gencoord.errors import ConfigError
-from gencoord.models.codec import TextCodec
+from gencoord.models.codec import SLOT_TOKENS, TextCodec
 from gencoord.models.manifest import CheckpointManifest, TrainReport
 from gencoord.models.spec import ModelSpec
 from gencoord.prior.load import default_prior
 from gencoord.tasks.cluster import Cluster, Split, draw_pool, forward_space
 from gencoord.tasks.spec import default_suites
 from gencoord.train.common import exact_match, masked_batch
-from gencoord.train.data import SupervisionRow, build_rows, evaluation_rows
+from gencoord.train.data import SupervisionRow, build_rows, evaluation_rows, training_split
 from gencoord.train.renaming import instance_names, renamed
 
 SPECIAL = ("[PAD]", "[UNK]", "[EOS]")
@@ -67,19 +67,22 @@ def pieces(text: str) -> list[str]:
     return re.findall(PIECES, text, flags=re.DOTALL)
 
 
-def _renamed_row(row: SupervisionRow, names: frozenset[str], rate: float, rng: random.Random) -> SupervisionRow:
-    prompt, target = renamed(row.prompt, row.target, names, rate, rng)
+def _renamed_row(
+    row: SupervisionRow, names: frozenset[str], templates: frozenset[str], rate: float, rng: random.Random
+) -> SupervisionRow:
+    prompt, target = renamed(row.prompt, row.target, names, rate, rng, templates)
     return replace(row, prompt=prompt, target=target)
 
 
 def build_tokenizer(texts: Sequence[str]) -> Tokenizer:
-    """Pieces seen in ``texts``, plus every printable character as a fallback.
+    """Pieces seen in ``texts``, the name slots, and every printable character as a fallback.
 
-    The single characters are never produced by encoding (pieces are cut greedily), but
-    a decoder may need them: under a grammar, a prefix like ``agent`` must still be
-    completable to ``agent_b`` one character at a time.
+    The slots carry a prompt's names the pieces lack (:class:`TextCodec`). A single
+    character is produced by encoding only where a piece is neither known nor a prompt's
+    name, but a decoder may need them: under a grammar, a prefix like ``agent`` must still
+    be completable to ``agent_b`` one character at a time.
     """
-    vocabulary = {token: index for index, token in enumerate(SPECIAL)}
+    vocabulary = {token: index for index, token in enumerate((*SPECIAL, *SLOT_TOKENS))}
     for character in string.ascii_letters + string.digits + string.punctuation + " \n":
         vocabulary.setdefault(character, len(vocabulary))
     for text in texts:
@@ -122,14 +125,15 @@ def training_rounds(spec: ModelSpec, seed: int) -> Iterator[list[SupervisionRow]
     """The rounds :func:`fresh_rows` draws from, each shuffled; deterministic in ``seed``."""
     prior, suites = default_prior(), default_suites()
     rng = random.Random(seed)
-    forward = 2 * len(forward_space(Split.TRAINING, suites))
+    split = training_split(spec)
+    forward = 2 * len(forward_space(split, suites))
     block = len(suites.goal_capability.goals) * len(suites.goal_capability.modes)
     while True:
         # both seeds are drawn whatever the record set, so no set shifts another's rounds
         forward_seed, capability_seed = rng.randrange(1_000_000), rng.randrange(1_000_000)
         clusters: tuple[Cluster, ...] = ()
         if "forward" in spec.records.suites:
-            clusters += draw_pool(Split.TRAINING, forward, seed=forward_seed)
+            clusters += draw_pool(split, forward, seed=forward_seed)
         if "goal_capability" in spec.records.suites:
             clusters += draw_pool(Split.GOAL_CAPABILITY, block, seed=capability_seed)
         rows = build_rows(clusters, prior, suites, spec, seed=rng.randrange(1000))
@@ -137,13 +141,13 @@ def training_rounds(spec: ModelSpec, seed: int) -> Iterator[list[SupervisionRow]
         yield rows
 
 
-VOCABULARY_ROWS = "the 480-cluster training pool and the first round of training rows (training seeds only)"
+VOCABULARY_ROWS = "its split's 480-cluster training pool and the first round of training rows (training seeds only)"
 """Where the tiny tokenizer's pieces come from: rows the model trains on, never an evaluation pool."""
 
 
 def vocabulary_rows(spec: ModelSpec, seed: int) -> list[SupervisionRow]:
     """The rows :data:`VOCABULARY_ROWS` names."""
-    rows = build_rows(draw_pool(Split.TRAINING, 480), default_prior(), default_suites(), spec)
+    rows = build_rows(draw_pool(training_split(spec), 480), default_prior(), default_suites(), spec)
     return rows + next(training_rounds(spec, seed))
 
 
@@ -178,14 +182,15 @@ def train_tiny(
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
     rows = fresh_rows(spec, seed)
     renaming, names = random.Random(seed), instance_names(default_prior())
+    templates = frozenset(default_suites().forward.templates)
     started = time.perf_counter()
     losses: list[float] = []
     model.train()
     for step in range(steps):
         batch = [next(rows) for _ in range(preset.batch)]
         if preset.renaming:
-            batch = [_renamed_row(row, names, preset.renaming, renaming) for row in batch]
-        ids, labels, mask = masked_batch(batch, codec)
+            batch = [_renamed_row(row, names, templates, preset.renaming, renaming) for row in batch]
+        ids, labels, mask = masked_batch(batch, codec, renaming)
         loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
         optimizer.zero_grad()
         loss.backward()
