@@ -69,8 +69,8 @@ def train(
         typer.Option(
             min=0.0,
             max=1.0,
-            help="tiny: chance that each instance name of a training row (binding code, place, template) is "
-            "replaced by a fresh one, so the model learns to copy names from the task structure in view "
+            help="tiny: chance that each instance name of a training row (binding code, place, item, template "
+            "name) is replaced by a fresh one, so the model learns to copy names from the task structure in view "
             "(with --view full) rather than recall them; benchmarks/held_out_names.py measures it.",
         ),
     ] = 0.0,
