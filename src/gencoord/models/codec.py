@@ -29,8 +29,8 @@ class Codec(Protocol):
 
 
 SLOT_TOKENS = tuple(f"[NAME{index}]" for index in range(24))
-"""Name slots: a tokenizer that holds them reads the i-th distinct name of a prompt that lies
-outside its vocabulary as ``[NAME<i>]``, in the prompt and in what is written after it."""
+"""Name slots: a tokenizer that holds them reads each distinct name of a prompt that lies outside
+its vocabulary as one of these tokens, in the prompt and in what is written after it."""
 
 _NAME = re.compile(r"[A-Za-z_]+")
 
