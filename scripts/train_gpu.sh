@@ -25,8 +25,8 @@ for seed in 1 2 3; do
     "$gencoord" train --model "$base" --out "$out/requester-s$seed" --records requester --seed "$seed"
     "$gencoord" train --model "$base" --out "$out/central-s$seed" --records centralized --epochs 4 --seed "$seed"
     "$gencoord" train --model "$base" --out "$out/selfplan-s$seed" --records self_plan --seed "$seed"
-    for surface in dsl json freeform; do
-        "$gencoord" train --model "$base" --out "$out/$surface-rep-s$seed" --surface "$surface" \
-            --templates representation --seed "$seed"
-    done
+    "$gencoord" train --model "$base" --out "$out/dsl-rep-s$seed" --templates representation --seed "$seed"
+    "$gencoord" train --model "$base" --out "$out/json-rep-s$seed" --surface json --templates representation --seed "$seed"
+    "$gencoord" train --model "$base" --out "$out/freeform-rep-s$seed" --surface freeform --templates representation \
+        --seed "$seed"
 done
