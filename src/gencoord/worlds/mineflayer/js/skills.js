@@ -11,7 +11,13 @@ const { goals } = require('mineflayer-pathfinder')
 
 const REACH = 4.5 // survival reach, measured as the simulator does: feet to the ref
 const REF_RANGE = 3
-const GOTO_TIMEOUT_MS = 30000
+// A walk is judged by progress, not by the clock alone: on a loaded machine the server and
+// the bots' physics run slower in wall time, and a bot still closing in must not be failed.
+// It fails once it has come no closer for GOTO_STALL_MS, or at the hard cap (kept under the
+// Python side's 90 s per action).
+const GOTO_STALL_MS = 20000
+const GOTO_TIMEOUT_MS = 75000
+const GOTO_PROGRESS_BLOCKS = 0.5
 const PICKUP_TIMEOUT_MS = 4000
 const HANDOFF_TIMEOUT_MS = 6000
 const TOSS_CARRY = 1.8 // how far ahead of the thrower a thrown stack lands (the server's rule, as vanilla's throw)
@@ -74,21 +80,36 @@ function withinReach (bot, pos, what) {
 }
 
 async function goto (bot, goal) {
+  const target = new Vec3(goal.x, goal.y, goal.z)
+  const started = Date.now()
+  let closest = bot.entity.position.distanceTo(target)
+  let lastProgress = started
   let timer
-  const timeout = new Promise((resolve, reject) => {
-    timer = setTimeout(() => {
-      bot.pathfinder.stop()
-      reject(new SkillFailure('PATH_TIMEOUT', `${bot.username} did not arrive within ${GOTO_TIMEOUT_MS / 1000} s`))
-    }, GOTO_TIMEOUT_MS)
+  const watchdog = new Promise((resolve, reject) => {
+    timer = setInterval(() => {
+      const now = Date.now()
+      const gap = bot.entity.position.distanceTo(target)
+      if (gap < closest - GOTO_PROGRESS_BLOCKS) {
+        closest = gap
+        lastProgress = now
+      }
+      const stalled = now - lastProgress > GOTO_STALL_MS
+      if (stalled || now - started > GOTO_TIMEOUT_MS) {
+        bot.pathfinder.stop()
+        reject(new SkillFailure('PATH_TIMEOUT', stalled
+          ? `${bot.username} came no closer for ${GOTO_STALL_MS / 1000} s (${gap.toFixed(1)} blocks away)`
+          : `${bot.username} did not arrive within ${GOTO_TIMEOUT_MS / 1000} s`))
+      }
+    }, 250)
   })
   try {
-    await Promise.race([bot.pathfinder.goto(goal), timeout])
+    await Promise.race([bot.pathfinder.goto(goal), watchdog])
   } catch (err) {
     if (err instanceof SkillFailure) throw err
     const code = err.name === 'NoPath' || /no path/i.test(err.message) ? 'NO_PATH' : 'PATH_FAILED'
     throw new SkillFailure(code, `${bot.username} cannot get there: ${err.message}`)
   } finally {
-    clearTimeout(timer)
+    clearInterval(timer)
   }
 }
 
