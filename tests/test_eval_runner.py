@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from gencoord.backends.registry import split_view
 from gencoord.errors import ConfigError
 from gencoord.eval.config import ExperimentConfig, load_experiment, parse_experiment
 from gencoord.eval.jobs import expand, run_job
@@ -41,7 +42,7 @@ def test_full_size_configs_name_one_trained_model_per_seed(path: Path) -> None:
     assert config.seeds == [1, 2, 3] and all("{seed}" in name for name in config.backends)
     script = (EXPERIMENTS.parent / "scripts" / "train_gpu.sh").read_text()
     for name in config.backends:  # every checkpoint a config names is one the training script writes
-        kind = name.rsplit("/", 1)[1].removesuffix("-s{seed}")
+        kind = split_view(name)[0].rsplit("/", 1)[1].removesuffix("-s{seed}")
         assert f'"$out/{kind}-s$seed"' in script
     assert expand(config)
 

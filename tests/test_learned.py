@@ -6,6 +6,7 @@ import hashlib
 import json
 import math
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -23,8 +24,9 @@ from gencoord.eval.report import write_report
 from gencoord.eval.runner import create_run, read_records, run_experiment
 from gencoord.models.generate import generate
 from gencoord.models.load import load_model
-from gencoord.models.spec import ModelSpec, PriorView, Records, Target, Templates
+from gencoord.models.spec import ModelSpec, Records, Target, Templates
 from gencoord.prior import Prior, default_prior
+from gencoord.prior.views import PriorView
 from gencoord.protocol.generation import GenerationRequest, Stage
 from gencoord.run.episode import run_episode
 from gencoord.tasks import Split, SuiteDocument, build_episode, draw_pool, paper_pool
@@ -65,9 +67,11 @@ def test_prior_views_show_more_or_less_of_the_task_structure(prior: Prior, suite
     ask = GenerationRequest(spec.sender, Stage.SENDER_INITIAL, spec.receiver)
     context = spec.contexts[spec.sender]
     full, skeleton, node = (model_input(context, ask, prior, view) for view in ("full", "skeleton", "node"))
-    assert "resource.obtain(q={q}" in full and "resource.obtain(" not in skeleton
-    assert "resource.obtain >" in skeleton and "skills: build.component" in node
+    assert "resource.obtain(q={q},item=cobblestone) > resource.deliver(" in full and " > " not in skeleton
+    assert "before {resource.obtain(q={q},item=cobblestone)}" in skeleton and "SELF" not in node
     assert model_input(context, ask, prior, PriorView.NONE, compact=True).endswith(">>>\n")
+    shown = replace(context, prior_view=PriorView.NODE)  # a visibility run shows a model another view
+    assert model_input(shown, ask, prior, PriorView.FULL) == node
 
 
 def test_a_representation_model_is_evaluated_on_its_eight_templates_and_measured_on_the_rest(

@@ -27,6 +27,8 @@ FORWARD = sorted(
         "BUILD_SITE_A_OR_B",
         "CHEST_A_OR_B",
         "CHEST_OR_CRAFTING_TABLE",
+        "CRAFT_BEFORE_HANDOFF",
+        "CRAFT_THEN_BUILD",
         "DEPOSIT_OR_BUILD",
         "DEPOT_OR_ORDER",
         "DUAL_BUILD_ALLOCATION",

@@ -25,10 +25,11 @@ def test_default_prior_has_the_paper_catalog(prior: Prior) -> None:
             "build.component",
         ]
     )
-    assert len(prior.codebook) == 24 and prior.codebook["WORK_BRANCH"] == "ACTIVE_ORDER_BRANCH"
+    assert len(prior.codebook) == 28 and prior.codebook["WORK_BRANCH"] == "ACTIVE_ORDER_BRANCH"
     assert prior.game.game_version == "1.21.4" and prior.game.is_item("oak_planks")
     families = {spec.family for spec in prior.templates.values()}
-    assert families == {"P1_DESTINATION", "P2_RECIPE", "P3_ALLOCATION", "P4_BRANCH", "GOAL_CAPABILITY"}
+    paper = {"P1_DESTINATION", "P2_RECIPE", "P3_ALLOCATION", "P4_BRANCH", "GOAL_CAPABILITY"}
+    assert families == paper | {"S9_POST_HANDOFF_TRANSFORM", "S9_PRE_HANDOFF_TRANSFORM"}
 
 
 def test_recipes_come_from_game_data(prior: Prior) -> None:

@@ -23,15 +23,15 @@ from gencoord.prior import Prior
 from gencoord.run.episode import run_episode
 from gencoord.tasks import SuiteDocument, build_episode, paper_pool
 from gencoord.tasks.descriptions import descriptions
+from gencoord.tasks.spec import default_suites
 from tests.chat_stub import ChatHandler, completion, serving
 
 
 def test_descriptions_keep_evaluation_phrasing_out_of_training(prior: Prior) -> None:
     rows = descriptions()
     train = {row.text for row in rows if row.condition == "train"}
-    assert {row.binding for row in rows} == {
-        b for t, s in prior.templates.items() if s.family != "GOAL_CAPABILITY" for b in s.bindings
-    }
+    library = default_suites().forward.library  # the visibility pool's own templates are never described
+    assert {row.binding for row in rows} == {b for t in library for b in prior.templates[t].bindings}
     for condition in ("C1", "C2", "C3"):
         held = [row for row in rows if row.condition == condition]
         assert held and not train & {row.text for row in held}

@@ -165,7 +165,11 @@ def test_the_two_bindings_goal_reaching_paths_are_disjoint(prior: Prior, suites:
             cluster = next(
                 c
                 for c in draw_pool(
-                    Split.HELD_OUT_TEMPLATE if template in suites.forward.held_out_templates else Split.IN_DISTRIBUTION,
+                    Split.HELD_OUT_TEMPLATE
+                    if template in suites.forward.held_out_templates
+                    else Split.VISIBILITY
+                    if template in suites.forward.structure_templates
+                    else Split.IN_DISTRIBUTION,
                     80,
                 )
                 if c.template == template and c.binding == active

@@ -26,8 +26,8 @@ from gencoord.backends.rule import composed
 from gencoord.dsl.ast import Proposal
 from gencoord.dsl.dialogue import ASK, DONE, FINAL, MORE, PREPOSITIONS, VERBS, scripted
 from gencoord.errors import BackendError, ConfigError
-from gencoord.models.spec import PriorView
 from gencoord.prior.prior import Prior
+from gencoord.prior.views import PriorView
 from gencoord.protocol.generation import GenerationRequest, Reply, Stage
 from gencoord.protocol.response import Response
 from gencoord.tasks.context import LocalContext

@@ -1,23 +1,36 @@
 """Backend sets by name: what an experiment config's ``backends = [...]`` refers to.
 
 A set maps an episode to one backend per agent. ``rule`` is the deterministic team
-(zero model calls); learned and API sets register here under their own names.
+(zero model calls); learned and API sets register here under their own names. A name may
+end in ``@full``, ``@skeleton`` or ``@node``: every agent of the set is then shown that
+projection of the task structure (paper S9) whatever its backend was trained on.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from functools import cache
 from pathlib import Path
 
 from gencoord.backends.base import Backend
-from gencoord.backends.rule import BranchGuesser, DirectoryLookup, RequestRealizer, RuleRequester, RuleSender
+from gencoord.backends.rule import (
+    BranchGuesser,
+    DirectoryLookup,
+    FactorizedRule,
+    RequestRealizer,
+    RuleRequester,
+    RuleSender,
+)
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
 from gencoord.extras import API_MODULES, SELECTOR_MODULES, require_learn
 from gencoord.models.manifest import MANIFEST, CheckpointManifest
 from gencoord.models.spec import Horizon, Records, Target
 from gencoord.prior.prior import Prior
+from gencoord.prior.views import PriorView
+from gencoord.protocol.generation import GenerationRequest, Reply
+from gencoord.tasks.context import LocalContext
 from gencoord.tasks.episode import EpisodeSpec
 from gencoord.tasks.spec import SuiteDocument
 
@@ -33,7 +46,46 @@ def rule_set(spec: EpisodeSpec, withheld: bool, prior: Prior, suites: SuiteDocum
     return {spec.sender: RuleSender(prior), spec.receiver: receiver}
 
 
-BACKEND_SETS: dict[str, BackendSet] = {"rule": rule_set}
+def factorized_rule_set(spec: EpisodeSpec, withheld: bool, prior: Prior, suites: SuiteDocument) -> dict[str, Backend]:
+    """The structure-visibility reference (S9): the rule team, its sender reading paths from its view."""
+    team = rule_set(spec, withheld, prior, suites)
+    if not spec.feedback:
+        team[spec.sender] = FactorizedRule(prior)
+    return team
+
+
+FACTORIZED_RULE = "factorized-rule"
+BACKEND_SETS: dict[str, BackendSet] = {"rule": rule_set, FACTORIZED_RULE: factorized_rule_set}
+VIEW_SEPARATOR = "@"
+
+
+def split_view(name: str) -> tuple[str, PriorView | None]:
+    """A backend-set name → (the set, the task-structure view its agents are shown, if one is named)."""
+    base, separator, view = name.rpartition(VIEW_SEPARATOR)
+    if not separator or view not in {v.value for v in PriorView}:
+        return name, None
+    return base, PriorView(view)
+
+
+class ShownView:
+    """``backend`` as an agent shown ``view`` of the task structure sees it."""
+
+    def __init__(self, backend: Backend, view: PriorView) -> None:
+        self.backend = backend
+        self.view = view
+        self.name = backend.name
+
+    def generate(self, context: LocalContext, request: GenerationRequest) -> Reply:
+        return self.backend.generate(replace(context, prior_view=self.view), request)
+
+
+def _with_view(make: BackendSet, view: PriorView) -> BackendSet:
+    def shown(spec: EpisodeSpec, withheld: bool, prior: Prior, suites: SuiteDocument) -> Mapping[str, Backend]:
+        return {agent: ShownView(backend, view) for agent, backend in make(spec, withheld, prior, suites).items()}
+
+    return shown
+
+
 RECEIVER_SEPARATOR = "+"
 RECEIVERS: dict[str, Callable[[Prior], Backend]] = {"realizer": RequestRealizer, "directory": DirectoryLookup}
 """``<set>+realizer`` or ``<set>+directory``: the set's sender with a deterministic receiver (v2 Table S26)."""
@@ -171,9 +223,11 @@ def backend_fits(name: str, single_step: bool, surface: SurfaceName, records: Re
     view or a receiver without a request. An experiment crossing models with surfaces and
     conditions runs only the combinations that fit, so every row is a model doing its own job.
     """
-    name, receiver = split_receiver(name)
+    name, receiver = split_receiver(split_view(name)[0])
     if receiver is not None and records is not Records.ALL:
         return False  # a deterministic receiver realizes a delivered request: forward conditions with one
+    if name == FACTORIZED_RULE:
+        return surface != SurfaceName.FREEFORM  # the paper's symbolic reference writes records, not dialogue
     checkpoint = checkpoint_of(name)
     manifest = None if checkpoint is None else _manifest(checkpoint.resolve())
     if manifest is None:
@@ -187,7 +241,11 @@ def backend_fits(name: str, single_step: bool, surface: SurfaceName, records: Re
 
 def backend_set(name: str) -> BackendSet:
     """A registered set, ``model:<checkpoint>``, ``api:<url>#<model>`` or ``selector:<name>``, optionally
-    with ``+realizer`` or ``+directory`` for a deterministic receiver in place of the set's own."""
+    with ``+realizer`` or ``+directory`` for a deterministic receiver in place of the set's own,
+    and ``@<view>`` for the task-structure view its agents are shown."""
+    name, view = split_view(name)
+    if view is not None:
+        return _with_view(backend_set(name), view)
     base, receiver = split_receiver(name)
     if receiver is not None:
         return _with_receiver(_named_set(base), receiver)
@@ -216,6 +274,7 @@ def _named_set(name: str) -> BackendSet:
                 f"{API_PREFIX}<url>#<model>",
                 f"{SELECTOR_PREFIX}<name>",
                 *(f"<set>{RECEIVER_SEPARATOR}{receiver}" for receiver in RECEIVERS),
+                f"<set>{VIEW_SEPARATOR}<full|skeleton|node>",
             ]
         )
         raise ConfigError("UNKNOWN_BACKEND", f"unknown backend set {name!r}; known: {known}")

@@ -6,6 +6,9 @@
 - :class:`RuleSender` is the zero-call correct-binding rule: the code is the sender's
   private binding. It speaks every surface and horizon: the whole record, one step and
   then the rest (single-step), or the turns of the controlled dialogue.
+- :class:`FactorizedRule` is the structure-visibility reference (S9): the private binding
+  is the factor, and the paths are what a symbolic reader recovers from the agent's view
+  of the task structure (``gencoord.prior.views``), so its success measures the view.
 - :class:`RequestRealizer` is the v2 deterministic receiver: it adopts a delivered REQ, or
   in a dialogue takes on exactly the steps each sender turn asks of it.
 - :class:`DirectoryLookup` is the v2 directory-lookup receiver: the delivered REQ's binding
@@ -27,8 +30,9 @@ from gencoord.dsl.dialogue import parse_line, receiver_turn, requested_steps, se
 from gencoord.dsl.surface import Surface, SurfaceName, surface
 from gencoord.errors import ConfigError
 from gencoord.prior.branches import realize_alternative
-from gencoord.prior.compose import compose
+from gencoord.prior.compose import compose, compose_paths
 from gencoord.prior.prior import Prior
+from gencoord.prior.views import PriorView, projected_paths
 from gencoord.protocol.generation import GenerationRequest, Reply, Stage
 from gencoord.protocol.response import parse_response, respond
 from gencoord.tasks.context import LocalContext
@@ -105,15 +109,22 @@ class BindingComposer:
     def generate(self, context: LocalContext, request: GenerationRequest) -> Reply:
         if request.stage not in SENDER_STAGES:
             raise ConfigError("WRONG_STAGE", f"{self.name} writes sender proposals, not {request.stage.value}")
-        binding = self.select(context)
-        if binding not in self.prior.codebook:
-            raise ConfigError("UNKNOWN_BINDING", f"{self.name} selected {binding!r}, which no template defines")
-        proposal = composed(self.prior, binding, context.agent, context.peer, context.params)
+        proposal = self.proposal(context)
         if request.stage is Stage.DIALOGUE_SENDER:
             spoken = len(turns_said(request.dialogue, context.agent))
             return Reply(sender_turn(proposal, context.agent, spoken + 1), model_calls=0)
         staged = at_stage(proposal, request, self.prior, context.surface)
         return Reply(_text(self.prior, context.surface, staged), model_calls=0)
+
+    def binding(self, context: LocalContext) -> str:
+        binding = self.select(context)
+        if binding not in self.prior.codebook:
+            raise ConfigError("UNKNOWN_BINDING", f"{self.name} selected {binding!r}, which no template defines")
+        return binding
+
+    def proposal(self, context: LocalContext) -> Proposal:
+        """The sender's whole record: the selected binding's canonical paths."""
+        return composed(self.prior, self.binding(context), context.agent, context.peer, context.params)
 
 
 class RuleSender(BindingComposer):
@@ -121,6 +132,30 @@ class RuleSender(BindingComposer):
 
     def __init__(self, prior: Prior) -> None:
         super().__init__(prior, lambda context: _private(context, "binding", "rule sender"), "rule-sender")
+
+
+class FactorizedRule(BindingComposer):
+    """The private binding, with the paths read back from the sender's view of the task structure.
+
+    Under the full view that is the canonical record; under the skeleton and node views it
+    is what their orderings let a symbolic reader recover (``projected_paths``), which the
+    contract check and the world then judge like any other record.
+    """
+
+    def __init__(self, prior: Prior) -> None:
+        super().__init__(prior, lambda context: _private(context, "binding", "factorized rule"), "factorized-rule")
+
+    def proposal(self, context: LocalContext) -> Proposal:
+        binding, template = self.binding(context), context.template
+        if template is None:
+            raise ConfigError("CONTEXT_LACKS_FIELD", "the factorized rule reads paths from a public task template")
+        view = context.prior_view or PriorView.FULL
+        if view is PriorView.NONE:
+            raise ConfigError("NO_TASK_VIEW", "the factorized rule needs a view of the task structure, not none")
+        paths = projected_paths(self.prior.templates[template].bindings[binding], view)
+        return compose_paths(
+            self.prior, template, paths, sender=context.agent, receiver=context.peer, params=context.params
+        )
 
 
 class RequestRealizer:

@@ -14,8 +14,9 @@ from gencoord.cli.common import command, console
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
 from gencoord.extras import require_learn
-from gencoord.models.spec import Horizon, ModelSpec, PriorView, Records, Target, Templates
+from gencoord.models.spec import Horizon, ModelSpec, Records, Target, Templates
 from gencoord.prior.load import default_prior
+from gencoord.prior.views import PriorView
 from gencoord.tasks.cluster import paper_pool
 from gencoord.tasks.spec import default_suites
 from gencoord.train.data import build_rows, training_pool_name, write_rows

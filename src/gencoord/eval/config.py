@@ -23,6 +23,7 @@ from gencoord.backends.registry import (
     MODEL_PREFIX,
     SELECTOR_PREFIX,
     split_receiver,
+    split_view,
 )
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError, did_you_mean
@@ -56,6 +57,7 @@ class ExperimentKind(StrEnum):
     CONTROLLED_FAULTS = "controlled_faults"  # v2 Table S46
     REPRESENTATION = "representation"  # Table 2 / S10
     HORIZON = "horizon"  # Table S13: multi-step vs single-step commitments
+    VISIBILITY = "visibility"  # Figure S5: topology motif × task-structure view × method
     PRIVATE_STRUCTURE = "private_structure"  # v2 Tables S20–S23: PATH / SLICE / GOAL delivery and the cache
     COMPOSITION = "composition"  # v1 Table S15 / v2 S25: unseen binding cross-products (its own config shape)
     GATE = "gate"  # the escalation gate on the dynamic suite (its own config shape)
@@ -92,7 +94,7 @@ class BootstrapSpec(BaseModel):
 
 
 def _known_backend_sets(backends: list[str]) -> list[str]:
-    bases = [split_receiver(name)[0] for name in backends]
+    bases = [split_receiver(split_view(name)[0])[0] for name in backends]
     unknown = [
         name
         for name in bases

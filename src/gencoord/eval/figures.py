@@ -7,6 +7,7 @@ display backend, safe to call from any process.
 from __future__ import annotations
 
 import io
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,7 +16,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from gencoord.eval.config import ExperimentConfig, ExperimentKind
-from gencoord.eval.tables import Row, paper_figures, row_cell
+from gencoord.eval.tables import Row, paper_figures, row_cell, visibility_cells
 
 OURS, PAPER = "#3266a8", "#222222"
 TITLES = {
@@ -113,10 +114,37 @@ def wire_figure(rows: Sequence[Row], config: ExperimentConfig, path: Path) -> by
     return _bar_chart(rows, config, chart, path)
 
 
+def visibility_figure(rows: Sequence[Row], config: ExperimentConfig, path: Path) -> bytes:
+    """The paper's Figure S5 layout: a method per row, motif × view columns, our cell over the paper's."""
+    cells = visibility_cells(rows, config)
+    methods = list(dict.fromkeys(cell.method for cell in cells))
+    motifs = list(dict.fromkeys(cell.motif for cell in cells))
+    views = ["full", "skeleton", "node", "own"]
+    columns = sorted({(cell.motif, cell.view) for cell in cells}, key=lambda c: (motifs.index(c[0]), views.index(c[1])))
+    grid = [[float("nan")] * len(columns) for _ in methods]
+    figure = Figure(figsize=(1.1 * len(columns) + 2, 0.9 * len(methods) + 1.6))
+    axis = figure.add_subplot()
+    for cell in cells:
+        y, x = methods.index(cell.method), columns.index((cell.motif, cell.view))
+        if cell.success is not None:
+            grid[y][x] = 100 * cell.success
+        paper = "" if cell.paper is None else f"\n({cell.paper:.1f})"
+        ours = "–" if cell.success is None else f"{100 * cell.success:.1f}"
+        axis.text(x, y, ours + paper, ha="center", va="center", fontsize=8)
+    axis.imshow(grid, cmap="Blues", vmin=0, vmax=140, aspect="auto")
+    labels = [f"{textwrap.fill(motif.replace('_', ' '), 12)}\n· {view}" for motif, view in columns]
+    axis.set_xticks(range(len(columns)), labels, fontsize=7)
+    axis.set_yticks(range(len(methods)), methods)
+    axis.set_title("Task-structure visibility: success %, paper's Figure S5 in brackets")
+    return save_png(figure, path)
+
+
 def build_figures(rows: Sequence[Row], config: ExperimentConfig, folder: Path) -> dict[str, bytes]:
     """PNG files in ``folder``; returns name → PNG bytes for embedding."""
     folder.mkdir(parents=True, exist_ok=True)
     figures = {"success": success_figure(rows, config, folder / "success.png")}
+    if config.kind is ExperimentKind.VISIBILITY:
+        figures["visibility"] = visibility_figure(rows, config, folder / "visibility.png")
     if any(row.records[0]["protocol"]["wire_bytes"] for row in rows):
         figures["wire"] = wire_figure(rows, config, folder / "wire.png")
     return figures

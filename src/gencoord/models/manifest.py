@@ -15,7 +15,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from gencoord._config import validation_message
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
-from gencoord.models.spec import Horizon, ModelSpec, PriorView, Records, Target, Templates
+from gencoord.models.spec import Horizon, ModelSpec, Records, Target, Templates
+from gencoord.prior.views import PriorView
 
 MANIFEST = "gencoord-model.json"
 """What every trained checkpoint folder holds beside the weights."""

@@ -7,6 +7,7 @@ from enum import StrEnum
 
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
+from gencoord.prior.views import PriorView
 
 
 class Horizon(StrEnum):
@@ -17,15 +18,6 @@ class Horizon(StrEnum):
 class Target(StrEnum):
     DIRECT = "direct"  # the whole record in the surface (Direct Short DSL / Direct JSON)
     FACTOR = "factor"  # the binding code; the composer writes the record
-
-
-class PriorView(StrEnum):
-    """How much of the shared task prior the model input shows (paper S9)."""
-
-    FULL = "full"
-    SKELETON = "skeleton"
-    NODE = "node"
-    NONE = "none"
 
 
 class Records(StrEnum):

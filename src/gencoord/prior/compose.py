@@ -28,10 +28,25 @@ def compose(
         raise ContractError(
             "INADMISSIBLE_BINDING", f"{binding!r} is not a binding of template {template!r}", Location(section="bind")
         )
-    values = {**spec.params, **(params or {}), "sender": sender, "receiver": receiver}
     paths = spec.bindings[binding]
+    return compose_paths(
+        prior, template, (paths.sender, paths.receiver), sender=sender, receiver=receiver, params=params
+    )
+
+
+def compose_paths(
+    prior: Prior,
+    template: str,
+    paths: tuple[str, str],
+    *,
+    sender: str,
+    receiver: str,
+    params: Mapping[str, int] | None = None,
+) -> Proposal:
+    """The proposal of two role-path patterns (a binding's, or as a reader recovered them from a view)."""
+    values = {**prior.templates[template].params, **(params or {}), "sender": sender, "receiver": receiver}
     try:
-        text = f"SELF {paths.sender.format(**values)}\nREQ {receiver} {paths.receiver.format(**values)}"
+        text = f"SELF {paths[0].format(**values)}\nREQ {receiver} {paths[1].format(**values)}"
     except KeyError as exc:
         raise ContractError("MISSING_PARAMETER", f"{template}: no value for parameter {exc.args[0]!r}") from None
     return prior.parse(text)

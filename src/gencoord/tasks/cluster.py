@@ -34,10 +34,14 @@ class Split(StrEnum):
     # models' training split, and the unseen worlds its representation pool is drawn from
     REPRESENTATION_TRAINING = "representation_training"
     REPRESENTATION = "representation"
+    # the task-structure visibility pool (paper S9): each topology motif's templates in turn,
+    # the unseen motifs' (suites' structure_templates) drawn by no other split
+    VISIBILITY = "visibility"
 
 
 PAPER_POOLS: dict[str, tuple[Split, int]] = {
     "representation": (Split.REPRESENTATION, 128),
+    "visibility": (Split.VISIBILITY, 96),
     "timing": (Split.IN_DISTRIBUTION, 40),
     "request_intervention": (Split.IN_DISTRIBUTION, 160),
     "held_out_templates": (Split.HELD_OUT_TEMPLATE, 80),
@@ -102,38 +106,61 @@ def _variant(
 
 def _held_out_choice(template: str, suites: SuiteDocument) -> int:
     """The parameter choice of a seen template kept out of training (the cross-product)."""
-    seen = sorted(name for name in suites.forward.templates if name not in suites.forward.held_out_templates)
+    seen = [name for name in suites.forward.library if name not in suites.forward.held_out_templates]
     return seen.index(template) % len(suites.forward.templates[template].params)
 
 
-def _representation_space(suites: SuiteDocument) -> list[tuple[str, int]]:
-    """The representation splits' (template, parameter choice) combinations, interleaved by template.
-
-    Each template keeps every parameter choice but a seen template's cross-product. Round
-    r lists every template's r-th choice (cycling its own), over as many rounds as make each
-    template's choices come out whole, so that any run of pairs drawn in order spreads
-    evenly over the templates: the 128-cluster pool holds 16 of each, as the paper's does.
-    """
+def _kept_choices(name: str, suites: SuiteDocument) -> list[int]:
+    """A template's parameter choices but the cross-product of a seen library template."""
     forward = suites.forward
-    choices = {
-        name: [
-            choice
-            for choice in range(len(forward.templates[name].params))
-            if name in forward.held_out_templates or choice != _held_out_choice(name, suites)
-        ]
-        for name in sorted(forward.representation_templates)
-    }
-    rounds = math.lcm(*(len(kept) for kept in choices.values()))
-    return [(name, kept[r % len(kept)]) for r in range(rounds) for name, kept in choices.items()]
+    seen = name in forward.library and name not in forward.held_out_templates
+    return [
+        choice
+        for choice in range(len(forward.templates[name].params))
+        if not seen or choice != _held_out_choice(name, suites)
+    ]
+
+
+def _interleaved(groups: dict[str, list[tuple[str, int]]]) -> list[tuple[str, int]]:
+    """Round r lists every group's r-th entry (cycling its own), over as many rounds as make
+    each group come out whole, so that any run of pairs drawn in order spreads evenly."""
+    rounds = math.lcm(*(len(entries) for entries in groups.values()))
+    return [entries[r % len(entries)] for r in range(rounds) for entries in groups.values()]
+
+
+def _representation_space(suites: SuiteDocument) -> list[tuple[str, int]]:
+    """The representation splits' (template, parameter choice) combinations, interleaved by
+    template: the 128-cluster pool holds 16 of each of the eight, as the paper's does."""
+    return _interleaved(
+        {
+            name: [(name, choice) for choice in _kept_choices(name, suites)]
+            for name in sorted(suites.forward.representation_templates)
+        }
+    )
+
+
+def _visibility_space(suites: SuiteDocument) -> list[tuple[str, int]]:
+    """The visibility pool's combinations, interleaved by motif: 96 clusters hold 32 of each of three."""
+    motifs = suites.forward.visibility_motifs
+    if not motifs:
+        raise ConfigError("POOL_SIZE", "the suites name no visibility motifs to draw a visibility pool from")
+    return _interleaved(
+        {
+            motif: [(name, choice) for name in sorted(names) for choice in _kept_choices(name, suites)]
+            for motif, names in motifs.items()
+        }
+    )
 
 
 def forward_space(split: Split, suites: SuiteDocument) -> list[tuple[str, int]]:
     """(template, parameter choice) combinations a split may draw."""
     if split in (Split.REPRESENTATION, Split.REPRESENTATION_TRAINING):
         return _representation_space(suites)
+    if split is Split.VISIBILITY:
+        return _visibility_space(suites)
     forward = suites.forward
     space = []
-    for name in sorted(forward.templates):
+    for name in forward.library:
         held_out = name in forward.held_out_templates
         for choice in range(len(forward.templates[name].params)):
             if split is Split.HELD_OUT_TEMPLATE:

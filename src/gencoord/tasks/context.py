@@ -15,6 +15,7 @@ from gencoord.dsl.surface import SurfaceName
 from gencoord.prior.episode import Ref
 from gencoord.prior.ledger import inventory_after
 from gencoord.prior.prior import Prior
+from gencoord.prior.views import PriorView
 from gencoord.tasks.team import TeamTask
 
 
@@ -31,6 +32,7 @@ class LocalContext:
     private: Mapping[str, str]
     surface: SurfaceName = SurfaceName.DSL  # the wire form this agent must write
     team: TeamTask | None = None  # a team task as this agent knows it: its own bag, what peers answered
+    prior_view: PriorView | None = None  # the projection of the task prior it is shown; None: its backend's own
 
     def render(self) -> str:
         lines = [f"agent: {self.agent}", f"role: {self.role}", f"peer: {self.peer}", f"surface: {self.surface.value}"]

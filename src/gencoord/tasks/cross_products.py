@@ -54,7 +54,7 @@ def _factors_of(prior: Prior, template: str, binding: str) -> Factors | None:
 def observed_cases(prior: Prior, suites: SuiteDocument) -> dict[Factors, tuple[str, str]]:
     """The complete cases of the forward task library: factors → (template, binding)."""
     cases: dict[Factors, tuple[str, str]] = {}
-    for template in sorted(suites.forward.templates):
+    for template in suites.forward.library:
         for binding in sorted(prior.templates[template].bindings):
             factors = _factors_of(prior, template, binding)
             if factors is not None:

@@ -50,7 +50,17 @@ class ForwardTemplate(_Strict):
 class ForwardSuite(_Strict):
     held_out_templates: list[str]
     representation_templates: list[str] = Field(min_length=1)
+    structure_templates: list[str] = []  # drawn by the visibility pool only (paper S9)
+    visibility_motifs: dict[str, list[str]] = {}  # topology motif → its templates
     templates: dict[str, ForwardTemplate]
+
+    @property
+    def library(self) -> list[str]:
+        """The templates every split but the visibility pool draws (training ones and held-out ones)."""
+        return sorted(name for name in self.templates if name not in self.structure_templates)
+
+    def motif_of(self, template: str) -> str | None:
+        return next((motif for motif, names in self.visibility_motifs.items() if template in names), None)
 
 
 class CapabilityGoal(_Strict):
@@ -152,13 +162,36 @@ def validate(document: SuiteDocument, prior: Prior) -> None:
                 problems += _goal_problems(goals, params, prior, where)
                 if binding in template.bindings:
                     problems += _check_composes(prior, name, binding, params, where)
+    motif_templates = [name for names in forward.visibility_motifs.values() for name in names]
     for field, names in (
         ("held_out_templates", forward.held_out_templates),
         ("representation_templates", forward.representation_templates),
+        ("structure_templates", forward.structure_templates),
+        ("visibility_motifs", motif_templates),
     ):
         problems += [
             f"forward.{field}: {name!r} is not a forward template" for name in names if name not in forward.templates
         ]
+    problems += [
+        f"forward.structure_templates: {name!r} is also held out or a representation template"
+        for name in forward.structure_templates
+        if name in forward.held_out_templates or name in forward.representation_templates
+    ]
+    problems += [
+        f"forward.structure_templates: {name!r} belongs to no visibility motif"
+        for name in forward.structure_templates
+        if name not in motif_templates
+    ]
+    problems += [
+        f"forward.visibility_motifs: {name!r} is in more than one motif"
+        for name in set(motif_templates)
+        if motif_templates.count(name) > 1
+    ]
+    problems += [
+        f"forward.visibility_motifs.{motif}: lists no template"
+        for motif, names in forward.visibility_motifs.items()
+        if not names
+    ]
     capability = document.goal_capability
     for name, goal in capability.goals.items():
         template = prior.templates.get(name)
