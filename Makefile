@@ -27,7 +27,7 @@ $(NPM_STAMP): $(MC_JS)/package-lock.json
 	touch $(NPM_STAMP)
 
 # The main job: the paper's worked examples, then the shipped experiments (GenCoord's mechanism,
-# representation and horizon experiments with rules and the tiny CPU models, the gate ablations, the
+# representation, horizon and visibility experiments with rules and the tiny CPU models, the gate ablations, the
 # learned backends) on the embedded world, each written to runs/<name>-<timestamp>/ with report.md and
 # report.html.
 run: $(STAMP) $(NPM_STAMP)
@@ -38,7 +38,7 @@ run: $(STAMP) $(NPM_STAMP)
 		experiments/horizon_in_distribution.toml experiments/gate_ablation.toml experiments/gate_tight_budget.toml \
 		experiments/gate_teams.toml experiments/learned_backends.toml experiments/receivers.toml \
 		experiments/private_structure.toml experiments/private_structure_learned.toml experiments/composition.toml \
-		experiments/team_tasks.toml
+		experiments/team_tasks.toml experiments/visibility.toml
 
 # Headless Chromium (Debian's package) for the test that loads --view's live page. Installing
 # it needs root, as in CI; elsewhere that one test is skipped and says why.
