@@ -24,7 +24,7 @@ from gencoord.prior.model import BindingSpec
 from gencoord.prior.views import STEP_SEPARATOR, PriorView, projected_paths, stages_of, view_lines
 from gencoord.protocol.generation import GenerationRequest, Stage
 from gencoord.tasks import SuiteDocument
-from gencoord.tasks.cluster import Split, paper_pool
+from gencoord.tasks.cluster import Split, draw_pool, paper_pool
 from gencoord.tasks.episode import build_episode
 from gencoord.tasks.spec import default_suites, load_suites
 
@@ -184,3 +184,10 @@ def test_the_shipped_visibility_experiment_runs_reduced_with_its_models(tmp_path
     table = next(t for t in report.tables if t.key == "visibility")
     methods = {(row[1], row[2]) for row in table.rows}
     assert methods == {(m, v.value) for m in ("factorized_rule", "dsl", "freeform") for v in SHOWN}
+
+
+def test_a_suite_without_motifs_has_no_visibility_pool(suites: SuiteDocument) -> None:
+    bare = suites.model_copy(update={"forward": suites.forward.model_copy(update={"visibility_motifs": {}})})
+    with pytest.raises(ConfigError) as caught:
+        draw_pool(Split.VISIBILITY, 6, suites=bare)
+    assert caught.value.reason == "NO_VISIBILITY_MOTIFS"

@@ -143,7 +143,7 @@ def _visibility_space(suites: SuiteDocument) -> list[tuple[str, int]]:
     """The visibility pool's combinations, interleaved by motif: 96 clusters hold 32 of each of three."""
     motifs = suites.forward.visibility_motifs
     if not motifs:
-        raise ConfigError("POOL_SIZE", "the suites name no visibility motifs to draw a visibility pool from")
+        raise ConfigError("NO_VISIBILITY_MOTIFS", "the suites name no visibility motifs to draw a visibility pool from")
     return _interleaved(
         {
             motif: [(name, choice) for name in sorted(names) for choice in _kept_choices(name, suites)]
