@@ -7,12 +7,16 @@ copying one token (training deals the slots at random, so a slot's number says n
 a piece that is no prompt name is spelled a character per token. Trained on six templates,
 a tiny model still recalls names and paths instead of copying them, so training can rename
 a row's copyable instance names (binding codes, places, items) and the template's own name
-to fresh ones (``--renaming``, gencoord.train.renaming).
+to fresh ones (``--renaming``, gencoord.train.renaming). Renamed, a row still keeps its
+template's structure, which the model then recalls; restructuring (``--restructuring``,
+gencoord.train.restructure) also replaces a row's paths and quantities with a random
+recombination of the training templates' steps, so that only copying writes the target.
 
 This trains, side by side in one run (two at a time, one CPU thread each), the tiny Direct
 Short DSL model and the tiny factor model with the full task-prior view (the only view that
 shows a held-out template's names and paths), once without renaming (before) and once with
-``--renaming`` (after), same seed and steps. It reports greedy exact match on rows of unseen
+``--renaming`` (after), and the direct model once more with ``--restructuring`` as well, same
+seed and steps. It reports greedy exact match on rows of unseen
 worlds of the training templates and on rows of the held-out templates, beside the
 committed checkpoints: the view-free ``tiny-dsl`` and ``tiny-factor``, whose inputs name the
 template but show none of its paths, and ``tiny-dsl-copy``, trained with the "after" recipe.
@@ -47,13 +51,14 @@ OUT = Path(__file__).parent / "results" / "held_out_names.json"
 
 
 def _committed(name: str, rows: int) -> dict[str, object]:
-    """The committed view-free checkpoint, re-evaluated with today's codec (its fallback included)."""
+    """A committed checkpoint, re-evaluated with today's codec (its fallback included)."""
     loaded = load_model(CHECKPOINTS / name)
     seen, unseen = evaluation_rows(loaded.spec, rows, loaded.manifest.seed)
     return {
         "checkpoint": f"experiments/checkpoints/{name}",
         "view": loaded.spec.view.value,
-        "renaming": 0.0,
+        "renaming": (loaded.manifest.settings or {}).get("renaming"),  # None: trained before presets were recorded
+        "restructuring": (loaded.manifest.settings or {}).get("restructuring"),
         "steps": loaded.manifest.report.steps,
         "seen_templates": exact_match(loaded.model, loaded.codec, seen),
         "held_out_templates": exact_match(loaded.model, loaded.codec, unseen),
@@ -61,13 +66,17 @@ def _committed(name: str, rows: int) -> dict[str, object]:
     }
 
 
-def _trained(target: Target, renaming: float, steps: int, seed: int, rows: int, out: Path) -> dict[str, object]:
+def _trained(
+    target: Target, renaming: float, restructuring: float, steps: int, seed: int, rows: int, out: Path
+) -> dict[str, object]:
     spec = ModelSpec(target=target, view=PriorView.FULL)
-    report = train_tiny(spec, out, steps, seed, evaluate=rows, preset=TinyPreset(renaming=renaming, threads=1))
+    preset = TinyPreset(renaming=renaming, restructuring=restructuring, threads=1)
+    report = train_tiny(spec, out, steps, seed, evaluate=rows, preset=preset)
     return {
         "checkpoint": None,
         "view": spec.view.value,
         "renaming": renaming,
+        "restructuring": restructuring,
         "steps": steps,
         "train_seconds": report.seconds,
         "seen_templates": report.exact_match,
@@ -81,6 +90,7 @@ def main() -> None:
     parser.add_argument("--direct-steps", type=int, default=12000)
     parser.add_argument("--factor-steps", type=int, default=5000)
     parser.add_argument("--renaming", type=float, default=0.8)
+    parser.add_argument("--restructuring", type=float, default=0.8)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--rows", type=int, default=64, help="evaluation rows per split (the training report's)")
     args = parser.parse_args()
@@ -92,23 +102,31 @@ def main() -> None:
     }
     steps = {Target.DIRECT: args.direct_steps, Target.FACTOR: args.factor_steps}
     runs = [
-        (target, label, renaming)
+        (target, label, renaming, 0.0)
         for target in (Target.DIRECT, Target.FACTOR)
         for label, renaming in (("before", 0.0), ("after", args.renaming))
-    ]
+    ] + [(Target.DIRECT, "restructured", args.renaming, args.restructuring)]
     with tempfile.TemporaryDirectory() as scratch, ProcessPoolExecutor(max_workers=2) as pool:
         console.print(
             f"training {len(runs)} models, two at a time (direct {args.direct_steps} steps, factor "
             f"{args.factor_steps}) …"
         )
         futures = {
-            (target, label, renaming): pool.submit(
-                _trained, target, renaming, steps[target], args.seed, args.rows, Path(scratch) / f"{target}-{label}"
+            (target, label, renaming, restructuring): pool.submit(
+                _trained,
+                target,
+                renaming,
+                restructuring,
+                steps[target],
+                args.seed,
+                args.rows,
+                Path(scratch) / f"{target}-{label}",
             )
-            for target, label, renaming in runs
+            for target, label, renaming, restructuring in runs
         }
-        for (target, label, renaming), future in futures.items():
-            results[f"{target.value}, {label} (view full, renaming {renaming})"] = future.result()
+        for (target, label, renaming, restructuring), future in futures.items():
+            shape = f", restructuring {restructuring}" if restructuring else ""
+            results[f"{target.value}, {label} (view full, renaming {renaming}{shape})"] = future.result()
     table = Table(title="Tiny models on held-out templates (greedy exact match)")
     for column in ("model", "steps", "seen templates", "held-out templates"):
         table.add_column(column)

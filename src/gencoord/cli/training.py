@@ -75,6 +75,16 @@ def train(
             "(with --view full) rather than recall them; benchmarks/held_out_names.py measures it.",
         ),
     ] = 0.0,
+    restructuring: Annotated[
+        float,
+        typer.Option(
+            min=0.0,
+            max=1.0,
+            help="tiny, --view full Short DSL: chance that a training row's task structure (the view's paths, the "
+            "delivered request and the target) is replaced by a random recombination of the training templates' "
+            "steps, so the model learns to copy paths rather than recall them.",
+        ),
+    ] = 0.0,
     templates: Annotated[
         Templates,
         typer.Option(
@@ -100,7 +110,8 @@ def train(
     if model is None:
         from gencoord.train.tiny import TinyPreset, train_tiny  # noqa: PLC0415
 
-        report = train_tiny(spec, out, steps, seed, preset=TinyPreset(renaming=renaming, threads=threads), log=log)
+        tiny_preset = TinyPreset(renaming=renaming, restructuring=restructuring, threads=threads)
+        report = train_tiny(spec, out, steps, seed, preset=tiny_preset, log=log)
     else:
         report = _train_checkpoint(model, spec, out, epochs, micro_batch, seed, log, out_console)
     seen = "–" if report.exact_match is None else f"{100 * report.exact_match:.1f}%"

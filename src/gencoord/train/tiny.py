@@ -32,16 +32,19 @@ from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
 from transformers import Qwen3Config, Qwen3ForCausalLM
 
 from gencoord import __version__
+from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
 from gencoord.models.codec import SLOT_TOKENS, TextCodec
 from gencoord.models.manifest import CheckpointManifest, TrainReport
-from gencoord.models.spec import ModelSpec
+from gencoord.models.spec import Horizon, ModelSpec, Target
 from gencoord.prior.load import default_prior
+from gencoord.prior.views import PriorView
 from gencoord.tasks.cluster import Cluster, Split, draw_pool, forward_space
 from gencoord.tasks.spec import default_suites
 from gencoord.train.common import exact_match, masked_batch
 from gencoord.train.data import SupervisionRow, build_rows, evaluation_rows, training_split
 from gencoord.train.renaming import instance_names, renamed
+from gencoord.train.restructure import StepPool, restructured
 
 SPECIAL = ("[PAD]", "[UNK]", "[EOS]")
 PIECES = r"[a-z_]+\.[a-z_]+\(|,?[a-z_]+=|[A-Za-z_]+|\d| > |\n|."
@@ -61,6 +64,7 @@ class TinyPreset:
     clip: float = 1.0
     threads: int = 2
     renaming: float = 0.0  # chance that each instance name of a training row is replaced by a fresh one
+    restructuring: float = 0.0  # chance that a full-view row's task structure is replaced by a random one
 
 
 def pieces(text: str) -> list[str]:
@@ -166,6 +170,13 @@ def train_tiny(
     preset = preset or TinyPreset()
     if not 0.0 <= preset.renaming <= 1.0:
         raise ConfigError("BAD_RENAMING", f"renaming is a probability in [0, 1], not {preset.renaming}")
+    if not 0.0 <= preset.restructuring <= 1.0:
+        raise ConfigError("BAD_RESTRUCTURING", f"restructuring is a probability in [0, 1], not {preset.restructuring}")
+    copies_paths = spec.view is PriorView.FULL and spec.surface is SurfaceName.DSL and spec.target is Target.DIRECT
+    if preset.restructuring and not (copies_paths and spec.horizon is Horizon.MULTI):
+        raise ConfigError(
+            "BAD_RESTRUCTURING", "restructuring rewrites full-view Short DSL rows of a direct multi-step model only"
+        )
     torch.set_num_threads(preset.threads)
     codec = TextCodec(
         build_tokenizer([text for row in vocabulary_rows(spec, seed) for text in (row.prompt, row.target)])
@@ -183,11 +194,18 @@ def train_tiny(
     rows = fresh_rows(spec, seed)
     renaming, names = random.Random(seed), instance_names(default_prior())
     templates = frozenset(default_suites().forward.templates)
+    trained = frozenset(template for template, _ in forward_space(training_split(spec), default_suites()))
+    steps_pool = StepPool.of(default_prior(), trained)
     started = time.perf_counter()
     losses: list[float] = []
     model.train()
     for step in range(steps):
         batch = [next(rows) for _ in range(preset.batch)]
+        if preset.restructuring:
+            batch = [
+                restructured(row, steps_pool, renaming) if renaming.random() < preset.restructuring else row
+                for row in batch
+            ]
         if preset.renaming:
             batch = [_renamed_row(row, names, templates, preset.renaming, renaming) for row in batch]
         ids, labels, mask = masked_batch(batch, codec, renaming)
@@ -234,6 +252,7 @@ def save(
         kind="tiny",
         seed=seed,
         config_sha256=hashlib.sha256(config_text.encode()).hexdigest(),
+        settings=asdict(preset),
         data="fresh rows from the training split each step (seeded)",
         vocabulary=VOCABULARY_ROWS,
         report=report,

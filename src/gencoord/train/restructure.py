@@ -1,0 +1,136 @@
+"""Fresh task structure for a training row, so that a small model learns to copy paths rather than recall them.
+
+Renaming (``gencoord.train.renaming``) gives a row fresh names, but every row of a training
+template keeps that template's structure — which steps, in which order, with which keys —
+and a 0.2 M-parameter model learns to recall it: on a held-out template it writes a familiar
+template's path, even as a receiver whose whole answer is the delivered request. A
+restructured row replaces the full view's paths with a random recombination of the training
+templates' own steps (steps before the hand-over, a hand-over, steps after it, receiver steps),
+and the task's quantities by random ones, consistently in the view, the task line, the
+delivered request and the target, so that the target can only be written by copying: the
+private binding's line for a sender, the delivered request for a receiver, with quantities
+looked up in the task line by name. The steps come from the templates the
+model trains on, so nothing of a held-out template enters training.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass, replace
+
+from gencoord.prior.prior import Prior
+from gencoord.prior.views import STEP_SEPARATOR, stages_of
+from gencoord.protocol.generation import Stage
+from gencoord.train.data import SupervisionRow
+
+_VIEW_LINE = re.compile(r"^([A-Za-z_]+): SELF (.+) \| REQ (.+)$")
+_PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
+_BIND = re.compile(r"bind=([A-Za-z_]+)")
+_STAGES = (Stage.SENDER_INITIAL.value, Stage.RECEIVER_AFTER_REQUEST.value)
+_LARGEST = 64  # a stack: restructured rows draw their quantities from 1..64
+
+
+@dataclass(frozen=True)
+class StepPool:
+    """The training templates' steps by coarse stage."""
+
+    before: tuple[str, ...]
+    handoff: tuple[str, ...]
+    after: tuple[str, ...]
+    receiver: tuple[str, ...]
+
+    @classmethod
+    def of(cls, prior: Prior, templates: frozenset[str]) -> StepPool:
+        stages = [stages_of(paths) for name in sorted(templates) for paths in prior.templates[name].bindings.values()]
+        return cls(
+            before=tuple(sorted({step for s in stages for step in s.before})),
+            handoff=tuple(sorted({step for s in stages for step in s.handoff})),
+            after=tuple(sorted({step for s in stages for step in s.after})),
+            receiver=tuple(sorted({step.replace(_bind_of(step), "") for s in stages for step in s.receiver})),
+        )
+
+
+def _bind_of(step: str) -> str:
+    found = _BIND.search(step)
+    return "" if found is None else found.group(0) + ","
+
+
+def _with_code(step: str, code: str) -> str:
+    skill, _, rest = step.partition("(")
+    return f"{skill}(bind={code},{rest}"
+
+
+def _fill(path: str, values: dict[str, str]) -> str:
+    return _PLACEHOLDER.sub(lambda match: values[match.group(1)], path)
+
+
+def _random_paths(pool: StepPool, code: str, params: list[str], rng: random.Random) -> tuple[str, str]:
+    """One binding's (sender, receiver) path patterns, its quantities drawn from the task's parameters."""
+
+    def pick(steps: tuple[str, ...], low: int, high: int) -> list[str]:
+        return rng.sample(steps, min(len(steps), rng.randint(low, high))) if steps else []
+
+    sender = [*pick(pool.before, 1, 2), *pick(pool.handoff, 1, 1), *pick(pool.after, 0, 1)]
+    receiver = pick(pool.receiver, 1, 2)
+    receiver[0] = _with_code(receiver[0], code)
+
+    def requantified(step: str) -> str:
+        return _PLACEHOLDER.sub(lambda m: m.group(0) if m.group(1) == "receiver" else f"{{{rng.choice(params)}}}", step)
+
+    return (
+        STEP_SEPARATOR.join(requantified(step) for step in sender),
+        STEP_SEPARATOR.join(requantified(step) for step in receiver),
+    )
+
+
+def _task_line(task: str, values: dict[str, str]) -> str:
+    return " ".join(task.split()[:2] + [f"{name}={value}" for name, value in values.items()])
+
+
+def _view_line(code: str, sender: str, receiver: str) -> str:
+    return f"{code}: SELF {sender} | REQ {receiver}"
+
+
+def restructured(row: SupervisionRow, pool: StepPool, rng: random.Random) -> SupervisionRow:
+    """``row`` with fresh random paths for every binding of its view, or unchanged where it has none.
+
+    Only forward sender and receiver rows of a full view in compact Short DSL are rewritten:
+    they are the rows whose target is a copy of one view line or of the delivered request.
+    """
+    lines = row.prompt.split("\n")
+    codes = [match.group(1) for line in lines if (match := _VIEW_LINE.match(line))]
+    task = next((line for line in lines if line.startswith("task ")), None)
+    agents = next((line.split() for line in lines if line.startswith("agent ")), None)
+    if row.stage not in _STAGES or not codes or task is None or agents is None or len(agents) < 6:
+        return row
+    names = [part.split("=", 1)[0] for part in task.split()[2:] if "=" in part]
+    if not names:
+        return row
+    values = {name: str(rng.randint(1, _LARGEST)) for name in names}  # quantities to copy, not to recall
+    me, peer = agents[1], agents[5]
+    paths = {code: _random_paths(pool, code, names, rng) for code in codes}
+    rewritten = [
+        _task_line(task, values)
+        if line == task
+        else line
+        if (match := _VIEW_LINE.match(line)) is None
+        else _view_line(match.group(1), *paths[match.group(1)])
+        for line in lines
+    ]
+    if row.stage == Stage.SENDER_INITIAL.value:
+        active = next((line.split("=", 1)[1] for line in lines if line.startswith("private binding=")), None)
+        if active not in paths:
+            return row
+        filled = {**values, "receiver": peer}
+        sender, receiver = (_fill(path, filled) for path in paths[active])
+        target = f"SELF {sender}\nREQ {peer} {receiver}"
+    else:
+        incoming = next((index for index, line in enumerate(lines) if line.startswith("incoming REQ ")), None)
+        code = None if incoming is None else _BIND.search(lines[incoming])
+        if incoming is None or code is None or code.group(1) not in paths:
+            return row
+        receiver = _fill(paths[code.group(1)][1], {**values, "receiver": me})
+        rewritten[incoming] = f"incoming REQ {me} {receiver}"
+        target = f"SELF {receiver}\nREQ -"
+    return replace(row, prompt="\n".join(rewritten), target=target)

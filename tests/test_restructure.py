@@ -1,0 +1,102 @@
+"""Training-time restructuring: a row's task structure is replaced consistently, from training steps only."""
+
+from __future__ import annotations
+
+import random
+import re
+from functools import cache
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gencoord.errors import ConfigError
+from gencoord.models.load import load_model
+from gencoord.models.spec import ModelSpec, Target
+from gencoord.prior.load import default_prior
+from gencoord.prior.views import STEP_SEPARATOR, PriorView
+from gencoord.tasks.cluster import Split, draw_pool, forward_space
+from gencoord.tasks.spec import default_suites
+from gencoord.train.data import SupervisionRow, build_rows
+from gencoord.train.restructure import StepPool, restructured
+from gencoord.train.tiny import TinyPreset, train_tiny
+
+FULL = ModelSpec(view=PriorView.FULL)
+
+
+@cache
+def _training() -> tuple[StepPool, frozenset[str], tuple[SupervisionRow, ...]]:
+    prior, suites = default_prior(), default_suites()
+    trained = frozenset(template for template, _ in forward_space(Split.TRAINING, suites))
+    clusters = draw_pool(Split.TRAINING, 24, seed=3) + draw_pool(Split.GOAL_CAPABILITY, 4, seed=3)
+    return StepPool.of(prior, trained), trained, tuple(build_rows(clusters, prior, suites, FULL))
+
+
+def _view_paths(prompt: str) -> dict[str, tuple[str, str]]:
+    lines = (re.match(r"^([A-Za-z_]+): SELF (.+) \| REQ (.+)$", line) for line in prompt.split("\n"))
+    return {match.group(1): (match.group(2), match.group(3)) for match in lines if match}
+
+
+def _filled(path: str, prompt: str, receiver: str) -> str:
+    task = next(line for line in prompt.split("\n") if line.startswith("task "))
+    values = dict(part.split("=", 1) for part in task.split()[2:])
+    return re.sub(r"\{([a-z_]+)\}", lambda m: receiver if m.group(1) == "receiver" else values[m.group(1)], path)
+
+
+@settings(max_examples=80, deadline=None)
+@given(index=st.integers(0, 10_000), seed=st.integers(0, 10_000))
+def test_a_restructured_target_is_a_copy_of_what_the_new_prompt_shows(index: int, seed: int) -> None:
+    pool, _, rows = _training()
+    row = rows[index % len(rows)]
+    new = restructured(row, pool, random.Random(seed))
+    if row.stage not in ("sender_initial", "receiver_after_request"):
+        assert new == row
+        return
+    agent_line = next(line for line in new.prompt.split("\n") if line.startswith("agent ")).split()
+    me, peer = agent_line[1], agent_line[5]
+    paths = _view_paths(new.prompt)
+    assert set(paths) == set(_view_paths(row.prompt))  # the same bindings, new paths
+    if row.stage == "sender_initial":
+        active = next(line for line in new.prompt.split("\n") if line.startswith("private binding=")).split("=")[1]
+        sender, receiver = paths[active]
+        expected = f"SELF {_filled(sender, new.prompt, peer)}\nREQ {peer} {_filled(receiver, new.prompt, peer)}"
+        assert new.target == expected
+    else:
+        incoming = next(line for line in new.prompt.split("\n") if line.startswith("incoming REQ "))
+        assert new.target == "SELF " + incoming.removeprefix(f"incoming REQ {me} ") + "\nREQ -"
+    default_prior().parse(new.target)  # still Short DSL the parser reads
+
+
+@settings(max_examples=40, deadline=None)
+@given(index=st.integers(0, 10_000), seed=st.integers(0, 10_000))
+def test_restructuring_draws_only_on_the_training_templates_steps(index: int, seed: int) -> None:
+    pool, trained, rows = _training()
+    prior = default_prior()
+    new = restructured(rows[index % len(rows)], pool, random.Random(seed))
+    seen = {
+        re.sub(r"bind=[A-Za-z_]+,|\{[a-z_]+\}", "", step)
+        for template in trained
+        for paths in prior.templates[template].bindings.values()
+        for step in (*paths.sender.split(STEP_SEPARATOR), *paths.receiver.split(STEP_SEPARATOR))
+    }
+    for sender, receiver in _view_paths(new.prompt).values():
+        for step in (*sender.split(STEP_SEPARATOR), *receiver.split(STEP_SEPARATOR)):
+            assert re.sub(r"bind=[A-Za-z_]+,|\{[a-z_]+\}", "", step) in seen
+
+
+@pytest.mark.parametrize(
+    ("spec", "rate"),
+    [(FULL, 1.5), (ModelSpec(view=PriorView.NONE), 0.5), (ModelSpec(view=PriorView.FULL, target=Target.FACTOR), 0.5)],
+)
+def test_restructuring_refuses_a_rate_or_model_it_cannot_serve(spec: ModelSpec, rate: float, tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as caught:
+        train_tiny(spec, tmp_path / "model", 1, preset=TinyPreset(restructuring=rate))
+    assert caught.value.reason == "BAD_RESTRUCTURING"
+
+
+def test_a_restructured_model_trains_and_its_manifest_records_the_recipe(tmp_path: Path) -> None:
+    preset = TinyPreset(renaming=0.8, restructuring=0.8, threads=1)
+    train_tiny(FULL, tmp_path / "model", 3, seed=0, evaluate=1, preset=preset)
+    settings = load_model(tmp_path / "model").manifest.settings
+    assert settings is not None and settings["renaming"] == 0.8 and settings["restructuring"] == 0.8
