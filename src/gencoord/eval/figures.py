@@ -117,7 +117,7 @@ def wire_figure(rows: Sequence[Row], config: ExperimentConfig, path: Path) -> by
 def visibility_figure(rows: Sequence[Row], config: ExperimentConfig, path: Path) -> bytes:
     """The paper's Figure S5 layout: a method per row, motif × view columns, our cell over the paper's."""
     cells = visibility_cells(rows, config)
-    methods = list(dict.fromkeys(cell.method for cell in cells))
+    methods = list(dict.fromkeys(cell.source for cell in cells))
     motifs = list(dict.fromkeys(cell.motif for cell in cells))
     views = ["full", "skeleton", "node", "own"]
     columns = sorted({(cell.motif, cell.view) for cell in cells}, key=lambda c: (motifs.index(c[0]), views.index(c[1])))
@@ -125,7 +125,7 @@ def visibility_figure(rows: Sequence[Row], config: ExperimentConfig, path: Path)
     figure = Figure(figsize=(1.1 * len(columns) + 2, 0.9 * len(methods) + 1.6))
     axis = figure.add_subplot()
     for cell in cells:
-        y, x = methods.index(cell.method), columns.index((cell.motif, cell.view))
+        y, x = methods.index(cell.source), columns.index((cell.motif, cell.view))
         if cell.success is not None:
             grid[y][x] = 100 * cell.success
         paper = "" if cell.paper is None else f"\n({cell.paper:.1f})"

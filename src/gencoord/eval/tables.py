@@ -13,7 +13,7 @@ from functools import cache
 from typing import Any
 
 from gencoord._config import package_text, parse_toml
-from gencoord.backends.registry import FACTORIZED_RULE, split_receiver, split_view
+from gencoord.backends.registry import FACTORIZED_RULE, checkpoint_of, split_receiver, split_view
 from gencoord.dsl.ast import Path, Proposal
 from gencoord.errors import ConfigError
 from gencoord.eval.config import ExperimentConfig, ExperimentKind
@@ -578,6 +578,7 @@ def horizon_table(rows: Sequence[Row], config: ExperimentConfig) -> Table:
 
 @dataclass(frozen=True)
 class VisibilityCell:
+    source: str  # what wrote the row: a checkpoint's folder name, or the backend set's
     method: str  # the paper's method key (dsl, freeform, factorized_rule), or another rule set's name
     view: str  # full, skeleton, node, or "own" (the view a model was trained on)
     motif: str
@@ -599,12 +600,15 @@ def visibility_cells(rows: Sequence[Row], config: ExperimentConfig) -> list[Visi
             else base
         )
         shown = "own" if view is None else view.value
+        checkpoint = checkpoint_of(base)
+        source = base if checkpoint is None else checkpoint.name
         published = paper_cell(config, "success", f"{method_key}.{shown}")
         for motif in forward.visibility_motifs:
             members = [r for r in row.records if forward.motif_of(r["template"]) == motif]
             ours = _mean(cluster_means((r["cluster"], float(success(r))) for r in members).values())
             paper = (published or {}).get(motif)
-            cells.append(VisibilityCell(method_key, shown, motif, ours, None if paper is None else float(paper)))
+            figure = None if paper is None else float(paper)
+            cells.append(VisibilityCell(source, method_key, shown, motif, ours, figure))
     return cells
 
 
