@@ -586,30 +586,33 @@ class VisibilityCell:
     paper: float | None  # percent
 
 
+def _visibility_row(row: Row, config: ExperimentConfig) -> list[VisibilityCell]:
+    """One row's Figure S5 cells, a cell per topology motif, the paper's figure beside ours."""
+    forward = default_suites().forward
+    base, view = split_view(row.key[2])
+    method_key = (
+        "factorized_rule"
+        if split_receiver(base)[0] == FACTORIZED_RULE
+        else row.key[3]  # a model: its surface, Direct Short DSL or controlled free-form
+        if _backend_kinds(row) - RULE_KINDS
+        else base
+    )
+    shown = "own" if view is None else view.value
+    checkpoint = checkpoint_of(base)
+    source = base if checkpoint is None else checkpoint.name
+    published = paper_cell(config, "success", f"{method_key}.{shown}") or {}
+    cells = []
+    for motif in forward.visibility_motifs:
+        members = [r for r in row.records if forward.motif_of(r["template"]) == motif]
+        ours = _mean(cluster_means((r["cluster"], float(success(r))) for r in members).values())
+        paper = published.get(motif)
+        cells.append(VisibilityCell(source, method_key, shown, motif, ours, None if paper is None else float(paper)))
+    return cells
+
+
 def visibility_cells(rows: Sequence[Row], config: ExperimentConfig) -> list[VisibilityCell]:
     """Figure S5's cells: success per method, view and topology motif, the paper's figure beside ours."""
-    forward = default_suites().forward
-    cells = []
-    for row in rows:
-        base, view = split_view(row.key[2])
-        method_key = (
-            "factorized_rule"
-            if split_receiver(base)[0] == FACTORIZED_RULE
-            else row.key[3]  # a model: its surface, Direct Short DSL or controlled free-form
-            if _backend_kinds(row) - RULE_KINDS
-            else base
-        )
-        shown = "own" if view is None else view.value
-        checkpoint = checkpoint_of(base)
-        source = base if checkpoint is None else checkpoint.name
-        published = paper_cell(config, "success", f"{method_key}.{shown}")
-        for motif in forward.visibility_motifs:
-            members = [r for r in row.records if forward.motif_of(r["template"]) == motif]
-            ours = _mean(cluster_means((r["cluster"], float(success(r))) for r in members).values())
-            paper = (published or {}).get(motif)
-            figure = None if paper is None else float(paper)
-            cells.append(VisibilityCell(source, method_key, shown, motif, ours, figure))
-    return cells
+    return [cell for row in rows for cell in _visibility_row(row, config)]
 
 
 def visibility_table(rows: Sequence[Row], config: ExperimentConfig) -> Table:
@@ -630,9 +633,8 @@ def visibility_table(rows: Sequence[Row], config: ExperimentConfig) -> Table:
         "so its cells follow from how our views list nodes, not from the paper's implementation; our unseen motifs "
         "are our own templates (CRAFT_THEN_BUILD, CRAFT_BEFORE_HANDOFF), not the paper's."
     )
-    cells = visibility_cells(rows, config)
-    for row, start in zip(rows, range(0, len(cells), len(motifs)), strict=True):
-        mine = cells[start : start + len(motifs)]
+    for row in rows:
+        mine = _visibility_row(row, config)
         table.rows.append(
             [
                 row.label,
