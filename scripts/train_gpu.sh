@@ -10,6 +10,8 @@
 #   requester Goal×Capability distributed requester  (640 rows: 320 initial + 320 after response)
 #   central   Goal×Capability centralized planner    (320 rows, 4 epochs: the same 80 updates, Table S17)
 #   selfplan  request removed: sender records + the receiver's own path without a request (1,920 rows)
+#   composition  the composition reference's Direct model: factor-form sender records of the library's
+#             20 complete cases in 320 training worlds (640 rows), for experiments/gpu/composition.toml
 #   dsl-rep, json-rep, freeform-rep: the three surfaces trained on the paper's eight templates
 #             (--templates representation), for the representation pool that spans them
 set -euo pipefail
@@ -25,6 +27,7 @@ for seed in 1 2 3; do
     "$gencoord" train --model "$base" --out "$out/requester-s$seed" --records requester --seed "$seed"
     "$gencoord" train --model "$base" --out "$out/central-s$seed" --records centralized --epochs 4 --seed "$seed"
     "$gencoord" train --model "$base" --out "$out/selfplan-s$seed" --records self_plan --seed "$seed"
+    "$gencoord" train --model "$base" --out "$out/composition-s$seed" --records composition --seed "$seed"
     "$gencoord" train --model "$base" --out "$out/dsl-rep-s$seed" --templates representation --seed "$seed"
     "$gencoord" train --model "$base" --out "$out/json-rep-s$seed" --surface json --templates representation --seed "$seed"
     "$gencoord" train --model "$base" --out "$out/freeform-rep-s$seed" --surface freeform --templates representation \

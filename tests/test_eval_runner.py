@@ -13,7 +13,7 @@ import pytest
 
 from gencoord.backends.registry import split_view
 from gencoord.errors import ConfigError
-from gencoord.eval.config import ExperimentConfig, load_experiment, parse_experiment
+from gencoord.eval.config import CompositionExperimentConfig, ExperimentConfig, load_experiment, parse_experiment
 from gencoord.eval.jobs import expand, run_job
 from gencoord.eval.runner import RECORDS, create_run, read_manifest, read_records, run_experiment
 
@@ -38,7 +38,7 @@ def test_shipped_configs_load(path: Path) -> None:
 @pytest.mark.parametrize("path", sorted((EXPERIMENTS / "gpu").glob("*.toml")), ids=lambda p: p.stem)
 def test_full_size_configs_name_one_trained_model_per_seed(path: Path) -> None:
     config = load_experiment(path)
-    assert isinstance(config, ExperimentConfig) and config.name == f"gpu_{path.stem}"
+    assert isinstance(config, ExperimentConfig | CompositionExperimentConfig) and config.name == f"gpu_{path.stem}"
     assert config.seeds == [1, 2, 3] and all("{seed}" in name for name in config.backends)
     script = (EXPERIMENTS.parent / "scripts" / "train_gpu.sh").read_text()
     for name in config.backends:  # every checkpoint a config names is one the training script writes

@@ -36,6 +36,7 @@ from gencoord.eval.config import (
     CompositionExperimentConfig,
     Experiment,
     GateExperimentConfig,
+    checked_experiment,
     find_experiment,
     load_experiment,
 )
@@ -43,6 +44,7 @@ from gencoord.eval.jobs import expand
 from gencoord.eval.ray_runner import FAILED, ray_line
 from gencoord.eval.report import write_report
 from gencoord.eval.runner import create_run, discard_run, read_manifest, run_experiment
+from gencoord.planning.composition import CompositionMethod
 from gencoord.worlds.choice import DEFAULT_VIEW_PORT, WorldChoice
 
 """Exit status after Ctrl-C or SIGTERM (the shell's 128 + SIGINT)."""
@@ -53,13 +55,29 @@ def _on_world(config: Experiment, world: WorldChoice) -> Experiment:
 
 
 def _with_backends(config: Experiment, backends: list[str]) -> Experiment:
-    if isinstance(config, GateExperimentConfig | CompositionExperimentConfig):
-        kind = "gate" if isinstance(config, GateExperimentConfig) else "composition"
-        raise ConfigError("BACKEND_NOT_SUPPORTED", f"{config.name}: {kind} experiments have no backend sets")
+    if isinstance(config, GateExperimentConfig):
+        raise ConfigError("BACKEND_NOT_SUPPORTED", f"{config.name}: gate experiments have no backend sets")
+    if isinstance(config, CompositionExperimentConfig):
+        return _with_direct(config, backends)
     try:
         return type(config).model_validate({**config.model_dump(), "backends": backends})
     except ValidationError as exc:
         raise ConfigError("BAD_BACKEND", f"{config.name}: {validation_message(exc)}") from None
+
+
+def _with_direct(config: CompositionExperimentConfig, backends: list[str]) -> CompositionExperimentConfig:
+    """A composition run's --backend is its Direct Short DSL model (the other methods are rules)."""
+    if len(backends) != 1:
+        raise ConfigError(
+            "BACKEND_NOT_SUPPORTED",
+            f"{config.name}: a composition run takes one --backend, the Direct Short DSL model, not {len(backends)}",
+        )
+    direct = CompositionMethod.DIRECT_SHORT_DSL
+    methods = config.methods if direct in config.methods else [*config.methods, direct]
+    data = {**config.model_dump(mode="json"), "methods": methods, "direct": backends[0]}
+    updated = checked_experiment(data, f"{config.name} with --backend {backends[0]}")
+    assert isinstance(updated, CompositionExperimentConfig)  # the kind is the one dumped
+    return updated
 
 
 def _run_one(config: Experiment, run_dir: Path, workers: int | None, out: Console) -> None:

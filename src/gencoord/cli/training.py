@@ -15,11 +15,8 @@ from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
 from gencoord.extras import require_learn
 from gencoord.models.spec import Horizon, ModelSpec, Records, Target, Templates
-from gencoord.prior.load import default_prior
 from gencoord.prior.views import PriorView
-from gencoord.tasks.cluster import paper_pool
-from gencoord.tasks.spec import default_suites
-from gencoord.train.data import build_rows, training_pool_name, write_rows
+from gencoord.train.data import fixed_training_rows, write_rows
 
 if TYPE_CHECKING:
     from gencoord.models.manifest import TrainReport
@@ -52,7 +49,8 @@ def train(
             help="all: every forward and Goal×Capability record; requester: the distributed Goal×Capability "
             "requester (initial and after-response records); centralized: the full-information planner "
             "(merged local views → joint plan), as paper Table S17 trains them; self_plan: the request-removed "
-            "reference (sender records, and the receiver's own path without a request)."
+            "reference (sender records, and the receiver's own path without a request); composition: the "
+            "composition reference's Direct model (the sender's factors → the library case's SELF+REQ)."
         ),
     ] = Records.ALL,
     view: Annotated[
@@ -116,10 +114,11 @@ def train(
         report = _train_checkpoint(model, spec, out, epochs, micro_batch, seed, log, out_console)
     seen = "–" if report.exact_match is None else f"{100 * report.exact_match:.1f}%"
     unseen = "–" if report.held_out_templates is None else f"{100 * report.held_out_templates:.1f}%"
+    held_out = "unseen cross-products" if spec.records is Records.COMPOSITION else "held-out templates"
     out_console.print(
         Text(
             f"trained {report.steps} steps in {report.seconds:.0f} s; exact match {seen} on {report.evaluated} rows "
-            f"of unseen worlds, {unseen} on {report.held_out_evaluated} rows of held-out templates → {out}"
+            f"of unseen worlds, {unseen} on {report.held_out_evaluated} rows of {held_out} → {out}"
         )
     )
 
@@ -141,8 +140,7 @@ def _train_checkpoint(
     """
     from gencoord.train.hf import PaperSettings, train_checkpoint  # noqa: PLC0415  (torch loads only for training)
 
-    pool = paper_pool(training_pool_name(spec))
-    rows = build_rows(pool, default_prior(), default_suites(), spec)  # one data set for all seeds
+    rows = fixed_training_rows(spec)
     data = write_rows(rows, out / "data", "training", spec)
     console.print(Text(f"{len(rows)} training rows → {data}"))
     settings = PaperSettings(epochs=epochs, micro_batch=micro_batch)

@@ -22,6 +22,8 @@ from gencoord.backends.registry import (
     CONSTRAINED_PREFIX,
     MODEL_PREFIX,
     SELECTOR_PREFIX,
+    backend_fits,
+    for_seed,
     split_receiver,
     split_view,
 )
@@ -30,6 +32,7 @@ from gencoord.errors import ConfigError, did_you_mean
 from gencoord.gate.adjudicators import LOGISTIC, check_adjudicator_name
 from gencoord.gate.config import load_gate_config
 from gencoord.gate.policy import GateCondition
+from gencoord.models.spec import Records
 from gencoord.planning.composition import CompositionMethod
 from gencoord.prior.load import team_prior
 from gencoord.protocol.delivery import CacheSetting
@@ -262,7 +265,10 @@ class CompositionExperimentConfig(BaseModel):
     kind: Literal[ExperimentKind.COMPOSITION] = ExperimentKind.COMPOSITION
     description: str = ""
     cases: PositiveInt = CROSS_PRODUCT_CLUSTERS  # clusters, cycling over the unseen combinations
-    methods: list[CompositionMethod] = Field(default=list(CompositionMethod), min_length=1)
+    methods: list[CompositionMethod] = Field(
+        default=[CompositionMethod.COMPLETE_CASE_TABLE, CompositionMethod.EXPLICIT_FACTOR_COMPOSER], min_length=1
+    )
+    direct: str | None = None  # Direct Short DSL's backend set: model:<checkpoint>, {seed} for one per seed
     seeds: list[int] = Field(default=[0], min_length=1)
     roles: list[Annotated[int, Field(ge=0, le=1)]] = Field(default=[0, 1], min_length=1)
     clusters: PositiveInt | None = None  # keep only the first N cases: reduced runs
@@ -272,15 +278,25 @@ class CompositionExperimentConfig(BaseModel):
     bootstrap: BootstrapSpec = BootstrapSpec()
     execution: ExecutionSpec = ExecutionSpec()
 
+    @model_validator(mode="after")
+    def _direct_has_a_backend(self) -> CompositionExperimentConfig:
+        wanted = CompositionMethod.DIRECT_SHORT_DSL in self.methods
+        if wanted and self.direct is None:
+            raise ValueError("method direct_short_dsl needs `direct`, the backend set that writes its records")
+        if self.direct is not None and not wanted:
+            raise ValueError("`direct` is given but direct_short_dsl is not among the methods")
+        return self
+
     @property
     def backends(self) -> list[str]:
-        """No backend sets: the methods are the rows (for code that asks every config)."""
-        return []
+        """Direct Short DSL's backend set, if it runs; the rule methods have none."""
+        return [] if self.direct is None else [self.direct]
 
     def summary(self) -> str:
         count = min(self.cases, self.clusters or self.cases)
         methods = ", ".join(self.methods)
-        return f"{count} cross-product clusters; methods {methods}; seeds {self.seeds}; roles {self.roles}"
+        direct = f" (direct: {self.direct})" if self.direct else ""
+        return f"{count} cross-product clusters; methods {methods}{direct}; seeds {self.seeds}; roles {self.roles}"
 
 
 Experiment = ExperimentConfig | GateExperimentConfig | TeamExperimentConfig | CompositionExperimentConfig
@@ -300,6 +316,8 @@ def experiment_from(data: dict[str, Any]) -> Experiment:
 def _cross_check(config: Experiment, origin: str) -> None:
     if isinstance(config, CompositionExperimentConfig):
         _unique(origin, {"methods": config.methods, "seeds": config.seeds, "roles": config.roles})
+        if config.direct is not None:
+            _check_direct(config.direct, config.seeds, origin)
         return
     if isinstance(config, TeamExperimentConfig):
         team_tasks_of(config)  # every file loads and every item exists: fail now, not in a worker
@@ -324,6 +342,23 @@ def _cross_check(config: Experiment, origin: str) -> None:
     _unique(origin, {"conditions": config.conditions, "seeds": config.seeds, "roles": config.roles})
 
 
+def _check_direct(direct: str, seeds: Sequence[int], origin: str) -> None:
+    """Direct Short DSL is a model trained on factor-form records, or a prompted API: nothing else writes them."""
+    if not direct.startswith((MODEL_PREFIX, CONSTRAINED_PREFIX, API_PREFIX)):
+        raise ConfigError(
+            "DIRECT_BACKEND",
+            f"{origin}: direct is a trained model or an API ({MODEL_PREFIX}<checkpoint>, {API_PREFIX}<url>#<model>), "
+            f"not {direct!r}",
+        )
+    for seed in seeds:
+        name = for_seed(direct, seed)
+        if not backend_fits(name, False, SurfaceName.DSL, Records.COMPOSITION):
+            raise ConfigError(
+                "DIRECT_BACKEND",
+                f"{origin}: {name} was not trained on composition records (gencoord train --records composition)",
+            )
+
+
 def _unique(origin: str, lists: Mapping[str, Sequence[object]]) -> None:
     for name, values in lists.items():
         if len(set(values)) != len(values):
@@ -335,6 +370,11 @@ def parse_experiment(text: str, origin: str = "<config>", base: Path | None = No
     data = parse_toml(text, origin, ConfigError)
     if base is not None:
         data = _paths_from(data, base)
+    return checked_experiment(data, origin)
+
+
+def checked_experiment(data: dict[str, Any], origin: str) -> Experiment:
+    """The experiment ``data`` describes, validated field by field and across fields, or a ConfigError."""
     try:
         config = experiment_from(data)
     except ValidationError as exc:
@@ -373,8 +413,9 @@ def _paths_from(data: dict[str, Any], base: Path) -> dict[str, Any]:
     data = dict(data)
     if isinstance(data.get("backends"), list):
         data["backends"] = [_backend_path(base, name) for name in data["backends"]]
-    if isinstance(data.get("adjudicator"), str):
-        data["adjudicator"] = _backend_path(base, data["adjudicator"])
+    for field in ("adjudicator", "direct"):
+        if isinstance(data.get(field), str):
+            data[field] = _backend_path(base, data[field])
     if isinstance(data.get("gate_config"), str):
         data["gate_config"] = _relative_to(base, data["gate_config"])
     if data.get("kind") in (ExperimentKind.TEAM.value, ExperimentKind.GATE.value) and isinstance(

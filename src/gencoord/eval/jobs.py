@@ -100,6 +100,7 @@ class CompositionJob:
     role: int
     seed: int
     method: CompositionMethod
+    backend: str | None  # Direct Short DSL's backend set, with this job's seed filled in
 
 
 AnyJob = Job | GateJob | TeamJob | CompositionJob
@@ -134,7 +135,16 @@ def expand(config: Experiment) -> list[AnyJob]:
     if isinstance(config, CompositionExperimentConfig):
         count = min(config.cases, config.clusters or config.cases)
         return [
-            CompositionJob(f"cross-product-{case:03d}|r{role}|s{seed}|{method}", case, role, seed, method)
+            CompositionJob(
+                f"cross-product-{case:03d}|r{role}|s{seed}|{method}",
+                case,
+                role,
+                seed,
+                method,
+                for_seed(config.direct, seed)
+                if method is CompositionMethod.DIRECT_SHORT_DSL and config.direct is not None
+                else None,
+            )
             for case in range(count)
             for method in config.methods
             for seed in config.seeds
@@ -263,8 +273,11 @@ def run_job(config: Experiment, config_json: str, job: AnyJob) -> dict[str, obje
     if isinstance(job, CompositionJob):
         prior, suites = default_prior(), default_suites()
         case = composition_case(job.case, job.role, job.seed, prior, suites)
-        composed = run_composition(case, job.method, executor_for(config.world), prior, suites)
-        return composition_record(composed) | {"world": config.world.kind} | tags
+        sender = None
+        if job.backend is not None:
+            sender = backend_set(job.backend)(case.spec, False, prior, suites)[case.spec.sender]
+        composed = run_composition(case, job.method, executor_for(config.world), prior, suites, sender)
+        return composition_record(composed) | {"world": config.world.kind, "backend_set": job.backend} | tags
     assert isinstance(job, Job) and isinstance(config, ExperimentConfig)
     prior, suites = default_prior(), default_suites()
     cluster = _clusters(config_json)[job.cluster]

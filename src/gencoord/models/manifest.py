@@ -33,7 +33,7 @@ class TrainReport(BaseModel):
     last_loss: float
     exact_match: float | None = None  # seen templates in unseen worlds (None: none evaluated)
     evaluated: int
-    held_out_templates: float | None = None  # templates never trained on
+    held_out_templates: float | None = None  # templates never trained on (composition: unseen cross-products)
     held_out_evaluated: int = 0
 
 

@@ -27,12 +27,15 @@ class Records(StrEnum):
     REQUESTER = "requester"  # the distributed requester: initial and after-response local records
     CENTRALIZED = "centralized"  # full information: the merged local views → the joint plan
     SELF_PLAN = "self_plan"  # request removed: sender records, and the receiver's own path without a request
+    COMPOSITION = "composition"  # the sender's factors (material, transform, terminal) → the library case's SELF+REQ
 
     @property
     def suites(self) -> frozenset[str]:
         """The task suites whose clusters hold these records."""
         if self is Records.ALL:
             return frozenset({"forward", "goal_capability"})
+        if self is Records.COMPOSITION:
+            return frozenset({"composition"})
         return frozenset({"forward" if self is Records.SELF_PLAN else "goal_capability"})
 
 

@@ -1,16 +1,19 @@
-"""The composition reference's two receivers (v1 S15 / v2 Table S25): case lookup and field-wise construction.
+"""The composition reference's methods (v1 S15 / v2 Table S25): case lookup, field-wise construction, a model.
 
-Both turn a cross-product's factors into the receiver's path. The complete-case table
+Each turns a cross-product's factors into the receiver's path. The complete-case table
 holds the task library's bindings as whole cases and can only return one it has seen; the
 explicit-factor composer builds the path field by field (the transform's craft step, then
-the terminal's step), so it reaches combinations no binding spells out.
+the terminal's step), so it reaches combinations no binding spells out. Direct Short DSL is
+a trained model that reads the sender's factors and writes the whole SELF+REQ record; it
+learns from the library's complete cases (:func:`library_proposal`) and is run by
+``gencoord.run.composition``, which holds the backend.
 """
 
 from __future__ import annotations
 
 from enum import StrEnum
 
-from gencoord.dsl.ast import Path, Proposal
+from gencoord.dsl.ast import Path, PeerRequest, Proposal, Task
 from gencoord.errors import ResolutionError
 from gencoord.prior.compose import compose
 from gencoord.prior.prior import Prior
@@ -21,6 +24,7 @@ from gencoord.tasks.spec import SuiteDocument
 class CompositionMethod(StrEnum):
     COMPLETE_CASE_TABLE = "complete_case_table"
     EXPLICIT_FACTOR_COMPOSER = "explicit_factor_composer"
+    DIRECT_SHORT_DSL = "direct_short_dsl"
 
 
 def composed_path(case: CompositionCase, prior: Prior) -> Path:
@@ -54,9 +58,22 @@ def looked_up_path(case: CompositionCase, prior: Prior, suites: SuiteDocument) -
 
 
 def receiver_path(method: CompositionMethod, case: CompositionCase, prior: Prior, suites: SuiteDocument) -> Path:
+    """The path a rule method gives the receiver; Direct Short DSL writes its own (a model, not a rule)."""
     if method is CompositionMethod.COMPLETE_CASE_TABLE:
         return looked_up_path(case, prior, suites)
-    return composed_path(case, prior)
+    if method is CompositionMethod.EXPLICIT_FACTOR_COMPOSER:
+        return composed_path(case, prior)
+    raise ValueError(f"{method.value} is a trained model: its path comes from its backend")
+
+
+def library_proposal(case: CompositionCase, prior: Prior, suites: SuiteDocument) -> Proposal:
+    """The record a Direct model learns for an observed case: the sender's hand-over and the library's
+    receiver path, without the binding code (a factor-form context names no binding)."""
+    unbound = tuple(
+        Task(task.skill, tuple(arg for arg in task.args if arg[0] != "bind"))
+        for task in looked_up_path(case, prior, suites)
+    )
+    return Proposal(sender_path(case, prior).self_plan, (PeerRequest(case.spec.receiver, unbound),))
 
 
 def sender_path(case: CompositionCase, prior: Prior) -> Proposal:

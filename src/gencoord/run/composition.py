@@ -1,9 +1,11 @@
 """One composition-reference episode: a method's receiver path for an unseen cross-product, executed and judged.
 
-The sender hands over the case's material and requests the receiver path the method
-produced; the request crosses the wire as a REQ line, is checked, resolved against both
-agents' holdings, materialized, executed, and judged against the case's own goal, so a
-composed path counts only if the world agrees it reaches the terminal.
+For the rule methods the sender hands over the case's material and requests the receiver
+path the method produced; Direct Short DSL is one model call from the sender's factor-form
+context that writes the whole SELF+REQ record, parsed as a peer's would be. Either way the
+request crosses the wire as a REQ line, is checked, resolved against both agents'
+holdings, materialized, executed, and judged against the case's own goal, so a path
+counts only if the world agrees it reaches the terminal.
 """
 
 from __future__ import annotations
@@ -12,12 +14,14 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from gencoord.backends.base import Backend
 from gencoord.dsl.ast import PeerRequest, Proposal
 from gencoord.dsl.surface import DslSurface
 from gencoord.errors import CompileError, FailureCode, WorldError
 from gencoord.planning.composition import CompositionMethod, receiver_path, sender_path
 from gencoord.prior.contract import check_proposal
 from gencoord.prior.prior import Prior
+from gencoord.protocol.generation import Generation, GenerationRequest, Stage
 from gencoord.protocol.resolve import resolve_team
 from gencoord.protocol.result import Fail, ProtocolResult, Success, Trace
 from gencoord.run.episode import execute
@@ -40,14 +44,29 @@ class CompositionResult:
     protocol_s: float  # measured: from the method's first step to the dispatch plan
 
 
+def _generated(case: CompositionCase, backend: Backend, prior: Prior, trace: Trace) -> Proposal:
+    """The sender model's record for the case, parsed (a malformed one raises the parser's error)."""
+    spec = case.spec
+    request = GenerationRequest(spec.sender, Stage.SENDER_INITIAL, spec.receiver)
+    reply = backend.generate(spec.contexts[spec.sender], request)
+    trace.generations.append(Generation(spec.sender, request.stage.value, reply))
+    return DslSurface(prior.vocab).parse(reply.text)
+
+
 def _coordinate(
-    case: CompositionCase, method: CompositionMethod, prior: Prior, suites: SuiteDocument
+    case: CompositionCase, method: CompositionMethod, prior: Prior, suites: SuiteDocument, backend: Backend | None
 ) -> ProtocolResult:
     spec, trace = case.spec, Trace()
     try:
-        request = PeerRequest(spec.receiver, receiver_path(method, case, prior, suites))
-        proposal = Proposal(sender_path(case, prior).self_plan, (request,))
-        trace.wire.send(spec.sender, spec.receiver, "REQ", DslSurface(prior.vocab).request(request))
+        if method is CompositionMethod.DIRECT_SHORT_DSL:
+            if backend is None:
+                raise ValueError("Direct Short DSL needs the backend that writes its records")
+            proposal = _generated(case, backend, prior, trace)
+        else:
+            rule = PeerRequest(spec.receiver, receiver_path(method, case, prior, suites))
+            proposal = Proposal(sender_path(case, prior).self_plan, (rule,))
+        for request in proposal.peer_requests:
+            trace.wire.send(spec.sender, request.target, "REQ", DslSurface(prior.vocab).request(request))
         check_proposal(proposal, spec.sender, prior, spec.public)
         holdings = {agent.name: dict(agent.inventory) for agent in spec.world.agents}
         commitment = resolve_team(proposal, spec.sender, holdings, prior, spec.public)
@@ -58,10 +77,16 @@ def _coordinate(
 
 
 def run_composition(
-    case: CompositionCase, method: CompositionMethod, executor: Executor, prior: Prior, suites: SuiteDocument
+    case: CompositionCase,
+    method: CompositionMethod,
+    executor: Executor,
+    prior: Prior,
+    suites: SuiteDocument,
+    backend: Backend | None = None,
 ) -> CompositionResult:
+    """``backend``: the sender's, for Direct Short DSL (the rule methods need none)."""
     clock = time.perf_counter()
-    protocol = _coordinate(case, method, prior, suites)
+    protocol = _coordinate(case, method, prior, suites, backend)
     seconds = time.perf_counter() - clock
     if not isinstance(protocol, Success):
         assert isinstance(protocol, Fail)  # nothing here answers with NoCommitment

@@ -43,13 +43,22 @@ def place_of(task: Task, prior: Prior, episode: PublicEpisode) -> Place | None:
     return None
 
 
-def observable_effect(task: Task, actor: str, ident: str, prior: Prior) -> Conjunct | None:
-    """What the world shows once ``task`` ran (T checks it for a final task); None when nothing observable."""
+def observable_effect(
+    task: Task, actor: str, ident: str, prior: Prior, episode: PublicEpisode | None = None
+) -> Conjunct | None:
+    """What the world shows once ``task`` ran (T checks it for a final task); None when nothing observable.
+
+    A delivery to a site places its blocks there (the compiler does), so the site shows
+    them, not a container; ``episode`` says which refs are sites (the prior's default
+    episode when not given).
+    """
     item, quantity = task.get("item"), task.get("q")
     if not isinstance(item, str) or not isinstance(quantity, int):
         return None
     if task.has("dst"):
-        return Conjunct("container_contains", str(task.get("dst")), item, quantity, ident)
+        dst = str(task.get("dst"))
+        kind = (episode or prior.default_episode).ref_kind(dst)
+        return Conjunct("site_has" if kind == "site" else "container_contains", dst, item, quantity, ident)
     if task.has("site"):
         return Conjunct("site_has", str(task.get("site")), item, quantity, ident)
     if task.has("to"):
@@ -73,7 +82,7 @@ def materialize(commitment: Commitment, prior: Prior, episode: PublicEpisode) ->
             PlannedTask(ident, ref[0], task.skill, task.args, place_of(task, prior, episode), tuple(preds[ref]))
         )
         if ref not in successors:
-            condition = observable_effect(task, ref[0], ident, prior)
+            condition = observable_effect(task, ref[0], ident, prior, episode)
             if condition is not None:
                 terminal.append(condition)
     if not terminal:

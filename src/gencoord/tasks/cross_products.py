@@ -99,15 +99,24 @@ class CompositionCase:
 
 
 def composition_case(
-    index: int, role: int, seed: int, prior: Prior, suites: SuiteDocument, factors: Factors | None = None
+    index: int,
+    role: int,
+    seed: int,
+    prior: Prior,
+    suites: SuiteDocument,
+    factors: Factors | None = None,
+    worlds: Split = Split.IN_DISTRIBUTION,
 ) -> CompositionCase:
     """Cluster ``index``: cross-product ``index`` (cycling), in a world and quantity of its own.
 
-    ``factors`` instantiates another combination in that cluster's world (an observed case, say).
+    ``factors`` instantiates another combination in that cluster's world (an observed case,
+    say); ``worlds`` draws the world from another split's namespace (training rows come from
+    the training split's worlds, so no evaluated world is trained on). Both agents' task line
+    holds the case's quantities: how much the sender hands over and how many the goal needs.
     """
     combos = unseen_cross_products(prior, suites)
     factors = factors or combos[index % len(combos)]
-    world_cluster = draw_pool(Split.IN_DISTRIBUTION, 2, seed, suites, FIRST_WORLD + index)[0]
+    world_cluster = draw_pool(worlds, 2, seed, suites, FIRST_WORLD + index)[0]
     base = build_episode(world_cluster, role, seed, prior, suites)
     rounds = 1 + (index // len(combos)) % 2  # the second pass over the combinations doubles the quantity
     if factors.transform is None:
@@ -123,15 +132,24 @@ def composition_case(
         prior.default_episode.ref_kind(factors.terminal) or "", "inventory_contains"
     )
     goal = (Requirement(kind, holder, item, count),)  # type: ignore[arg-type]
-    private = {"material": factors.material, "transform": factors.transform or "none", "terminal": factors.terminal}
+    private = {
+        "material": factors.material,
+        "transform": factors.transform or "none",
+        "terminal": factors.terminal,
+        "terminal_kind": prior.default_episode.ref_kind(factors.terminal)
+        or HOLD,  # public in the prior; a model reads it
+    }
+    params = {"count": count, "handed": handed}
     contexts = {
-        agent: replace(context, template=None, branches=(), private=private if agent == base.sender else {})
+        agent: replace(
+            context, template=None, branches=(), params=params, private=private if agent == base.sender else {}
+        )
         for agent, context in base.contexts.items()
     }
     spec = replace(
         base,
         binding=None,
-        params={"count": count, "handed": handed},
+        params=params,
         public=replace(base.public, template=None),
         goal=goal,
         contexts=contexts,

@@ -6,8 +6,10 @@ row (the receiver's input with the delivered REQ → its SELF and ``REQ -``, or 
 accepted binding code); for Goal×Capability, requester-initial and requester-after-
 response rows, or for a centralized model one joint-plan row from the merged views; for
 the controlled free-form surface, one row per dialogue turn (a request of n steps takes n
-rounds). Rows come from a split's pool, so held-out templates and cross-products
-never enter a training file. Files are JSONL with a manifest of counts and hashes.
+rounds); for the composition reference's Direct model, one sender row per observed case
+(its factors → the library case's SELF+REQ, :func:`composition_rows`). Rows come from a
+split's pool, so held-out templates and cross-products never enter a training file. Files
+are JSONL with a manifest of counts and hashes.
 """
 
 from __future__ import annotations
@@ -23,16 +25,18 @@ from pathlib import Path
 from gencoord import __version__
 from gencoord.backends.context import model_input
 from gencoord.backends.rule import RuleRequester, at_stage, composed
-from gencoord.dsl.ast import Proposal
+from gencoord.dsl.ast import PeerRequest, Proposal
 from gencoord.dsl.dialogue import parse_line, scripted
 from gencoord.dsl.surface import SurfaceName, surface
 from gencoord.models.spec import Horizon, ModelSpec, Records, Target, Templates
+from gencoord.planning.composition import composed_path, library_proposal, sender_path
 from gencoord.prior.load import default_prior
 from gencoord.prior.prior import Prior
 from gencoord.protocol.generation import GenerationRequest, Stage
 from gencoord.protocol.response import respond
-from gencoord.tasks.cluster import Cluster, Split, draw_pool, forward_space
+from gencoord.tasks.cluster import Cluster, Split, draw_pool, forward_space, paper_pool
 from gencoord.tasks.context import LocalContext, after_step, merged_view
+from gencoord.tasks.cross_products import Factors, composition_case, observed_cases, unseen_cross_products
 from gencoord.tasks.episode import build_episode
 from gencoord.tasks.spec import SuiteDocument, default_suites
 
@@ -184,13 +188,80 @@ def build_rows(
     return rows
 
 
+COMPOSITION_TRAINING_CASES = 320
+"""Fixed composition training rows (a fine-tune's data set): 16 training worlds of each of the library's 20 cases."""
+
+
+def composition_rows(
+    cases: Iterable[tuple[int, Factors]],
+    prior: Prior,
+    suites: SuiteDocument,
+    spec: ModelSpec,
+    worlds: Split = Split.TRAINING,
+    roles: tuple[int, ...] = (0, 1),
+    seed: int = 0,
+) -> list[SupervisionRow]:
+    """One sender row per (world index, factors) and role: the factor-form input → the record.
+
+    Observed cases write the library's own path (:func:`library_proposal`); an unseen
+    cross-product has no library case, so its row (evaluation only) writes the explicit-factor
+    composition, the one legal path for its factors.
+    """
+    observed = observed_cases(prior, suites)
+    spoken = surface(spec.surface, prior.vocab)
+    rows = []
+    for index, factors in cases:
+        for role in roles:
+            case = composition_case(index, role, seed, prior, suites, factors, worlds)
+            episode = case.spec
+            if factors in observed:
+                record = library_proposal(case, prior, suites)
+                binding = observed[factors][1]
+            else:
+                record = Proposal(
+                    sender_path(case, prior).self_plan, (PeerRequest(episode.receiver, composed_path(case, prior)),)
+                )
+                binding = ""
+            request = GenerationRequest(episode.sender, Stage.SENDER_INITIAL, episode.receiver)
+            prompt = model_input(episode.contexts[episode.sender], request, prior, spec.view, spec.compact)
+            row = SupervisionRow(
+                request.stage.value,
+                prompt,
+                spoken.serialize(record),
+                f"case-{index:05d}",
+                factors.name,
+                binding,
+                role,
+                worlds.value,
+            )
+            rows.append(row)
+    return rows
+
+
+def observed_rows(
+    count: int, first: int, prior: Prior, suites: SuiteDocument, spec: ModelSpec, worlds: Split, seed: int = 0
+) -> list[SupervisionRow]:
+    """``count`` observed-case rows per role, cycling over the library's cases from world ``first`` on."""
+    library = sorted(observed_cases(prior, suites), key=lambda factors: factors.name)
+    cases = [(first + index, library[index % len(library)]) for index in range(count)]
+    return composition_rows(cases, prior, suites, spec, worlds, seed=seed)
+
+
 def training_split(spec: ModelSpec) -> Split:
     """The forward split ``spec``'s model trains on."""
     return Split.REPRESENTATION_TRAINING if spec.templates is Templates.REPRESENTATION else Split.TRAINING
 
 
+def fixed_training_rows(spec: ModelSpec) -> list[SupervisionRow]:
+    """The one data set a fine-tune trains on, for every seed (the paper's seeds share one data hash)."""
+    prior, suites = default_prior(), default_suites()
+    if spec.records is Records.COMPOSITION:
+        return observed_rows(COMPOSITION_TRAINING_CASES, 0, prior, suites, spec, Split.TRAINING)
+    return build_rows(paper_pool(training_pool_name(spec)), prior, suites, spec)
+
+
 def training_pool_name(spec: ModelSpec) -> str:
-    """The paper pool a fine-tune's fixed training rows come from."""
+    """The paper pool a fine-tune's fixed training rows come from (composition rows come from no pool)."""
     if "forward" not in spec.records.suites:
         return "goal_capability_training"
     return "representation_training" if spec.templates is Templates.REPRESENTATION else "training"
@@ -203,6 +274,8 @@ def evaluation_rows(spec: ModelSpec, count: int, seed: int = 0) -> tuple[list[Su
     also shares no template with it: what a model does there is transfer, not recall.
     """
     prior, suites = default_prior(), default_suites()
+    if spec.records is Records.COMPOSITION:
+        return _composition_evaluation(spec, count, seed)
     seen_split = Split.REPRESENTATION if spec.templates is Templates.REPRESENTATION else Split.IN_DISTRIBUTION
     seen_pool = draw_pool(seen_split, 24, seed=7) + draw_pool(Split.GOAL_CAPABILITY, 4, seed=7)
     trained = {template for template, _ in forward_space(training_split(spec), suites)}
@@ -213,6 +286,19 @@ def evaluation_rows(spec: ModelSpec, count: int, seed: int = 0) -> tuple[list[Su
         rows = build_rows(pool, prior, suites, spec)
         picked.append(chooser.sample(rows, min(count, len(rows))))
     return picked[0], picked[1]
+
+
+def _composition_evaluation(
+    spec: ModelSpec, count: int, seed: int
+) -> tuple[list[SupervisionRow], list[SupervisionRow]]:
+    """The composition model's two sets: observed cases in evaluation worlds, and the unseen cross-products."""
+    prior, suites = default_prior(), default_suites()
+    seen = observed_rows(40, 0, prior, suites, spec, Split.IN_DISTRIBUTION)
+    unseen = composition_rows(
+        enumerate(unseen_cross_products(prior, suites)), prior, suites, spec, Split.IN_DISTRIBUTION
+    )
+    chooser = random.Random(seed)
+    return chooser.sample(seen, min(count, len(seen))), chooser.sample(unseen, min(count, len(unseen)))
 
 
 def rows_text(rows: Iterable[SupervisionRow]) -> str:

@@ -43,9 +43,10 @@ from gencoord.models.spec import Horizon, ModelSpec, Target
 from gencoord.prior.load import default_prior
 from gencoord.prior.views import PriorView
 from gencoord.tasks.cluster import Cluster, Split, draw_pool, forward_space
+from gencoord.tasks.cross_products import observed_cases
 from gencoord.tasks.spec import default_suites
 from gencoord.train.common import exact_match, masked_batch
-from gencoord.train.data import SupervisionRow, build_rows, evaluation_rows, training_split
+from gencoord.train.data import SupervisionRow, build_rows, evaluation_rows, observed_rows, training_split
 from gencoord.train.renaming import instance_names, renamed
 from gencoord.train.restructure import StepPool, restructured
 
@@ -122,7 +123,8 @@ def fresh_rows(spec: ModelSpec, seed: int) -> Iterator[SupervisionRow]:
 
     Each round covers every (template, parameter set) of the training split once (a pool
     twice the size of that space, in matched pairs) plus one Goal×Capability block, so no
-    template is starved by the order pools enumerate them in.
+    template is starved by the order pools enumerate them in; a composition model's round is
+    two training worlds of each of the library's complete cases.
     """
     for rows in training_rounds(spec, seed):
         yield from rows
@@ -138,6 +140,12 @@ def training_rounds(spec: ModelSpec, seed: int) -> Iterator[list[SupervisionRow]
     while True:
         # both seeds are drawn whatever the record set, so no set shifts another's rounds
         forward_seed, capability_seed = rng.randrange(1_000_000), rng.randrange(1_000_000)
+        if "composition" in spec.records.suites:
+            cases = 2 * len(observed_cases(prior, suites))
+            rows = observed_rows(cases, rng.randrange(1_000_000), prior, suites, spec, Split.TRAINING)
+            rng.shuffle(rows)
+            yield rows
+            continue
         clusters: tuple[Cluster, ...] = ()
         if "forward" in spec.records.suites:
             clusters += draw_pool(split, forward, seed=forward_seed)
