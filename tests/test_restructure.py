@@ -85,13 +85,40 @@ def test_restructuring_draws_only_on_the_training_templates_steps(index: int, se
             assert re.sub(r"bind=[A-Za-z_]+,|\{[a-z_]+\}", "", step) in seen
 
 
+@settings(max_examples=40, deadline=None)
+@given(index=st.integers(0, 10_000), seed=st.integers(0, 10_000))
+def test_sibling_bindings_share_the_sender_path_and_differ_in_one_receiver_step(index: int, seed: int) -> None:
+    pool, _, rows = _training()
+    row = rows[index % len(rows)]
+    new = restructured(row, pool, random.Random(seed), siblings=1.0)
+    paths = list(_view_paths(new.prompt).values())
+    if new == row or len(paths) < 2:
+        return
+    unbound = [
+        (sender, [re.sub(r"bind=[A-Za-z_]+,", "", step) for step in receiver.split(STEP_SEPARATOR)])
+        for sender, receiver in paths
+    ]
+    first_sender, first_receiver = unbound[0]
+    for sender, receiver in unbound[1:]:
+        assert sender == first_sender and len(receiver) == len(first_receiver)
+        assert sum(a != b for a, b in zip(receiver, first_receiver, strict=True)) <= 1
+
+
 @pytest.mark.parametrize(
-    ("spec", "rate"),
-    [(FULL, 1.5), (ModelSpec(view=PriorView.NONE), 0.5), (ModelSpec(view=PriorView.FULL, target=Target.FACTOR), 0.5)],
+    ("spec", "preset"),
+    [
+        (FULL, TinyPreset(restructuring=1.5)),
+        (FULL, TinyPreset(restructuring=0.5, siblings=-0.1)),
+        (FULL, TinyPreset(siblings=0.5)),  # siblings shape restructured views only
+        (ModelSpec(view=PriorView.NONE), TinyPreset(restructuring=0.5)),
+        (ModelSpec(view=PriorView.FULL, target=Target.FACTOR), TinyPreset(restructuring=0.5)),
+    ],
 )
-def test_restructuring_refuses_a_rate_or_model_it_cannot_serve(spec: ModelSpec, rate: float, tmp_path: Path) -> None:
+def test_restructuring_refuses_a_rate_or_model_it_cannot_serve(
+    spec: ModelSpec, preset: TinyPreset, tmp_path: Path
+) -> None:
     with pytest.raises(ConfigError) as caught:
-        train_tiny(spec, tmp_path / "model", 1, preset=TinyPreset(restructuring=rate))
+        train_tiny(spec, tmp_path / "model", 1, preset=preset)
     assert caught.value.reason == "BAD_RESTRUCTURING"
 
 

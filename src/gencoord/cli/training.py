@@ -83,6 +83,16 @@ def train(
             "steps, so the model learns to copy paths rather than recall them.",
         ),
     ] = 0.0,
+    siblings: Annotated[
+        float,
+        typer.Option(
+            min=0.0,
+            max=1.0,
+            help="tiny, with --restructuring: share of restructured views whose bindings differ from each other "
+            "in one step only, as real templates' branches do, so the active line is found by its code.",
+        ),
+    ] = 0.0,
+    layers: Annotated[int, typer.Option(min=1, max=12, help="tiny: decoder layers (hidden size stays 64).")] = 2,
     templates: Annotated[
         Templates,
         typer.Option(
@@ -108,7 +118,9 @@ def train(
     if model is None:
         from gencoord.train.tiny import TinyPreset, train_tiny  # noqa: PLC0415
 
-        tiny_preset = TinyPreset(renaming=renaming, restructuring=restructuring, threads=threads)
+        tiny_preset = TinyPreset(
+            layers=layers, renaming=renaming, restructuring=restructuring, siblings=siblings, threads=threads
+        )
         report = train_tiny(spec, out, steps, seed, preset=tiny_preset, log=log)
     else:
         report = _train_checkpoint(model, spec, out, epochs, micro_batch, seed, log, out_console)

@@ -65,23 +65,59 @@ def _fill(path: str, values: dict[str, str]) -> str:
     return _PLACEHOLDER.sub(lambda match: values[match.group(1)], path)
 
 
-def _random_paths(pool: StepPool, code: str, params: list[str], rng: random.Random) -> tuple[str, str]:
-    """One binding's (sender, receiver) path patterns, its quantities drawn from the task's parameters."""
+def _random_steps(pool: StepPool, params: list[str], rng: random.Random) -> tuple[list[str], list[str]]:
+    """One binding's (sender, receiver) steps, quantities drawn from the task's parameters, the code not yet set."""
 
     def pick(steps: tuple[str, ...], low: int, high: int) -> list[str]:
         return rng.sample(steps, min(len(steps), rng.randint(low, high))) if steps else []
 
     sender = [*pick(pool.before, 1, 2), *pick(pool.handoff, 1, 1), *pick(pool.after, 0, 1)]
-    receiver = pick(pool.receiver, 1, 2)
-    receiver[0] = _with_code(receiver[0], code)
+    return [_requantified(step, params, rng) for step in sender], [
+        _requantified(step, params, rng) for step in pick(pool.receiver, 1, 2)
+    ]
 
-    def requantified(step: str) -> str:
-        return _PLACEHOLDER.sub(lambda m: m.group(0) if m.group(1) == "receiver" else f"{{{rng.choice(params)}}}", step)
 
-    return (
-        STEP_SEPARATOR.join(requantified(step) for step in sender),
-        STEP_SEPARATOR.join(requantified(step) for step in receiver),
-    )
+def _requantified(step: str, params: list[str], rng: random.Random) -> str:
+    return _PLACEHOLDER.sub(lambda m: m.group(0) if m.group(1) == "receiver" else f"{{{rng.choice(params)}}}", step)
+
+
+def _sibling_steps(
+    base: tuple[list[str], list[str]], pool: StepPool, params: list[str], rng: random.Random
+) -> tuple[list[str], list[str]]:
+    """``base`` with one receiver step drawn afresh: a binding that differs from another in one step only.
+
+    Sibling bindings are what real templates hold (the same gathering, then the depot or
+    the order chest), and what makes a view line hard to pick: with every binding's paths
+    drawn apart, the right line could be told by its shape instead of by its code.
+    """
+    sender, receiver = list(base[0]), list(base[1])
+    index = rng.randrange(len(receiver))
+    others = [step for step in pool.receiver if _requantified(step, params, rng) != receiver[index]]
+    if others:
+        receiver[index] = _requantified(rng.choice(others), params, rng)
+    return sender, receiver
+
+
+def _paths(code: str, steps: tuple[list[str], list[str]]) -> tuple[str, str]:
+    sender, receiver = steps
+    return STEP_SEPARATOR.join(sender), STEP_SEPARATOR.join([_with_code(receiver[0], code), *receiver[1:]])
+
+
+def _random_structure(
+    codes: list[str], pool: StepPool, params: list[str], rng: random.Random, siblings: float
+) -> dict[str, tuple[str, str]]:
+    """Every binding's paths: drawn apart, or, with probability ``siblings``, each a one-step variant of the first."""
+    first = _random_steps(pool, params, rng)
+    related = rng.random() < siblings
+    steps = {
+        code: first
+        if index == 0
+        else _sibling_steps(first, pool, params, rng)
+        if related
+        else _random_steps(pool, params, rng)
+        for index, code in enumerate(codes)
+    }
+    return {code: _paths(code, value) for code, value in steps.items()}
 
 
 def _task_line(task: str, values: dict[str, str]) -> str:
@@ -92,8 +128,9 @@ def _view_line(code: str, sender: str, receiver: str) -> str:
     return f"{code}: SELF {sender} | REQ {receiver}"
 
 
-def restructured(row: SupervisionRow, pool: StepPool, rng: random.Random) -> SupervisionRow:
-    """``row`` with fresh random paths for every binding of its view, or unchanged where it has none.
+def restructured(row: SupervisionRow, pool: StepPool, rng: random.Random, siblings: float = 0.0) -> SupervisionRow:
+    """``row`` with fresh random paths for every binding of its view, or unchanged where it has none;
+    with probability ``siblings`` the bindings are one-step variants of the first (:func:`_sibling_steps`).
 
     Only forward sender and receiver rows of a full view in compact Short DSL are rewritten:
     they are the rows whose target is a copy of one view line or of the delivered request.
@@ -109,7 +146,7 @@ def restructured(row: SupervisionRow, pool: StepPool, rng: random.Random) -> Sup
         return row
     values = {name: str(rng.randint(1, _LARGEST)) for name in names}  # quantities to copy, not to recall
     me, peer = agents[1], agents[5]
-    paths = {code: _random_paths(pool, code, names, rng) for code in codes}
+    paths = _random_structure(codes, pool, names, rng, siblings)
     rewritten = [
         _task_line(task, values)
         if line == task

@@ -69,6 +69,7 @@ class TinyPreset:
     threads: int = 2
     renaming: float = 0.0  # chance that each instance name of a training row is replaced by a fresh one
     restructuring: float = 0.0  # chance that a full-view row's task structure is replaced by a random one
+    siblings: float = 0.0  # of restructured views, the share whose bindings differ from each other in one step
 
 
 def pieces(text: str) -> list[str]:
@@ -181,8 +182,11 @@ def train_tiny(
     preset = preset or TinyPreset()
     if not 0.0 <= preset.renaming <= 1.0:
         raise ConfigError("BAD_RENAMING", f"renaming is a probability in [0, 1], not {preset.renaming}")
-    if not 0.0 <= preset.restructuring <= 1.0:
-        raise ConfigError("BAD_RESTRUCTURING", f"restructuring is a probability in [0, 1], not {preset.restructuring}")
+    for name, rate in (("restructuring", preset.restructuring), ("siblings", preset.siblings)):
+        if not 0.0 <= rate <= 1.0:
+            raise ConfigError("BAD_RESTRUCTURING", f"{name} is a probability in [0, 1], not {rate}")
+    if preset.siblings and not preset.restructuring:
+        raise ConfigError("BAD_RESTRUCTURING", "siblings shape restructured views: give restructuring too")
     copies_paths = spec.view is PriorView.FULL and spec.surface is SurfaceName.DSL and spec.target is Target.DIRECT
     if preset.restructuring and not (copies_paths and spec.horizon is Horizon.MULTI):
         raise ConfigError(
@@ -214,7 +218,9 @@ def train_tiny(
         batch = [next(rows) for _ in range(preset.batch)]
         if preset.restructuring:
             batch = [
-                restructured(row, steps_pool, renaming) if renaming.random() < preset.restructuring else row
+                restructured(row, steps_pool, renaming, preset.siblings)
+                if renaming.random() < preset.restructuring
+                else row
                 for row in batch
             ]
         if preset.renaming:
