@@ -190,7 +190,7 @@ def against_paper_model(rows: Sequence[Row]) -> list[str]:
         )
     if any("factorized-rule" in kinds for kinds in rules):
         notes.append(
-            "Rows of the factorized rule (the paper's symbolic reference) are deterministic too: under each view its "
+            "Rows of the factorized rule (the paper's symbolic reference) are deterministic: under each view its "
             "outcome follows from what that view lists and in which order, so they check the views, not a model."
         )
     if any(_backend_kinds(row) - RULE_KINDS for row in rows):

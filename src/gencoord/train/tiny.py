@@ -11,9 +11,10 @@ row's instance names are replaced by fresh ones (:mod:`gencoord.train.renaming`)
 model must copy names from the task structure in view rather than recall them, which is what
 a held-out template asks of it; ``TinyPreset.restructuring`` also replaces a row's paths and
 quantities (:mod:`gencoord.train.restructure`), so that it cannot recall a template's
-structure either. At this preset's size both help only in part: held-out templates reach
-11–22% exact match with renaming and 31–39% with restructuring too
-(benchmarks/held_out_names.py).
+structure either, and ``TinyPreset.siblings`` makes restructured bindings one-step variants
+of each other, as real templates' branches are. At this size they help only in part:
+held-out templates reach 11–22% exact match with renaming, 31–39% with restructuring too,
+and 48–55% with siblings and 3 layers (benchmarks/held_out_names.py, README).
 """
 
 from __future__ import annotations
