@@ -12,13 +12,14 @@ from typer.testing import CliRunner
 
 from gencoord.backends.base import Backend
 from gencoord.cli import app
+from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
 from gencoord.eval.config import checked_experiment, find_experiment, load_experiment
 from gencoord.eval.jobs import expand
 from gencoord.eval.report import write_report
 from gencoord.eval.runner import RECORDS, create_run, run_experiment
 from gencoord.models.load import load_model
-from gencoord.models.spec import ModelSpec, Records
+from gencoord.models.spec import ModelSpec, Records, Target
 from gencoord.planning.composition import CompositionMethod
 from gencoord.prior import Prior
 from gencoord.prior.load import default_prior
@@ -224,3 +225,13 @@ def test_a_delivery_to_a_site_places_its_blocks_there_and_the_terminal_check_rea
     assert isinstance(result.protocol, Success) and sender != receiver
     assert [(c.kind, c.holder) for c in result.protocol.plan.terminal] == [("site_has", "site_a")]
     assert result.outcome.stages == {"C": True, "H": True, "T": True, "F": True, "G": True}
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [{"surface": SurfaceName.JSON}, {"target": Target.FACTOR}, {"surface": SurfaceName.FREEFORM}],
+)
+def test_composition_records_are_direct_short_dsl_only(fields: dict[str, object]) -> None:
+    with pytest.raises(ConfigError) as caught:
+        ModelSpec(records=Records.COMPOSITION, **fields)  # type: ignore[arg-type]
+    assert caught.value.reason == "RECORDS_SURFACE"

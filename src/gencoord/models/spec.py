@@ -75,6 +75,12 @@ class ModelSpec:
             raise ConfigError(
                 "TARGET_SURFACE", "free-form turns are whole text: no factor target and no single-step horizon"
             )
+        if self.records is Records.COMPOSITION and (
+            self.surface != SurfaceName.DSL or self.target is not Target.DIRECT
+        ):
+            raise ConfigError(
+                "RECORDS_SURFACE", "composition records are the Direct Short DSL row: Short DSL, direct target only"
+            )
         if self.records is not Records.ALL and (self.surface == SurfaceName.FREEFORM or self.horizon is Horizon.SINGLE):
             raise ConfigError(
                 "RECORDS_SURFACE",
