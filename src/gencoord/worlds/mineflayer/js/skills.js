@@ -79,7 +79,10 @@ function withinReach (bot, pos, what) {
   if (gap > REACH) throw new SkillFailure('OUT_OF_REACH', `${bot.username} is ${gap.toFixed(1)} blocks from ${what} (reach ${REACH})`)
 }
 
-async function goto (bot, goal) {
+// `arrivedWithin`: a bot this close to the goal's point has arrived, whatever the pathfinder
+// thinks. The pathfinder judges its goal on whole-block nodes, so a bot standing 2.9 blocks
+// from a ref (range 3) whose last node is blocked by the other bot can keep trying, and stall.
+async function goto (bot, goal, arrivedWithin = 0) {
   const target = new Vec3(goal.x, goal.y, goal.z)
   const started = Date.now()
   let closest = bot.entity.position.distanceTo(target)
@@ -89,6 +92,11 @@ async function goto (bot, goal) {
     timer = setInterval(() => {
       const now = Date.now()
       const gap = bot.entity.position.distanceTo(target)
+      if (gap <= arrivedWithin) {
+        bot.pathfinder.stop()
+        resolve()
+        return
+      }
       if (gap < closest - GOTO_PROGRESS_BLOCKS) {
         closest = gap
         lastProgress = now
@@ -136,7 +144,7 @@ async function goTo (ctx, bot, action) {
   if (ctx.walls[action.target] && !action.detour) throw new SkillFailure('PATH_BLOCKED', `the route to ${action.target} is blocked; a detour is needed`)
   // near enough to act on the ref from where the bot stops (resource areas and sites
   // are blocks around it, not one block)
-  await goto(bot, new goals.GoalNear(x, y, z, REF_RANGE))
+  await goto(bot, new goals.GoalNear(x, y, z, REF_RANGE), REF_RANGE)
 }
 
 // Blocks a bot is digging right now: two bots working one resource area dig different blocks.
