@@ -66,14 +66,19 @@ def receiver_path(method: CompositionMethod, case: CompositionCase, prior: Prior
     raise ValueError(f"{method.value} is a trained model: its path comes from its backend")
 
 
+def rule_proposal(method: CompositionMethod, case: CompositionCase, prior: Prior, suites: SuiteDocument) -> Proposal:
+    """A rule method's whole record: the sender's hand-over, and the receiver path the method gives."""
+    request = PeerRequest(case.spec.receiver, receiver_path(method, case, prior, suites))
+    return Proposal(sender_path(case, prior).self_plan, (request,))
+
+
 def library_proposal(case: CompositionCase, prior: Prior, suites: SuiteDocument) -> Proposal:
-    """The record a Direct model learns for an observed case: the sender's hand-over and the library's
-    receiver path, without the binding code (a factor-form context names no binding)."""
-    unbound = tuple(
-        Task(task.skill, tuple(arg for arg in task.args if arg[0] != "bind"))
-        for task in looked_up_path(case, prior, suites)
-    )
-    return Proposal(sender_path(case, prior).self_plan, (PeerRequest(case.spec.receiver, unbound),))
+    """The record a Direct model learns for an observed case: the complete-case table's, without the
+    binding code (a factor-form context names no binding)."""
+    looked_up = rule_proposal(CompositionMethod.COMPLETE_CASE_TABLE, case, prior, suites)
+    request = looked_up.peer_requests[0]
+    unbound = tuple(Task(task.skill, tuple(arg for arg in task.args if arg[0] != "bind")) for task in request.plan)
+    return Proposal(looked_up.self_plan, (PeerRequest(request.target, unbound),))
 
 
 def sender_path(case: CompositionCase, prior: Prior) -> Proposal:

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from gencoord.backends.base import Backend
-from gencoord.dsl.ast import PeerRequest, Proposal
+from gencoord.dsl.ast import Proposal
 from gencoord.dsl.surface import DslSurface
 from gencoord.errors import CompileError, FailureCode, WorldError
-from gencoord.planning.composition import CompositionMethod, receiver_path, sender_path
+from gencoord.planning.composition import CompositionMethod, rule_proposal
 from gencoord.prior.contract import check_proposal
 from gencoord.prior.prior import Prior
 from gencoord.protocol.generation import Generation, GenerationRequest, Stage
@@ -63,8 +63,7 @@ def _coordinate(
                 raise ValueError("Direct Short DSL needs the backend that writes its records")
             proposal = _generated(case, backend, prior, trace)
         else:
-            rule = PeerRequest(spec.receiver, receiver_path(method, case, prior, suites))
-            proposal = Proposal(sender_path(case, prior).self_plan, (rule,))
+            proposal = rule_proposal(method, case, prior, suites)
         for request in proposal.peer_requests:
             trace.wire.send(spec.sender, request.target, "REQ", DslSurface(prior.vocab).request(request))
         check_proposal(proposal, spec.sender, prior, spec.public)

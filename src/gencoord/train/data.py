@@ -25,11 +25,11 @@ from pathlib import Path
 from gencoord import __version__
 from gencoord.backends.context import model_input
 from gencoord.backends.rule import RuleRequester, at_stage, composed
-from gencoord.dsl.ast import PeerRequest, Proposal
+from gencoord.dsl.ast import Proposal
 from gencoord.dsl.dialogue import parse_line, scripted
 from gencoord.dsl.surface import SurfaceName, surface
 from gencoord.models.spec import Horizon, ModelSpec, Records, Target, Templates
-from gencoord.planning.composition import composed_path, library_proposal, sender_path
+from gencoord.planning.composition import CompositionMethod, library_proposal, rule_proposal
 from gencoord.prior.load import default_prior
 from gencoord.prior.prior import Prior
 from gencoord.protocol.generation import GenerationRequest, Stage
@@ -218,9 +218,7 @@ def composition_rows(
                 record = library_proposal(case, prior, suites)
                 binding = observed[factors][1]
             else:
-                record = Proposal(
-                    sender_path(case, prior).self_plan, (PeerRequest(episode.receiver, composed_path(case, prior)),)
-                )
+                record = rule_proposal(CompositionMethod.EXPLICIT_FACTOR_COMPOSER, case, prior, suites)
                 binding = ""
             request = GenerationRequest(episode.sender, Stage.SENDER_INITIAL, episode.receiver)
             prompt = model_input(episode.contexts[episode.sender], request, prior, spec.view, spec.compact)
