@@ -79,11 +79,13 @@ function withinReach (bot, pos, what) {
   if (gap > REACH) throw new SkillFailure('OUT_OF_REACH', `${bot.username} is ${gap.toFixed(1)} blocks from ${what} (reach ${REACH})`)
 }
 
-// `arrivedWithin`: a bot this close to the goal's point has arrived, whatever the pathfinder
-// thinks. The pathfinder judges its goal on whole-block nodes, so a bot standing 2.9 blocks
-// from a ref (range 3) whose last node is blocked by the other bot can keep trying, and stall.
-async function goto (bot, goal, arrivedWithin = 0) {
-  const target = new Vec3(goal.x, goal.y, goal.z)
+// Walk to within `range` blocks of `point`. A bot that close has arrived, whatever the
+// pathfinder thinks: it judges its goal on whole-block nodes, so a bot standing 2.9 blocks
+// from a ref (range 3), or 2.1 from a peer (range 2.5), whose last node is taken by the other
+// bot can keep trying, and stall.
+async function goto (bot, point, range) {
+  const target = new Vec3(point.x, point.y, point.z)
+  const goal = new goals.GoalNear(target.x, target.y, target.z, range)
   const started = Date.now()
   let closest = bot.entity.position.distanceTo(target)
   let lastProgress = started
@@ -92,7 +94,7 @@ async function goto (bot, goal, arrivedWithin = 0) {
     timer = setInterval(() => {
       const now = Date.now()
       const gap = bot.entity.position.distanceTo(target)
-      if (gap <= arrivedWithin) {
+      if (gap <= range) {
         bot.pathfinder.stop()
         resolve()
         return
@@ -132,8 +134,7 @@ async function goTo (ctx, bot, action) {
   if (action.target_kind === 'agent') {
     const peer = ctx.bots[action.target]
     if (!peer) throw new SkillFailure('UNKNOWN_AGENT', `${action.target} is not in this world`)
-    const p = peer.entity.position
-    await goto(bot, new goals.GoalNear(p.x, p.y, p.z, 2.5))
+    await goto(bot, peer.entity.position, 2.5)
     return
   }
   const ref = ctx.layout.refs[action.target]
@@ -144,7 +145,7 @@ async function goTo (ctx, bot, action) {
   if (ctx.walls[action.target] && !action.detour) throw new SkillFailure('PATH_BLOCKED', `the route to ${action.target} is blocked; a detour is needed`)
   // near enough to act on the ref from where the bot stops (resource areas and sites
   // are blocks around it, not one block)
-  await goto(bot, new goals.GoalNear(x, y, z, REF_RANGE), REF_RANGE)
+  await goto(bot, { x, y, z }, REF_RANGE)
 }
 
 // Blocks a bot is digging right now: two bots working one resource area dig different blocks.
@@ -212,7 +213,7 @@ async function digAndCollect (ctx, bot, action, blockType, target) {
   if (tool) await bot.equip(tool, 'hand')
   if (target.position.distanceTo(bot.entity.position.offset(0, 1.6, 0)) > REACH) {
     await collectOwed(bot) // about to walk away from what is still on the ground
-    await goto(bot, new goals.GoalNear(target.position.x, target.position.y, target.position.z, 2))
+    await goto(bot, target.position.offset(0.5, 0, 0.5), 2)
   }
   await bot.dig(target, true)
   if (inPickupReach(bot, target.position)) {
@@ -221,7 +222,7 @@ async function digAndCollect (ctx, bot, action, blockType, target) {
   }
   await collectOwed(bot)
   // out of reach: items lie where they drop (no item physics), so walk over at once
-  await goto(bot, new goals.GoalNear(target.position.x, target.position.y, target.position.z, 1))
+  await goto(bot, target.position.offset(0.5, 0, 0.5), 1) // the drop lies at the block's middle
   const collected = () => countOf(bot, drop) >= expected
   await waitFor(collected, PICKUP_TIMEOUT_MS,
     () => new SkillFailure('DROP_NOT_COLLECTED', `${bot.username} dug ${action.block} but picked up no ${drop}`))
@@ -238,8 +239,7 @@ async function giveItem (ctx, bot, action) {
   // within reach but too far for a thrown stack to land where the receiver can pick it up:
   // step in, as a player would, rather than throw it on the ground
   if (flatGap(bot.entity.position, peer.entity.position) > TOSS_CARRY + PICKUP_FLAT - 0.3) {
-    const p = peer.entity.position
-    await goto(bot, new goals.GoalNear(p.x, p.y, p.z, 2))
+    await goto(bot, peer.entity.position, 2)
   }
   await bot.lookAt(peer.entity.position.offset(0, 0.2, 0), true)
   await bot.waitForTicks(2) // the rotation reaches the server on the next tick
@@ -300,7 +300,7 @@ async function fetchStack (ctx, receiver, stack) {
   await waitFor(() => !ctx.acting.has(name) && !ctx.fetching.has(name), RECEIVER_FREE_MS,
     () => new SkillFailure('HANDOFF_NOT_RECEIVED', `the stack landed out of ${name}'s reach while ${name} was busy`))
   const at = stack.position
-  const walk = goto(receiver, new goals.GoalNear(at.x, at.y, at.z, 1))
+  const walk = goto(receiver, at, 1)
   ctx.fetching.set(name, walk.catch(() => {}))
   try {
     await walk
@@ -420,7 +420,7 @@ async function placeBlock (ctx, bot, action) {
   if (free.length === 0) throw new SkillFailure('SITE_FULL', `${action.site} has no free cell`)
   const cell = free[0]
   if (refCenter(cell).distanceTo(bot.entity.position.offset(0, 1.6, 0)) > REACH) {
-    await goto(bot, new goals.GoalNear(cell[0], cell[1], cell[2], 2))
+    await goto(bot, { x: cell[0] + 0.5, y: cell[1], z: cell[2] + 0.5 }, 2)
   }
   const ground = blockAt(bot, [cell[0], cell[1] - 1, cell[2]])
   await bot.equip(itemId(bot, action.item), 'hand')
