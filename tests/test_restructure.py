@@ -19,6 +19,7 @@ from gencoord.prior.views import STEP_SEPARATOR, PriorView
 from gencoord.tasks.cluster import Split, draw_pool, forward_space
 from gencoord.tasks.spec import default_suites
 from gencoord.train.data import SupervisionRow, build_rows
+from gencoord.train.renaming import instance_names
 from gencoord.train.restructure import StepPool, restructured
 from gencoord.train.tiny import TinyPreset, train_tiny
 
@@ -44,15 +45,24 @@ def _filled(path: str, prompt: str, receiver: str) -> str:
     return re.sub(r"\{([a-z_]+)\}", lambda m: receiver if m.group(1) == "receiver" else values[m.group(1)], path)
 
 
+def _parameters(prompt: str) -> list[str]:
+    task = next(line for line in prompt.split("\n") if line.startswith("task "))
+    return [part.split("=", 1)[0] for part in task.split()[2:]]
+
+
 @settings(max_examples=80, deadline=None)
-@given(index=st.integers(0, 10_000), seed=st.integers(0, 10_000))
-def test_a_restructured_target_is_a_copy_of_what_the_new_prompt_shows(index: int, seed: int) -> None:
+@given(index=st.integers(0, 10_000), seed=st.integers(0, 10_000), parameters=st.sampled_from([0.0, 1.0]))
+def test_a_restructured_target_is_a_copy_of_what_the_new_prompt_shows(index: int, seed: int, parameters: float) -> None:
     pool, _, rows = _training()
     row = rows[index % len(rows)]
-    new = restructured(row, pool, random.Random(seed))
+    new = restructured(row, pool, random.Random(seed), parameters=parameters)
     if row.stage not in ("sender_initial", "receiver_after_request"):
         assert new == row
         return
+    old_names, new_names = _parameters(row.prompt), _parameters(new.prompt)
+    assert len(new_names) == len(set(new_names)) == len(old_names)
+    assert (new_names == old_names) if parameters == 0.0 else not set(new_names) & {*old_names, "receiver"}
+    assert set(re.findall(r"\{([a-z_]+)\}", new.prompt)) <= {*new_names, "receiver"}
     agent_line = next(line for line in new.prompt.split("\n") if line.startswith("agent ")).split()
     me, peer = agent_line[1], agent_line[5]
     paths = _view_paths(new.prompt)
@@ -123,7 +133,12 @@ def test_restructuring_refuses_a_rate_or_model_it_cannot_serve(
 
 
 def test_a_restructured_model_trains_and_its_manifest_records_the_recipe(tmp_path: Path) -> None:
-    preset = TinyPreset(renaming=0.8, restructuring=0.8, threads=1)
+    preset = TinyPreset(renaming=0.8, restructuring=0.8, siblings=0.5, slot_names=True, threads=1)
     train_tiny(FULL, tmp_path / "model", 3, seed=0, evaluate=1, preset=preset)
-    settings = load_model(tmp_path / "model").manifest.settings
+    loaded = load_model(tmp_path / "model")
+    settings = loaded.manifest.settings
     assert settings is not None and settings["renaming"] == 0.8 and settings["restructuring"] == 0.8
+    assert settings["siblings"] == 0.5 and settings["slot_names"] is True
+    vocabulary = loaded.codec.tokenizer.get_vocab()  # type: ignore[attr-defined]
+    assert not instance_names(default_prior()) & set(vocabulary)  # every instance name is read through a slot
+    assert "resource.deliver(" in vocabulary and ",item=" in vocabulary

@@ -126,3 +126,16 @@ def test_a_forward_templates_name_is_renamed_where_the_prompt_shows_it(seed: int
     assert "STONE_TO_DEPOT" not in new_prompt + new_target
     kept = renamed("private goal=GC_TABLE_ORDER\n", "SELF x", frozenset(), 1.0, random.Random(seed), templates)
     assert kept == ("private goal=GC_TABLE_ORDER\n", "SELF x")  # not a forward template: its name is the task
+
+
+@given(seed=st.integers(0, 10_000), picked=st.sets(st.sampled_from(sorted(NAMES)), min_size=1))
+def test_a_withheld_name_is_read_and_written_through_a_slot_like_a_held_out_one(seed: int, picked: set[str]) -> None:
+    shown = " ".join(sorted(NAMES))
+    codec = TextCodec(build_tokenizer([shown], withheld=frozenset(picked)))
+    assert all(codec.tokenizer.token_to_id(name) is None for name in picked)
+    assert all(codec.tokenizer.token_to_id(name) is not None for name in NAMES - picked)
+    bound = codec.for_prompt(shown, shuffle=random.Random(seed))
+    assert set(bound.names) == picked
+    target = " > ".join(sorted(picked))
+    assert [i for i in bound.encode(target) if i in codec.slots] == [bound.names[name] for name in sorted(picked)]
+    assert bound.decode(bound.encode(target)) == target

@@ -93,6 +93,14 @@ def train(
         ),
     ] = 0.0,
     layers: Annotated[int, typer.Option(min=1, max=12, help="tiny: decoder layers (hidden size stays 64).")] = 2,
+    slot_names: Annotated[
+        bool,
+        typer.Option(
+            help="tiny: keep every instance name (binding code, place, item, template name) out of the vocabulary, "
+            "so the model reads and writes each through a name slot and copies familiar names as it copies "
+            "held-out ones.",
+        ),
+    ] = False,
     templates: Annotated[
         Templates,
         typer.Option(
@@ -119,7 +127,12 @@ def train(
         from gencoord.train.tiny import TinyPreset, train_tiny  # noqa: PLC0415
 
         tiny_preset = TinyPreset(
-            layers=layers, renaming=renaming, restructuring=restructuring, siblings=siblings, threads=threads
+            layers=layers,
+            renaming=renaming,
+            restructuring=restructuring,
+            siblings=siblings,
+            slot_names=slot_names,
+            threads=threads,
         )
         report = train_tiny(spec, out, steps, seed, preset=tiny_preset, log=log)
     else:

@@ -53,7 +53,7 @@ class CheckpointManifest(BaseModel):
     report: TrainReport
     versions: dict[str, str]
     base: str | None = None  # hf: the model fine-tuned
-    settings: dict[str, float | int] | None = None  # hf: the optimizer settings; tiny: the preset (renaming …)
+    settings: dict[str, bool | int | float] | None = None  # hf: the optimizer settings; tiny: the preset (renaming …)
     rows: int | None = None  # hf: training rows
     data: str | None = None  # tiny: how rows were drawn
     data_sha256: str | None = None
