@@ -45,24 +45,15 @@ def _filled(path: str, prompt: str, receiver: str) -> str:
     return re.sub(r"\{([a-z_]+)\}", lambda m: receiver if m.group(1) == "receiver" else values[m.group(1)], path)
 
 
-def _parameters(prompt: str) -> list[str]:
-    task = next(line for line in prompt.split("\n") if line.startswith("task "))
-    return [part.split("=", 1)[0] for part in task.split()[2:]]
-
-
 @settings(max_examples=80, deadline=None)
-@given(index=st.integers(0, 10_000), seed=st.integers(0, 10_000), parameters=st.sampled_from([0.0, 1.0]))
-def test_a_restructured_target_is_a_copy_of_what_the_new_prompt_shows(index: int, seed: int, parameters: float) -> None:
+@given(index=st.integers(0, 10_000), seed=st.integers(0, 10_000))
+def test_a_restructured_target_is_a_copy_of_what_the_new_prompt_shows(index: int, seed: int) -> None:
     pool, _, rows = _training()
     row = rows[index % len(rows)]
-    new = restructured(row, pool, random.Random(seed), parameters=parameters)
+    new = restructured(row, pool, random.Random(seed))
     if row.stage not in ("sender_initial", "receiver_after_request"):
         assert new == row
         return
-    old_names, new_names = _parameters(row.prompt), _parameters(new.prompt)
-    assert len(new_names) == len(set(new_names)) == len(old_names)
-    assert (new_names == old_names) if parameters == 0.0 else not set(new_names) & {*old_names, "receiver"}
-    assert set(re.findall(r"\{([a-z_]+)\}", new.prompt)) <= {*new_names, "receiver"}
     agent_line = next(line for line in new.prompt.split("\n") if line.startswith("agent ")).split()
     me, peer = agent_line[1], agent_line[5]
     paths = _view_paths(new.prompt)

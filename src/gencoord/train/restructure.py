@@ -23,7 +23,6 @@ from gencoord.prior.prior import Prior
 from gencoord.prior.views import STEP_SEPARATOR, stages_of
 from gencoord.protocol.generation import Stage
 from gencoord.train.data import SupervisionRow
-from gencoord.train.renaming import fresh_name
 
 _VIEW_LINE = re.compile(r"^([A-Za-z_]+): SELF (.+) \| REQ (.+)$")
 _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
@@ -129,13 +128,9 @@ def _view_line(code: str, sender: str, receiver: str) -> str:
     return f"{code}: SELF {sender} | REQ {receiver}"
 
 
-def restructured(
-    row: SupervisionRow, pool: StepPool, rng: random.Random, siblings: float = 0.0, parameters: float = 0.0
-) -> SupervisionRow:
+def restructured(row: SupervisionRow, pool: StepPool, rng: random.Random, siblings: float = 0.0) -> SupervisionRow:
     """``row`` with fresh random paths for every binding of its view, or unchanged where it has none;
-    with probability ``siblings`` the bindings are one-step variants of the first (:func:`_sibling_steps`),
-    and with probability ``parameters`` each of the task's parameters gets a fresh name (the
-    training templates name theirs ``q`` and ``total``; a held-out one may say ``stairs``).
+    with probability ``siblings`` the bindings are one-step variants of the first (:func:`_sibling_steps`).
 
     Only forward sender and receiver rows of a full view in compact Short DSL are rewritten:
     they are the rows whose target is a copy of one view line or of the delivered request.
@@ -149,10 +144,6 @@ def restructured(
     names = [part.split("=", 1)[0] for part in task.split()[2:] if "=" in part]
     if not names:
         return row
-    given = tuple(names)
-    for index, name in enumerate(given):
-        if parameters and rng.random() < parameters:
-            names[index] = fresh_name(name, rng, [*given, *names, "receiver"])
     values = {name: str(rng.randint(1, _LARGEST)) for name in names}  # quantities to copy, not to recall
     me, peer = agents[1], agents[5]
     paths = _random_structure(codes, pool, names, rng, siblings)
