@@ -40,6 +40,7 @@ from gencoord.train.data import (
     write_rows,
 )
 from gencoord.train.hf import PaperSettings, train_checkpoint
+from gencoord.train.renaming import instance_names
 from gencoord.train.tiny import TinyPreset, build_model, build_tokenizer, train_tiny, vocabulary_rows
 from tests.chat_stub import ComposerApi, serving
 
@@ -177,6 +178,17 @@ def test_each_direct_fixture_reproduces_its_targets_in_unseen_worlds(
     rows = build_rows(draw_pool(split, 16, seed=11), prior, suites, loaded.spec)
     outputs = [generate(loaded.model, loaded.codec, row.prompt)[0] for row in rows]
     assert sum(out == row.target for out, row in zip(outputs, rows, strict=True)) / len(rows) >= 0.8
+
+
+def test_the_slot_names_fixture_copies_held_out_templates_names_from_the_view(suites: SuiteDocument) -> None:
+    """tiny-dsl-slots-s1 holds no instance name, so a held-out template's names and a familiar one's are both copied."""
+    loaded = load_model(FIXTURE.parent / "tiny-dsl-slots-s1")
+    vocabulary = loaded.codec.tokenizer.get_vocab()  # type: ignore[attr-defined]
+    assert not instance_names(default_prior()) & set(vocabulary)
+    _, unseen = evaluation_rows(loaded.spec, 32)
+    assert {row.template for row in unseen} <= set(suites.forward.held_out_templates)
+    outputs = [generate(loaded.model, loaded.codec, row.prompt)[0] for row in unseen]
+    assert sum(out == row.target for out, row in zip(outputs, unseen, strict=True)) / len(unseen) >= 0.5
 
 
 def test_a_model_backend_set_runs_in_the_harness(tmp_path: Path) -> None:

@@ -12,9 +12,11 @@ model must copy names from the task structure in view rather than recall them, w
 a held-out template asks of it; ``TinyPreset.restructuring`` also replaces a row's paths and
 quantities (:mod:`gencoord.train.restructure`), so that it cannot recall a template's
 structure either, and ``TinyPreset.siblings`` makes restructured bindings one-step variants
-of each other, as real templates' branches are. At this size they help only in part:
-held-out templates reach 11–22% exact match with renaming, 31–39% with restructuring too,
-and 48–55% with siblings and 3 layers (benchmarks/held_out_names.py, README).
+of each other, as real templates' branches are; ``TinyPreset.slot_names`` keeps every
+instance name out of the vocabulary, so familiar names are copied through slots as held-out
+ones are. At this size they help only in part: held-out templates reach 11–22% exact match
+with renaming, 31–39% with restructuring too, 48–55% with siblings and 3 layers, and 70% with
+slot names as well (benchmarks/held_out_names.py, README).
 """
 
 from __future__ import annotations
