@@ -83,6 +83,10 @@ function withinReach (bot, pos, what) {
 // pathfinder thinks: it judges its goal on whole-block nodes, so a bot standing 2.9 blocks
 // from a ref (range 3), or 2.1 from a peer (range 2.5), whose last node is taken by the other
 // bot can keep trying, and stall.
+// The walk ends with setGoal(null), never pathfinder.stop(): stop() only raises a flag that
+// the pathfinder acts on at its next node, so a bot that had already arrived kept the flag,
+// and the next walk's setGoal ended that walk at once ("Path was stopped before it could be
+// completed").
 async function goto (bot, point, range) {
   const target = new Vec3(point.x, point.y, point.z)
   const goal = new goals.GoalNear(target.x, target.y, target.z, range)
@@ -95,7 +99,7 @@ async function goto (bot, point, range) {
       const now = Date.now()
       const gap = bot.entity.position.distanceTo(target)
       if (gap <= range) {
-        bot.pathfinder.stop()
+        bot.pathfinder.setGoal(null)
         resolve()
         return
       }
@@ -105,7 +109,7 @@ async function goto (bot, point, range) {
       }
       const stalled = now - lastProgress > GOTO_STALL_MS
       if (stalled || now - started > GOTO_TIMEOUT_MS) {
-        bot.pathfinder.stop()
+        bot.pathfinder.setGoal(null)
         reject(new SkillFailure('PATH_TIMEOUT', stalled
           ? `${bot.username} came no closer for ${GOTO_STALL_MS / 1000} s (${gap.toFixed(1)} blocks away)`
           : `${bot.username} did not arrive within ${GOTO_TIMEOUT_MS / 1000} s`))
