@@ -15,8 +15,8 @@ structure either, and ``TinyPreset.siblings`` makes restructured bindings one-st
 of each other, as real templates' branches are; ``TinyPreset.slot_names`` keeps every
 instance name out of the vocabulary, so familiar names are copied through slots as held-out
 ones are. At this size they help only in part: held-out templates reach 11–22% exact match
-with renaming, 31–39% with restructuring too, 48–55% with siblings and 3 layers, and 70% with
-slot names as well (benchmarks/held_out_names.py, README).
+with renaming, 31–39% with restructuring too, 48–55% with siblings and 3 layers, and 45–70%
+(three seeds) with slot names as well (benchmarks/held_out_names.py, README).
 """
 
 from __future__ import annotations
