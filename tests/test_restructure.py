@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from typer.testing import CliRunner
 
+from gencoord.cli import app
 from gencoord.errors import ConfigError
 from gencoord.models.load import load_model
 from gencoord.models.spec import ModelSpec, Target
@@ -133,3 +135,15 @@ def test_a_restructured_model_trains_and_its_manifest_records_the_recipe(tmp_pat
     vocabulary = loaded.codec.tokenizer.get_vocab()  # type: ignore[attr-defined]
     assert not instance_names(default_prior()) & set(vocabulary)  # every instance name is read through a slot
     assert "resource.deliver(" in vocabulary and ",item=" in vocabulary
+
+
+def test_the_train_command_sets_the_tiny_width_and_refuses_one_the_heads_cannot_split(tmp_path: Path) -> None:
+    runner = CliRunner()
+    odd = runner.invoke(app, ["train", "--out", str(tmp_path / "odd"), "--hidden", "40", "--steps", "1"])
+    assert odd.exit_code == 2 and "CONFIG_INVALID" in odd.stderr and "multiple of 16" in odd.stderr
+    assert not (tmp_path / "odd").exists()
+    args = ["--view", "full", "--restructuring", "0.5", "--hidden", "32", "--layers", "1", "--threads", "1"]
+    trained = runner.invoke(app, ["train", "--out", str(tmp_path / "m"), "--steps", "2", *args])
+    assert trained.exit_code == 0, trained.stderr
+    config = load_model(str(tmp_path / "m")).model.config  # a path given as text loads too
+    assert (config.hidden_size, config.head_dim, config.intermediate_size, config.num_hidden_layers) == (32, 8, 128, 1)

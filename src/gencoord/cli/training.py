@@ -92,7 +92,15 @@ def train(
             "in one step only, as real templates' branches do, so the active line is found by its code.",
         ),
     ] = 0.0,
-    layers: Annotated[int, typer.Option(min=1, max=12, help="tiny: decoder layers (hidden size stays 64).")] = 2,
+    layers: Annotated[int, typer.Option(min=1, max=12, help="tiny: decoder layers.")] = 2,
+    hidden: Annotated[
+        int,
+        typer.Option(
+            min=16,
+            max=1024,
+            help="tiny: hidden size, a multiple of 16; the 4 attention heads are hidden/4 wide and the MLP 4×hidden.",
+        ),
+    ] = 64,
     slot_names: Annotated[
         bool,
         typer.Option(
@@ -126,8 +134,13 @@ def train(
     if model is None:
         from gencoord.train.tiny import TinyPreset, train_tiny  # noqa: PLC0415
 
+        if hidden % 16:
+            raise ConfigError("BAD_HIDDEN", f"--hidden must be a multiple of 16, not {hidden}")
         tiny_preset = TinyPreset(
             layers=layers,
+            hidden=hidden,
+            head_dim=hidden // 4,
+            ffn=4 * hidden,
             renaming=renaming,
             restructuring=restructuring,
             siblings=siblings,

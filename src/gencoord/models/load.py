@@ -42,8 +42,9 @@ def load_pretrained(path: Path) -> tuple[Any, HfCodec]:
     return model.to(device()), HfCodec(tokenizer)
 
 
-def load_model(path: Path) -> LoadedModel:
+def load_model(path: Path | str) -> LoadedModel:
     """The model, its codec and manifest; no progress bars (workers load in parallel)."""
+    path = Path(path)
     hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
     manifest = CheckpointManifest.read(path)
     if manifest.kind == "hf":
