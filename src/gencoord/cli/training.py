@@ -139,7 +139,7 @@ def train(
         tiny_preset = TinyPreset(
             layers=layers,
             hidden=hidden,
-            head_dim=hidden // 4,
+            head_dim=hidden // TinyPreset.heads,
             ffn=4 * hidden,
             renaming=renaming,
             restructuring=restructuring,
