@@ -8,14 +8,16 @@ import re
 import string
 from pathlib import Path
 
+import torch
 from hypothesis import given
 from hypothesis import strategies as st
 from tokenizers import Tokenizer
 
 from gencoord.models.codec import SLOT_TOKENS, TextCodec
+from gencoord.models.generate import generate
 from gencoord.prior import Prior
 from gencoord.train.renaming import fresh_name, instance_names, renamed
-from gencoord.train.tiny import build_tokenizer
+from gencoord.train.tiny import TinyPreset, build_model, build_tokenizer
 
 CODEC = TextCodec(build_tokenizer(["SELF resource.obtain(q=4,item=oak_planks) > build.component(site=wall_site)"]))
 ALPHABET = string.ascii_letters + string.digits + string.punctuation + " \n"
@@ -88,6 +90,7 @@ def test_each_name_of_a_prompt_outside_the_vocabulary_is_one_slot_token_wherever
     unknown = [name for name in names if CODEC.tokenizer.token_to_id(name) is None]
     slotted = unknown[: len(SLOT_TOKENS)]
     assert list(bound.names) == slotted and list(bound.names.values()) == list(bound.slots[: len(slotted)])
+    assert set(bound.unwritable()) == set(CODEC.slots) - set(bound.names.values())  # exactly the nameless slots
     for name in slotted:
         assert bound.encode(f"site={name}") == [*bound.encode("site="), bound.names[name]]  # one token, every text
     dealt = CODEC.for_prompt(prompt, random.Random(len(names)))  # training deals the slots at random
@@ -139,3 +142,18 @@ def test_a_withheld_name_is_read_and_written_through_a_slot_like_a_held_out_one(
     target = " > ".join(sorted(picked))
     assert [i for i in bound.encode(target) if i in codec.slots] == [bound.names[name] for name in sorted(picked)]
     assert bound.decode(bound.encode(target)) == target
+
+
+def test_greedy_decoding_never_writes_a_slot_the_prompt_gave_no_name() -> None:
+    prompt = "site=zz_place\n"
+    bound = CODEC.for_prompt(prompt)
+    named, free = bound.names["zz_place"], bound.unwritable()[0]
+    model = build_model(CODEC.tokenizer.get_vocab_size(), TinyPreset(layers=1, hidden=16, head_dim=4, ffn=32), 0)
+    scores = torch.zeros(CODEC.tokenizer.get_vocab_size())
+    scores[[free, named, CODEC.eos]] = torch.tensor([3.0, 2.0, 1.0])  # the free slot would win, then the name
+    model.lm_head = torch.nn.Linear(16, len(scores))
+    with torch.no_grad():
+        model.lm_head.weight.zero_()
+        model.lm_head.bias.copy_(scores)
+    text, _, written = generate(model, CODEC, prompt, max_new=2)
+    assert (text, written) == ("zz_placezz_place", 2)

@@ -27,6 +27,10 @@ class Codec(Protocol):
         """The codec for one generation from ``prompt`` (and the target that follows it)."""
         ...
 
+    def unwritable(self) -> list[int]:
+        """Ids no output of this codec's prompt may hold, whatever the model scores them."""
+        ...
+
 
 SLOT_TOKENS = tuple(f"[NAME{index}]" for index in range(24))
 """Name slots: a tokenizer that holds them reads each distinct name of a prompt that lies outside
@@ -81,6 +85,15 @@ class TextCodec:
             shuffle.shuffle(slots)
         return TextCodec(self.tokenizer, dict(zip(names, slots, strict=False)))
 
+    def unwritable(self) -> list[int]:
+        """The slots this prompt gave no name: decoded, one is ``[NAME<i>]``, text no reader accepts.
+
+        A model that copies a name imprecisely can score a free slot highest; suppressed, its
+        next choice is one of the prompt's own names, the only ones it could mean.
+        """
+        bound = set(self.names.values())
+        return [slot for slot in self.slots if slot not in bound]
+
     def encode(self, text: str) -> list[int]:
         ids: list[int] = []
         for piece in self._pieces(text):
@@ -123,3 +136,7 @@ class HfCodec:
     def for_prompt(self, prompt: str, shuffle: random.Random | None = None) -> HfCodec:
         """A subword tokenizer spells any name: one codec serves every prompt."""
         return self
+
+    def unwritable(self) -> list[int]:
+        """None: every token of a subword vocabulary is text."""
+        return []

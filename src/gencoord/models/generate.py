@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-from transformers import PreTrainedModel
+from transformers import PreTrainedModel, SuppressTokensLogitsProcessor
 
 from gencoord.models.codec import Codec
 
@@ -20,9 +20,14 @@ def generate(
     max_new: int = MAX_NEW_TOKENS,
     processors: list[Any] | None = None,
 ) -> tuple[str, int, int]:
-    """Greedy decoding, optionally under logits processors (a grammar): (text, prompt tokens, output tokens)."""
+    """Greedy decoding, optionally under logits processors (a grammar): (text, prompt tokens, output tokens).
+
+    The codec's unwritable ids (a tiny model's unnamed slots) are never chosen.
+    """
     codec = codec.for_prompt(prompt)
     ids = torch.tensor([codec.encode(prompt)], device=model.device)
+    if unwritable := codec.unwritable():
+        processors = [*(processors or []), SuppressTokensLogitsProcessor(unwritable, device=str(model.device))]
     with torch.no_grad():
         out = model.generate(  # type: ignore[operator]
             ids,
