@@ -88,9 +88,9 @@ def test_restructuring_draws_only_on_the_training_templates_steps(index: int, se
             assert re.sub(r"bind=[A-Za-z_]+,|\{[a-z_]+\}", "", step) in seen
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(index=st.integers(0, 10_000), seed=st.integers(0, 10_000))
-def test_sibling_bindings_differ_from_the_first_in_one_step_of_either_side(index: int, seed: int) -> None:
+def test_sibling_bindings_share_the_sender_path_and_differ_in_one_receiver_step(index: int, seed: int) -> None:
     pool, _, rows = _training()
     row = rows[index % len(rows)]
     new = restructured(row, pool, random.Random(seed), siblings=1.0)
@@ -98,26 +98,13 @@ def test_sibling_bindings_differ_from_the_first_in_one_step_of_either_side(index
     if new == row or len(paths) < 2:
         return
     unbound = [
-        (
-            sender.split(STEP_SEPARATOR),
-            [re.sub(r"bind=[A-Za-z_]+,", "", step) for step in receiver.split(STEP_SEPARATOR)],
-        )
+        (sender, [re.sub(r"bind=[A-Za-z_]+,", "", step) for step in receiver.split(STEP_SEPARATOR)])
         for sender, receiver in paths
     ]
     first_sender, first_receiver = unbound[0]
     for sender, receiver in unbound[1:]:
-        assert len(sender) == len(first_sender) and len(receiver) == len(first_receiver)
-        changed = [a != b for a, b in zip([*sender, *receiver], [*first_sender, *first_receiver], strict=True)]
-        assert sum(changed) <= 1
-
-
-def test_siblings_vary_the_sender_path_as_well_as_the_receivers() -> None:
-    pool, _, rows = _training()
-    sides = set()
-    for seed in range(200):
-        paths = list(_view_paths(restructured(rows[seed % len(rows)], pool, random.Random(seed), 1.0).prompt).values())
-        sides |= {("sender" if sender != paths[0][0] else "receiver") for sender, _ in paths[1:]}
-    assert sides == {"sender", "receiver"}
+        assert sender == first_sender and len(receiver) == len(first_receiver)
+        assert sum(a != b for a, b in zip(receiver, first_receiver, strict=True)) <= 1
 
 
 @pytest.mark.parametrize(

@@ -23,7 +23,6 @@ from gencoord.prior.prior import Prior
 from gencoord.prior.views import STEP_SEPARATOR, stages_of
 from gencoord.protocol.generation import Stage
 from gencoord.train.data import SupervisionRow
-from gencoord.train.renaming import fresh_name
 
 _VIEW_LINE = re.compile(r"^([A-Za-z_]+): SELF (.+) \| REQ (.+)$")
 _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
@@ -66,51 +65,42 @@ def _fill(path: str, values: dict[str, str]) -> str:
     return _PLACEHOLDER.sub(lambda match: values[match.group(1)], path)
 
 
-_Binding = tuple[list[list[str]], list[str]]
-"""One binding's steps: the sender's by stage (before, hand-over, after), and the receiver's."""
-
-
-def _random_steps(pool: StepPool, params: list[str], rng: random.Random) -> _Binding:
-    """One binding's steps, quantities drawn from the task's parameters, the code not yet set."""
+def _random_steps(pool: StepPool, params: list[str], rng: random.Random) -> tuple[list[str], list[str]]:
+    """One binding's (sender, receiver) steps, quantities drawn from the task's parameters, the code not yet set."""
 
     def pick(steps: tuple[str, ...], low: int, high: int) -> list[str]:
         return rng.sample(steps, min(len(steps), rng.randint(low, high))) if steps else []
 
-    def quantified(steps: list[str]) -> list[str]:
-        return [_requantified(step, params, rng) for step in steps]
-
-    sender = [pick(pool.before, 1, 2), pick(pool.handoff, 1, 1), pick(pool.after, 0, 1)]
-    return [quantified(stage) for stage in sender], quantified(pick(pool.receiver, 1, 2))
+    sender = [*pick(pool.before, 1, 2), *pick(pool.handoff, 1, 1), *pick(pool.after, 0, 1)]
+    return [_requantified(step, params, rng) for step in sender], [
+        _requantified(step, params, rng) for step in pick(pool.receiver, 1, 2)
+    ]
 
 
 def _requantified(step: str, params: list[str], rng: random.Random) -> str:
     return _PLACEHOLDER.sub(lambda m: m.group(0) if m.group(1) == "receiver" else f"{{{rng.choice(params)}}}", step)
 
 
-def _sibling_steps(base: _Binding, pool: StepPool, params: list[str], rng: random.Random) -> _Binding:
-    """``base`` with one step, the sender's or the receiver's, drawn afresh from its stage.
+def _sibling_steps(
+    base: tuple[list[str], list[str]], pool: StepPool, params: list[str], rng: random.Random
+) -> tuple[list[str], list[str]]:
+    """``base`` with one receiver step drawn afresh: a binding that differs from another in one step only.
 
     Sibling bindings are what real templates hold (the same gathering, then the depot or
-    the order chest; the same hand-over, then building the other site), and what makes a
-    view line hard to pick: with every binding's paths drawn apart, the right line could be
-    told by its shape instead of by its code, and with only receiver steps varied, a sender
-    path that differs after the hand-over would be one the model never had to tell apart.
+    the order chest), and what makes a view line hard to pick: with every binding's paths
+    drawn apart, the right line could be told by its shape instead of by its code.
     """
-    sender, receiver = [list(stage) for stage in base[0]], list(base[1])
-    stages = [*zip((pool.before, pool.handoff, pool.after), sender, strict=True), (pool.receiver, receiver)]
-    places = [(choices, steps, index) for choices, steps in stages for index in range(len(steps))]
-    choices, steps, index = rng.choice(places)
-    others = [step for step in choices if _requantified(step, params, rng) != steps[index]]
+    sender, receiver = list(base[0]), list(base[1])
+    index = rng.randrange(len(receiver))
+    others = [step for step in pool.receiver if _requantified(step, params, rng) != receiver[index]]
     if others:
-        steps[index] = _requantified(rng.choice(others), params, rng)
+        receiver[index] = _requantified(rng.choice(others), params, rng)
     return sender, receiver
 
 
-def _paths(code: str, steps: _Binding) -> tuple[str, str]:
+def _paths(code: str, steps: tuple[list[str], list[str]]) -> tuple[str, str]:
     sender, receiver = steps
-    return STEP_SEPARATOR.join(step for stage in sender for step in stage), STEP_SEPARATOR.join(
-        [_with_code(receiver[0], code), *receiver[1:]]
-    )
+    return STEP_SEPARATOR.join(sender), STEP_SEPARATOR.join([_with_code(receiver[0], code), *receiver[1:]])
 
 
 def _random_structure(
@@ -138,13 +128,9 @@ def _view_line(code: str, sender: str, receiver: str) -> str:
     return f"{code}: SELF {sender} | REQ {receiver}"
 
 
-def restructured(
-    row: SupervisionRow, pool: StepPool, rng: random.Random, siblings: float = 0.0, parameters: float = 0.0
-) -> SupervisionRow:
+def restructured(row: SupervisionRow, pool: StepPool, rng: random.Random, siblings: float = 0.0) -> SupervisionRow:
     """``row`` with fresh random paths for every binding of its view, or unchanged where it has none;
-    with probability ``siblings`` the bindings are one-step variants of the first (:func:`_sibling_steps`),
-    and with probability ``parameters`` each of the task's parameters gets a fresh name (the
-    training templates name theirs ``q`` and ``total``; a held-out one may say ``stairs``).
+    with probability ``siblings`` the bindings are one-step variants of the first (:func:`_sibling_steps`).
 
     Only forward sender and receiver rows of a full view in compact Short DSL are rewritten:
     they are the rows whose target is a copy of one view line or of the delivered request.
@@ -158,10 +144,6 @@ def restructured(
     names = [part.split("=", 1)[0] for part in task.split()[2:] if "=" in part]
     if not names:
         return row
-    given = tuple(names)
-    for index, name in enumerate(given):
-        if parameters and rng.random() < parameters:
-            names[index] = fresh_name(name, rng, [*given, *names, "receiver"])
     values = {name: str(rng.randint(1, _LARGEST)) for name in names}  # quantities to copy, not to recall
     me, peer = agents[1], agents[5]
     paths = _random_structure(codes, pool, names, rng, siblings)

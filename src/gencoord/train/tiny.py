@@ -62,18 +62,6 @@ from gencoord.train.restructure import StepPool, restructured
 
 SPECIAL = ("[PAD]", "[UNK]", "[EOS]")
 PIECES = r"[a-z_]+\.[a-z_]+\(|,?[a-z_]+=|[A-Za-z_]+|\d| > |\n|."
-_KEY = re.compile(r",?([a-z_]+)=")
-
-
-def pieces_pattern(keys: frozenset[str]) -> str:
-    """:data:`PIECES`, except that only ``keys`` keep their ``=`` (and comma) in one piece.
-
-    Any other ``name=`` is cut into the name and ``=``, so a parameter a held-out template
-    names (``stairs=8`` in its task line, ``{stairs}`` in its paths) is one name slot in
-    both places rather than a slot in one and a spelling in the other.
-    """
-    known = "|".join(sorted(keys, key=len, reverse=True))
-    return rf"[a-z_]+\.[a-z_]+\(|,?(?:{known})=|[A-Za-z_]+|\d| > |\n|."
 
 
 @dataclass(frozen=True)
@@ -93,12 +81,11 @@ class TinyPreset:
     restructuring: float = 0.0  # chance that a full-view row's task structure is replaced by a random one
     siblings: float = 0.0  # of restructured views, the share whose bindings differ from each other in one step
     slot_names: bool = False  # the tokenizer holds no instance name: every one is read and written as a name slot
-    parameters: float = 0.0  # chance that each task parameter of a restructured row gets a fresh name (with slot_names)
     validate_every: int = 0  # every so many steps, keep the weights if validation exact match is the best yet (0: last)
 
 
-def pieces(text: str, pattern: str = PIECES) -> list[str]:
-    return re.findall(pattern, text, flags=re.DOTALL)
+def pieces(text: str) -> list[str]:
+    return re.findall(PIECES, text, flags=re.DOTALL)
 
 
 def _renamed_row(
@@ -108,32 +95,26 @@ def _renamed_row(
     return replace(row, prompt=prompt, target=target)
 
 
-def build_tokenizer(texts: Sequence[str], withheld: frozenset[str] | None = None) -> Tokenizer:
-    """Pieces seen in ``texts``, the name slots, and every printable character as a fallback.
+def build_tokenizer(texts: Sequence[str], withheld: frozenset[str] = frozenset()) -> Tokenizer:
+    """Pieces seen in ``texts`` but ``withheld``, the name slots, and every printable character as a fallback.
 
     The slots carry a prompt's names the pieces lack (:class:`TextCodec`). A single
     character is produced by encoding only where a piece is neither known nor a prompt's
     name, but a decoder may need them: under a grammar, a prefix like ``agent`` must still
-    be completable to ``agent_b`` one character at a time.
-
-    With ``withheld`` names (``TinyPreset.slot_names``) none of them enters the vocabulary,
-    so each is always read through a slot: a model then copies a familiar name the way it
-    copies a held-out one, with one circuit, instead of writing a familiar one from memory;
-    and only the keys seen in ``texts`` stay whole with their ``=`` (:func:`pieces_pattern`).
+    be completable to ``agent_b`` one character at a time. A withheld name
+    (``TinyPreset.slot_names``) is always read through a slot: a model then copies a
+    familiar name the way it copies a held-out one, with one circuit, instead of writing a
+    familiar one from memory.
     """
     vocabulary = {token: index for index, token in enumerate((*SPECIAL, *SLOT_TOKENS))}
     for character in string.ascii_letters + string.digits + string.punctuation + " \n":
         vocabulary.setdefault(character, len(vocabulary))
-    pattern = PIECES
-    if withheld is not None:
-        keys = {match.group(1) for text in texts for match in _KEY.finditer(text)}
-        pattern = pieces_pattern(frozenset(keys - withheld))
     for text in texts:
-        for piece in pieces(text, pattern):
-            if withheld is None or piece not in withheld:
+        for piece in pieces(text):
+            if piece not in withheld:
                 vocabulary.setdefault(piece, len(vocabulary))
     tokenizer = Tokenizer(models.WordLevel(vocabulary, unk_token="[UNK]"))
-    tokenizer.pre_tokenizer = pre_tokenizers.Split(Regex(pattern), behavior="isolated")
+    tokenizer.pre_tokenizer = pre_tokenizers.Split(Regex(PIECES), behavior="isolated")
     tokenizer.decoder = decoders.Fuse()  # pieces join without separators, as they were cut
     return tokenizer
 
@@ -233,7 +214,7 @@ def train_tiny(
     names = instance_names(default_prior())
     templates = frozenset(default_suites().forward.templates)
     texts = [text for row in vocabulary_rows(spec, seed) for text in (row.prompt, row.target)]
-    codec = TextCodec(build_tokenizer(texts, names | templates if preset.slot_names else None))
+    codec = TextCodec(build_tokenizer(texts, names | templates if preset.slot_names else frozenset()))
     model = build_model(codec.tokenizer.get_vocab_size(), preset, seed)
     optimizer = torch.optim.AdamW(model.parameters(), lr=preset.lr, betas=(0.9, 0.95), weight_decay=0.01)
 
@@ -257,7 +238,7 @@ def train_tiny(
         batch = [next(rows) for _ in range(preset.batch)]
         if preset.restructuring:
             batch = [
-                restructured(row, steps_pool, renaming, preset.siblings, preset.parameters)
+                restructured(row, steps_pool, renaming, preset.siblings)
                 if renaming.random() < preset.restructuring
                 else row
                 for row in batch
