@@ -119,14 +119,6 @@ def train(
     threads: Annotated[
         int, typer.Option(min=1, help="tiny: CPU threads; 1 per run trains fastest when runs share the cores.")
     ] = 2,
-    validate_every: Annotated[
-        int,
-        typer.Option(
-            min=0,
-            help="tiny: every so many steps (and at the last), greedy exact match on validation rows (seen "
-            "templates, worlds no report uses); the best step's weights are saved, not the last. 0: the last.",
-        ),
-    ] = 0,
 ) -> None:
     """Train a commitment model; then use it in a config with backends = ["model:<out>"]."""
     out_console = console()
@@ -154,7 +146,6 @@ def train(
             siblings=siblings,
             slot_names=slot_names,
             threads=threads,
-            validate_every=validate_every,
         )
         report = train_tiny(spec, out, steps, seed, preset=tiny_preset, log=log)
     else:
@@ -162,8 +153,6 @@ def train(
     seen = "–" if report.exact_match is None else f"{100 * report.exact_match:.1f}%"
     unseen = "–" if report.held_out_templates is None else f"{100 * report.held_out_templates:.1f}%"
     held_out = "unseen cross-products" if spec.records is Records.COMPOSITION else "held-out templates"
-    if report.kept_step is not None and report.validation is not None:
-        out_console.print(Text(f"kept step {report.kept_step}: validation exact match {100 * report.validation:.1f}%"))
     out_console.print(
         Text(
             f"trained {report.steps} steps in {report.seconds:.0f} s; exact match {seen} on {report.evaluated} rows "

@@ -35,8 +35,6 @@ class TrainReport(BaseModel):
     evaluated: int
     held_out_templates: float | None = None  # templates never trained on (composition: unseen cross-products)
     held_out_evaluated: int = 0
-    kept_step: int | None = None  # the step whose weights were kept for the best validation (None: the last)
-    validation: float | None = None  # that step's exact match on validation rows (seen templates, unreported worlds)
 
 
 class CheckpointManifest(BaseModel):

@@ -274,7 +274,8 @@ def evaluation_rows(spec: ModelSpec, count: int, seed: int = 0) -> tuple[list[Su
     prior, suites = default_prior(), default_suites()
     if spec.records is Records.COMPOSITION:
         return _composition_evaluation(spec, count, seed)
-    seen_pool = _seen_pool(spec, part=0)
+    seen_split = Split.REPRESENTATION if spec.templates is Templates.REPRESENTATION else Split.IN_DISTRIBUTION
+    seen_pool = draw_pool(seen_split, 24, seed=7) + draw_pool(Split.GOAL_CAPABILITY, 4, seed=7)
     trained = {template for template, _ in forward_space(training_split(spec), suites)}
     unseen_pool = [c for c in draw_pool(Split.HELD_OUT_TEMPLATE, 24, seed=7) if c.template not in trained]
     chooser = random.Random(seed)
@@ -285,46 +286,12 @@ def evaluation_rows(spec: ModelSpec, count: int, seed: int = 0) -> tuple[list[Su
     return picked[0], picked[1]
 
 
-def validation_rows(spec: ModelSpec, count: int, seed: int = 0) -> list[SupervisionRow]:
-    """Up to ``count`` rows from unseen worlds of the templates trained on that :func:`evaluation_rows` never draws.
-
-    They are for choosing among a run's own checkpoints (``TinyPreset.validate_every``):
-    the pool's next pairs after the evaluation's, so that what a report prints was not what
-    picked the weights, and no held-out template, so that the choice cannot see transfer.
-    """
-    prior, suites = default_prior(), default_suites()
-    if spec.records is Records.COMPOSITION:  # observed cases in worlds after both evaluation sets' worlds
-        after = max(_OBSERVED_WORLDS, len(unseen_cross_products(prior, suites)))
-        rows = observed_rows(_OBSERVED_WORLDS, after, prior, suites, spec, Split.IN_DISTRIBUTION)
-    else:
-        rows = build_rows(_seen_pool(spec, part=1), prior, suites, spec)
-    return random.Random(seed).sample(rows, min(count, len(rows)))
-
-
-_OBSERVED_WORLDS = 40  # evaluation worlds of a composition model's observed cases
-
-
-def _seen_pool(spec: ModelSpec, part: int) -> tuple[Cluster, ...]:
-    """Part ``part`` of the seen-template pool: 12 forward pairs and one Goal×Capability world each.
-
-    Part 0 is what :func:`evaluation_rows` reports on, part 1 what :func:`validation_rows`
-    chooses with; their clusters are distinct (distinct pair and world indices).
-    """
-    split = Split.REPRESENTATION if spec.templates is Templates.REPRESENTATION else Split.IN_DISTRIBUTION
-    capability = default_suites().goal_capability
-    block = len(capability.goals) * len(capability.modes)
-    pairs = 12
-    return draw_pool(split, 2 * pairs, seed=7, first=part * pairs) + draw_pool(
-        Split.GOAL_CAPABILITY, block, seed=7, first=part
-    )
-
-
 def _composition_evaluation(
     spec: ModelSpec, count: int, seed: int
 ) -> tuple[list[SupervisionRow], list[SupervisionRow]]:
     """The composition model's two sets: observed cases in evaluation worlds, and the unseen cross-products."""
     prior, suites = default_prior(), default_suites()
-    seen = observed_rows(_OBSERVED_WORLDS, 0, prior, suites, spec, Split.IN_DISTRIBUTION)
+    seen = observed_rows(40, 0, prior, suites, spec, Split.IN_DISTRIBUTION)
     unseen = composition_rows(
         enumerate(unseen_cross_products(prior, suites)), prior, suites, spec, Split.IN_DISTRIBUTION
     )

@@ -49,14 +49,7 @@ from gencoord.tasks.cluster import Cluster, Split, draw_pool, forward_space
 from gencoord.tasks.cross_products import observed_cases
 from gencoord.tasks.spec import default_suites
 from gencoord.train.common import exact_match, masked_batch
-from gencoord.train.data import (
-    SupervisionRow,
-    build_rows,
-    evaluation_rows,
-    observed_rows,
-    training_split,
-    validation_rows,
-)
+from gencoord.train.data import SupervisionRow, build_rows, evaluation_rows, observed_rows, training_split
 from gencoord.train.renaming import instance_names, renamed
 from gencoord.train.restructure import StepPool, restructured
 
@@ -81,7 +74,6 @@ class TinyPreset:
     restructuring: float = 0.0  # chance that a full-view row's task structure is replaced by a random one
     siblings: float = 0.0  # of restructured views, the share whose bindings differ from each other in one step
     slot_names: bool = False  # the tokenizer holds no instance name: every one is read and written as a name slot
-    validate_every: int = 0  # every so many steps, keep the weights if validation exact match is the best yet (0: last)
 
 
 def pieces(text: str) -> list[str]:
@@ -196,8 +188,6 @@ def train_tiny(
     if steps <= 0:
         raise ConfigError("BAD_STEPS", "steps must be positive")
     preset = preset or TinyPreset()
-    if preset.validate_every < 0:
-        raise ConfigError("BAD_VALIDATE_EVERY", f"validate_every counts steps (0: none), not {preset.validate_every}")
     if not 0.0 <= preset.renaming <= 1.0:
         raise ConfigError("BAD_RENAMING", f"renaming is a probability in [0, 1], not {preset.renaming}")
     for name, rate in (("restructuring", preset.restructuring), ("siblings", preset.siblings)):
@@ -229,8 +219,6 @@ def train_tiny(
     renaming = random.Random(seed)
     trained = frozenset(template for template, _ in forward_space(training_split(spec), default_suites()))
     steps_pool = StepPool.of(default_prior(), trained)
-    validation = validation_rows(spec, evaluate, seed) if preset.validate_every else []
-    keeper = _BestWeights(validation, preset.validate_every, steps)
     started = time.perf_counter()
     losses: list[float] = []
     model.train()
@@ -255,9 +243,7 @@ def train_tiny(
         losses.append(float(loss.detach()))
         if log is not None and (step % 50 == 0 or step == steps - 1):
             log(step, losses[-1])
-        keeper.consider(step + 1, model, codec)
     model.train(False)
-    keeper.restore(model)
     seen, unseen = evaluation_rows(spec, evaluate, seed)
     report = TrainReport(
         steps=steps,
@@ -268,41 +254,9 @@ def train_tiny(
         evaluated=len(seen),
         held_out_templates=exact_match(model, codec, unseen),
         held_out_evaluated=len(unseen),
-        kept_step=keeper.step,
-        validation=keeper.score,
     )
     save(out, model, codec, spec, preset, seed, report)
     return report
-
-
-class _BestWeights:
-    """The weights of the step with the best validation exact match, later steps winning ties.
-
-    A run's accuracy moves by tens of points between nearby steps (the rate stays high
-    enough late in the schedule for the copying circuits to be lost and found again), so the
-    last step is a draw from that spread. Choosing on :func:`validation_rows` (seen templates,
-    worlds no report uses) keeps a good step without looking at what the report measures.
-    """
-
-    def __init__(self, rows: list[SupervisionRow], every: int, steps: int) -> None:
-        self.rows, self.every, self.steps = rows, every, steps
-        self.step: int | None = None
-        self.score: float | None = None
-        self.weights: dict[str, torch.Tensor] | None = None
-
-    def consider(self, step: int, model: Qwen3ForCausalLM, codec: TextCodec) -> None:
-        if not self.every or (step % self.every and step != self.steps):
-            return
-        model.train(False)
-        score = exact_match(model, codec, self.rows) or 0.0
-        model.train()
-        if self.score is None or score >= self.score:
-            self.step, self.score = step, score
-            self.weights = {name: tensor.detach().clone() for name, tensor in model.state_dict().items()}
-
-    def restore(self, model: Qwen3ForCausalLM) -> None:
-        if self.weights is not None:
-            model.load_state_dict(self.weights)
 
 
 def save(
