@@ -137,13 +137,29 @@ def test_a_restructured_model_trains_and_its_manifest_records_the_recipe(tmp_pat
     assert "resource.deliver(" in vocabulary and ",item=" in vocabulary
 
 
-def test_the_train_command_sets_the_tiny_width_and_refuses_one_the_heads_cannot_split(tmp_path: Path) -> None:
+def test_the_train_command_sets_the_tiny_width_and_rate_and_refuses_what_it_cannot_train(tmp_path: Path) -> None:
     runner = CliRunner()
     odd = runner.invoke(app, ["train", "--out", str(tmp_path / "odd"), "--hidden", "40", "--steps", "1"])
     assert odd.exit_code == 2 and "CONFIG_INVALID" in odd.stderr and "multiple of 16" in odd.stderr
     assert not (tmp_path / "odd").exists()
     args = ["--view", "full", "--restructuring", "0.5", "--hidden", "32", "--layers", "1", "--threads", "1"]
+    args += ["--lr", "0.0025", "--warmup", "500"]
     trained = runner.invoke(app, ["train", "--out", str(tmp_path / "m"), "--steps", "2", *args])
     assert trained.exit_code == 0, trained.stderr
     config = load_model(str(tmp_path / "m")).model.config  # a path given as text loads too
     assert (config.hidden_size, config.head_dim, config.intermediate_size, config.num_hidden_layers) == (32, 8, 128, 1)
+    settings = load_model(tmp_path / "m").manifest.settings
+    assert settings is not None and (settings["lr"], settings["warmup"]) == (0.0025, 500)
+    defaults = runner.invoke(app, ["train", "--out", str(tmp_path / "d"), "--steps", "1", "--layers", "1"])
+    assert defaults.exit_code == 0, defaults.stderr
+    settings = load_model(tmp_path / "d").manifest.settings
+    assert settings is not None and (settings["lr"], settings["warmup"]) == (TinyPreset.lr, TinyPreset.warmup)
+    zero = runner.invoke(app, ["train", "--out", str(tmp_path / "z"), "--lr", "0", "--steps", "1"])
+    assert zero.exit_code == 2 and not (tmp_path / "z").exists()
+
+
+@pytest.mark.parametrize("preset", [TinyPreset(lr=0.0), TinyPreset(lr=1.5), TinyPreset(warmup=-1)])
+def test_a_learning_rate_or_warm_up_it_cannot_train_with_is_refused(preset: TinyPreset, tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as caught:
+        train_tiny(FULL, tmp_path / "model", 1, preset=preset)
+    assert caught.value.reason == "BAD_LR" and not (tmp_path / "model").exists()

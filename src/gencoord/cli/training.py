@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -119,6 +120,16 @@ def train(
     threads: Annotated[
         int, typer.Option(min=1, help="tiny: CPU threads; 1 per run trains fastest when runs share the cores.")
     ] = 2,
+    lr: Annotated[
+        float | None,
+        typer.Option(
+            min=1e-6,
+            max=1.0,
+            help="tiny: peak learning rate (AdamW, cosine to a tenth; default 5e-3); with --restructuring, "
+            "2.5e-3 and --warmup 500 fit the training templates better (README).",
+        ),
+    ] = None,
+    warmup: Annotated[int | None, typer.Option(min=0, help="tiny: linear warm-up steps (default 50).")] = None,
 ) -> None:
     """Train a commitment model; then use it in a config with backends = ["model:<out>"]."""
     out_console = console()
@@ -147,6 +158,10 @@ def train(
             slot_names=slot_names,
             threads=threads,
         )
+        if lr is not None:
+            tiny_preset = replace(tiny_preset, lr=lr)
+        if warmup is not None:
+            tiny_preset = replace(tiny_preset, warmup=warmup)
         report = train_tiny(spec, out, steps, seed, preset=tiny_preset, log=log)
     else:
         report = _train_checkpoint(model, spec, out, epochs, micro_batch, seed, log, out_console)

@@ -188,6 +188,10 @@ def train_tiny(
     if steps <= 0:
         raise ConfigError("BAD_STEPS", "steps must be positive")
     preset = preset or TinyPreset()
+    if not (0.0 < preset.lr <= 1.0 and preset.warmup >= 0):
+        raise ConfigError(
+            "BAD_LR", f"the learning rate is in (0, 1] and warm-up at least 0, not {preset.lr}, {preset.warmup}"
+        )
     if not 0.0 <= preset.renaming <= 1.0:
         raise ConfigError("BAD_RENAMING", f"renaming is a probability in [0, 1], not {preset.renaming}")
     for name, rate in (("restructuring", preset.restructuring), ("siblings", preset.siblings)):
