@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -157,11 +156,9 @@ def train(
             siblings=siblings,
             slot_names=slot_names,
             threads=threads,
+            lr=TinyPreset.lr if lr is None else lr,
+            warmup=TinyPreset.warmup if warmup is None else warmup,
         )
-        if lr is not None:
-            tiny_preset = replace(tiny_preset, lr=lr)
-        if warmup is not None:
-            tiny_preset = replace(tiny_preset, warmup=warmup)
         report = train_tiny(spec, out, steps, seed, preset=tiny_preset, log=log)
     else:
         report = _train_checkpoint(model, spec, out, epochs, micro_batch, seed, log, out_console)
