@@ -75,6 +75,34 @@ def _processes_running(marker: str) -> list[int]:
     return found
 
 
+IDLE_WORKER_TERMINATED = """
+import os, signal, time
+from gencoord.cli.common import Terminated, stoppable
+from gencoord.eval.dispatch import run_locally
+
+def nap(chunk):
+    time.sleep(chunk[0])
+    return b"", 0
+
+def stop_on_first(data, jobs, bad):
+    os.kill(os.getpid(), signal.SIGTERM)  # as a user would, once one worker has gone idle
+
+try:
+    with stoppable():
+        run_locally(nap, [[0.0], [30.0]], 2, stop_on_first)
+except Terminated:
+    print("stopped")
+"""
+
+
+def test_workers_ended_by_sigterm_print_nothing() -> None:
+    ran = subprocess.run(
+        [sys.executable, "-c", IDLE_WORKER_TERMINATED], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert ran.returncode == 0 and ran.stdout.strip() == "stopped", ran.stderr
+    assert ran.stderr == ""  # no worker traceback, from the idle worker or the busy one
+
+
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])
 def test_an_interrupted_run_stops_its_workers_and_says_how_to_resume(tmp_path: Path, stop: signal.Signals) -> None:
     config_file = tmp_path / f"interrupted-{stop.name}.toml"

@@ -37,8 +37,14 @@ def chunks_of(items: Sequence[Item], size: int) -> list[list[Item]]:
 
 
 def _worker_start() -> None:
-    """Ctrl-C reaches the whole process group: the parent alone handles it and ends the workers."""
+    """Ctrl-C reaches the whole process group: the parent alone handles it and ends the workers.
+
+    A forked worker inherits the parent's SIGTERM handler, which turns the signal into an
+    exception; the parent ends its workers with SIGTERM, and an idle worker would print that
+    exception's traceback on its way out. Workers die quietly instead.
+    """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _end_workers() -> None:
