@@ -95,6 +95,28 @@ except Terminated:
 """
 
 
+FORKED_CHILD_TERMINATED = """
+import os, signal, time
+from gencoord.cli.common import stoppable
+
+with stoppable():
+    child = os.fork()
+    if child == 0:  # a worker before its pool's initializer ran: it holds the parent's handler
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(10)
+        os._exit(0)
+    _, status = os.waitpid(child, 0)
+print(os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGTERM)
+"""
+
+
+def test_a_forked_child_ends_on_sigterm_instead_of_raising_the_parents_interruption() -> None:
+    ran = subprocess.run(
+        [sys.executable, "-c", FORKED_CHILD_TERMINATED], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert ran.stdout.strip() == "True" and ran.stderr == "", ran.stdout + ran.stderr
+
+
 def test_workers_ended_by_sigterm_print_nothing() -> None:
     ran = subprocess.run(
         [sys.executable, "-c", IDLE_WORKER_TERMINATED], capture_output=True, text=True, timeout=60, check=False

@@ -9,6 +9,7 @@ as text, never read as Rich markup.
 from __future__ import annotations
 
 import functools
+import os
 import signal
 import sys
 import tempfile
@@ -129,14 +130,24 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM, delivered the way Ctrl-C is, so one path stops the workers and keeps the records."""
 
 
-def _terminate(signum: int, frame: FrameType | None) -> None:
-    raise Terminated
+def _terminating(owner: int) -> Callable[[int, FrameType | None], None]:
+    """The SIGTERM handler of process ``owner``; a forked worker inherits it before it can install its own, and
+    there the signal keeps its default meaning (the worker ends quietly) instead of raising in a loop nobody
+    catches."""
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        if os.getpid() == owner:
+            raise Terminated
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    return handler
 
 
 @contextmanager
 def stoppable() -> Iterator[None]:
     """While the block runs, SIGTERM stops it as Ctrl-C does (worker pools end their processes)."""
-    previous = signal.signal(signal.SIGTERM, _terminate)
+    previous = signal.signal(signal.SIGTERM, _terminating(os.getpid()))
     try:
         yield
     finally:

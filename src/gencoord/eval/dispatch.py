@@ -39,7 +39,7 @@ def chunks_of(items: Sequence[Item], size: int) -> list[list[Item]]:
 def _worker_start() -> None:
     """Ctrl-C reaches the whole process group: the parent alone handles it and ends the workers.
 
-    A forked worker inherits the parent's SIGTERM handler, which turns the signal into an
+    A forked worker inherits the caller's SIGTERM handler, which may turn the signal into an
     exception; the parent ends its workers with SIGTERM, and an idle worker would print that
     exception's traceback on its way out. Workers die quietly instead.
     """
@@ -74,8 +74,10 @@ def run_locally(work: Work, chunks: Sequence[Sequence[Any]], workers: int, sink:
             data, bad = future.result()
             sink(data, futures[future], bad)
     except BaseException:
-        pool.shutdown(wait=False, cancel_futures=True)
+        # Workers first, then a waiting shutdown: its manager thread sees them gone and ends
+        # before the interpreter's exit hook would wake it through a pipe it is closing.
         _end_workers()
+        pool.shutdown(wait=True, cancel_futures=True)
         raise
     pool.shutdown()
 
