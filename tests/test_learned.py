@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import math
 from collections import Counter
@@ -41,7 +42,7 @@ from gencoord.train.data import (
 )
 from gencoord.train.hf import PaperSettings, train_checkpoint
 from gencoord.train.renaming import instance_names
-from gencoord.train.tiny import TinyPreset, build_model, build_tokenizer, train_tiny, vocabulary_rows
+from gencoord.train.tiny import TinyPreset, build_model, build_tokenizer, train_tiny, training_rounds, vocabulary_rows
 from tests.chat_stub import ComposerApi, serving
 
 FIXTURE = Path(__file__).parents[1] / "experiments" / "checkpoints" / "tiny-dsl"
@@ -90,6 +91,16 @@ def test_a_representation_model_is_evaluated_on_its_eight_templates_and_measured
     default_seen, default_unseen = evaluation_rows(ModelSpec(), 64)
     assert {row.template for row in default_unseen} == set(suites.forward.held_out_templates)
     assert not {row.template for row in default_seen} & set(suites.forward.held_out_templates)
+
+
+@pytest.mark.parametrize("records", list(Records))
+def test_held_out_prompts_never_occur_in_training_and_seen_ones_do(records: Records) -> None:
+    """What the training report's labels rest on: a prompt does not show its world, so the seen set measures fit."""
+    spec = ModelSpec(view=PriorView.FULL, records=records)
+    seen, held_out = evaluation_rows(spec, 64, seed=1)
+    trained = {row.prompt for rows in itertools.islice(training_rounds(spec, 1), 3) for row in rows}
+    assert seen and all(row.prompt in trained for row in seen)
+    assert not any(row.prompt in trained for row in held_out)
 
 
 def test_a_representation_model_trains_on_the_eight_templates_and_its_manifest_says_so(tmp_path: Path) -> None:

@@ -117,6 +117,48 @@ def test_a_forked_child_ends_on_sigterm_instead_of_raising_the_parents_interrupt
     assert ran.stdout.strip() == "True" and ran.stderr == "", ran.stdout + ran.stderr
 
 
+WORKER_ENDED_WHILE_HANDING_BACK = """
+import os, signal, time
+from multiprocessing.connection import Connection
+from gencoord.eval.dispatch import run_locally
+
+whole = Connection._send
+
+def slow(self, buf, write=os.write):  # a large message crosses the pipe slowly, as on a loaded machine
+    if len(buf) < 1_000_000:
+        return whole(self, buf, write)
+    for start in range(0, len(buf), 65_536):
+        whole(self, buf[start : start + 65_536], write)
+        time.sleep(0.01)
+
+Connection._send = slow
+
+def interrupt(signum, frame):
+    time.sleep(0.3)  # the worker is sending by now
+    raise KeyboardInterrupt
+
+signal.signal(signal.SIGUSR1, interrupt)
+
+def large(chunk):
+    if not chunk[0]:
+        return b"", 0
+    os.kill(os.getppid(), signal.SIGUSR1)  # the parent ends this worker as it hands its lines back
+    return b"x" * 10_000_000, 0
+
+try:
+    run_locally(large, [[False], [True]], 2, lambda data, jobs, bad: None)
+except KeyboardInterrupt:
+    print("stopped")
+"""
+
+
+def test_a_run_interrupted_while_a_worker_hands_back_a_large_chunk_still_exits() -> None:
+    ran = subprocess.run(
+        [sys.executable, "-c", WORKER_ENDED_WHILE_HANDING_BACK], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert ran.returncode == 0 and ran.stdout.strip() == "stopped" and ran.stderr == "", ran.stderr
+
+
 def test_workers_ended_by_sigterm_print_nothing() -> None:
     ran = subprocess.run(
         [sys.executable, "-c", IDLE_WORKER_TERMINATED], capture_output=True, text=True, timeout=60, check=False

@@ -164,11 +164,14 @@ def train(
         report = _train_checkpoint(model, spec, out, epochs, micro_batch, seed, log, out_console)
     seen = "–" if report.exact_match is None else f"{100 * report.exact_match:.1f}%"
     unseen = "–" if report.held_out_templates is None else f"{100 * report.held_out_templates:.1f}%"
-    held_out = "unseen cross-products" if spec.records is Records.COMPOSITION else "held-out templates"
+    composition = spec.records is Records.COMPOSITION
+    trained_on = "observed cases" if composition else "the training templates"
+    held_out = "unseen cross-products" if composition else "held-out templates"
     out_console.print(
         Text(
             f"trained {report.steps} steps in {report.seconds:.0f} s; exact match {seen} on {report.evaluated} rows "
-            f"of unseen worlds, {unseen} on {report.held_out_evaluated} rows of {held_out} → {out}"
+            f"of {trained_on} (prompts that recur in training), {unseen} on {report.held_out_evaluated} rows "
+            f"of {held_out} → {out}"
         )
     )
 

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import multiprocessing
 import signal
+import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 Item = TypeVar("Item")
@@ -67,19 +69,36 @@ def run_locally(work: Work, chunks: Sequence[Sequence[Any]], workers: int, sink:
             data, bad = work(chunk)
             sink(data, len(chunk), bad)
         return
-    pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_start)
-    try:
-        futures = {pool.submit(work, chunk): len(chunk) for chunk in chunks}
-        for future in as_completed(futures):
-            data, bad = future.result()
-            sink(data, futures[future], bad)
-    except BaseException:
-        # Workers first, then a waiting shutdown: its manager thread sees them gone and ends
-        # before the interpreter's exit hook would wake it through a pipe it is closing.
-        _end_workers()
-        pool.shutdown(wait=True, cancel_futures=True)
-        raise
-    pool.shutdown()
+    with tempfile.TemporaryDirectory(prefix="gencoord-chunks-") as folder:
+        pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_start)
+        try:
+            futures = {
+                pool.submit(_through_file, work, chunk, Path(folder) / f"{index}.jsonl"): len(chunk)
+                for index, chunk in enumerate(chunks)
+            }
+            for future in as_completed(futures):
+                path, bad = future.result()
+                sink(path.read_bytes(), futures[future], bad)
+        except BaseException:
+            # Workers first, then a waiting shutdown: its manager thread sees them gone and ends
+            # before the interpreter's exit hook would wake it through a pipe it is closing.
+            _end_workers()
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+        pool.shutdown()
+
+
+def _through_file(work: Work, chunk: Sequence[Any], path: Path) -> tuple[Path, int]:
+    """Runs ``work`` in a worker and hands its lines back in ``path``.
+
+    A worker ended part-way through sending a large result would leave half a message in
+    the pool's result pipe, and the pool's manager thread would wait for the rest forever,
+    so an interrupted run could never exit. A path and a count make a message a single
+    pipe write, which an ended worker cannot split.
+    """
+    data, bad = work(chunk)
+    path.write_bytes(data)
+    return path, bad
 
 
 def lines(data: bytes) -> Iterator[bytes]:

@@ -31,7 +31,7 @@ class TrainReport(BaseModel):
     seconds: float
     first_loss: float
     last_loss: float
-    exact_match: float | None = None  # seen templates in unseen worlds (None: none evaluated)
+    exact_match: float | None = None  # training templates; these prompts recur in training (None: none evaluated)
     evaluated: int
     held_out_templates: float | None = None  # templates never trained on (composition: unseen cross-products)
     held_out_evaluated: int = 0

@@ -266,10 +266,12 @@ def training_pool_name(spec: ModelSpec) -> str:
 
 
 def evaluation_rows(spec: ModelSpec, count: int, seed: int = 0) -> tuple[list[SupervisionRow], list[SupervisionRow]]:
-    """Up to ``count`` rows each from unseen worlds of the templates trained on and from templates never trained on.
+    """Up to ``count`` rows each from the templates trained on and from templates never trained on.
 
-    Neither pool shares a world with training (their own seed namespaces); the second
-    also shares no template with it: what a model does there is transfer, not recall.
+    Neither pool shares a world with training (their own seed namespaces), but a prompt
+    does not show its world: the first set's prompts and targets recur among the training
+    rows, so exact match there measures fit, not generalization. The second shares no
+    template with training: what a model does there is transfer, not recall.
     """
     prior, suites = default_prior(), default_suites()
     if spec.records is Records.COMPOSITION:
