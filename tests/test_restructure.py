@@ -143,19 +143,24 @@ def test_the_train_command_sets_the_tiny_width_and_rate_and_refuses_what_it_cann
     assert odd.exit_code == 2 and "CONFIG_INVALID" in odd.stderr and "multiple of 16" in odd.stderr
     assert not (tmp_path / "odd").exists()
     args = ["--view", "full", "--restructuring", "0.5", "--hidden", "32", "--layers", "1", "--threads", "1"]
-    args += ["--lr", "0.0025", "--warmup", "500"]
+    args += ["--lr", "0.0025", "--warmup", "500", "--evaluate", "0"]  # an untrained model decodes to the limit
     trained = runner.invoke(app, ["train", "--out", str(tmp_path / "m"), "--steps", "2", *args])
     assert trained.exit_code == 0, trained.stderr
+    assert "exact match – on 0 rows" in trained.stdout and "– on 0 rows of held-out templates" in trained.stdout
     config = load_model(str(tmp_path / "m")).model.config  # a path given as text loads too
     assert (config.hidden_size, config.head_dim, config.intermediate_size, config.num_hidden_layers) == (32, 8, 128, 1)
     settings = load_model(tmp_path / "m").manifest.settings
     assert settings is not None and (settings["lr"], settings["warmup"]) == (0.0025, 500)
-    defaults = runner.invoke(app, ["train", "--out", str(tmp_path / "d"), "--steps", "1", "--layers", "1"])
+    defaults = runner.invoke(
+        app, ["train", "--out", str(tmp_path / "d"), "--steps", "1", "--layers", "1", "--evaluate", "2"]
+    )
     assert defaults.exit_code == 0, defaults.stderr
     settings = load_model(tmp_path / "d").manifest.settings
     assert settings is not None and (settings["lr"], settings["warmup"]) == (TinyPreset.lr, TinyPreset.warmup)
     zero = runner.invoke(app, ["train", "--out", str(tmp_path / "z"), "--lr", "0", "--steps", "1"])
     assert zero.exit_code == 2 and not (tmp_path / "z").exists()
+    negative = runner.invoke(app, ["train", "--out", str(tmp_path / "n"), "--evaluate", "-1", "--steps", "1"])
+    assert negative.exit_code == 2 and not (tmp_path / "n").exists()
 
 
 @pytest.mark.parametrize("preset", [TinyPreset(lr=0.0), TinyPreset(lr=1.5), TinyPreset(warmup=-1)])

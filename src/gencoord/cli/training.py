@@ -129,6 +129,14 @@ def train(
         ),
     ] = None,
     warmup: Annotated[int | None, typer.Option(min=0, help="tiny: linear warm-up steps (default 50).")] = None,
+    evaluate: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            help="Rows of each evaluation set (training templates, held-out templates) scored by greedy exact "
+            "match after training; 0 skips the scoring.",
+        ),
+    ] = 64,
 ) -> None:
     """Train a commitment model; then use it in a config with backends = ["model:<out>"]."""
     out_console = console()
@@ -159,9 +167,9 @@ def train(
             lr=TinyPreset.lr if lr is None else lr,
             warmup=TinyPreset.warmup if warmup is None else warmup,
         )
-        report = train_tiny(spec, out, steps, seed, preset=tiny_preset, log=log)
+        report = train_tiny(spec, out, steps, seed, evaluate, preset=tiny_preset, log=log)
     else:
-        report = _train_checkpoint(model, spec, out, epochs, micro_batch, seed, log, out_console)
+        report = _train_checkpoint(model, spec, out, epochs, micro_batch, seed, evaluate, log, out_console)
     seen = "–" if report.exact_match is None else f"{100 * report.exact_match:.1f}%"
     unseen = "–" if report.held_out_templates is None else f"{100 * report.held_out_templates:.1f}%"
     composition = spec.records is Records.COMPOSITION
@@ -183,6 +191,7 @@ def _train_checkpoint(
     epochs: int,
     micro_batch: int,
     seed: int,
+    evaluate: int,
     log: Callable[[int, float], None],
     console: Console,
 ) -> TrainReport:
@@ -197,4 +206,4 @@ def _train_checkpoint(
     data = write_rows(rows, out / "data", "training", spec)
     console.print(Text(f"{len(rows)} training rows → {data}"))
     settings = PaperSettings(epochs=epochs, micro_batch=micro_batch)
-    return train_checkpoint(model, rows, spec, out, settings, seed, log)
+    return train_checkpoint(model, rows, spec, out, settings, seed, log, evaluate)

@@ -78,7 +78,9 @@ def run_locally(work: Work, chunks: Sequence[Sequence[Any]], workers: int, sink:
             }
             for future in as_completed(futures):
                 path, bad = future.result()
-                sink(path.read_bytes(), futures[future], bad)
+                data = path.read_bytes()
+                path.unlink()  # a long sweep's chunks would otherwise sit beside its records until it ends
+                sink(data, futures[future], bad)
         except BaseException:
             # Workers first, then a waiting shutdown: its manager thread sees them gone and ends
             # before the interpreter's exit hook would wake it through a pipe it is closing.

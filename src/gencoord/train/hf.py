@@ -50,7 +50,7 @@ def train_checkpoint(
     log: Callable[[int, float], None] | None = None,
     evaluate: int = 64,
 ) -> TrainReport:
-    """Fine-tune, then measure greedy exact match on ``evaluate`` unseen-world and held-out-template rows."""
+    """Fine-tune, then measure greedy exact match on ``evaluate`` training-template and held-out-template rows."""
     settings = settings or PaperSettings()
     if settings.batch % settings.micro_batch:
         raise ConfigError("BAD_BATCH", "the effective batch must be a multiple of the micro batch")

@@ -184,7 +184,8 @@ def train_tiny(
     preset: TinyPreset | None = None,
     log: Callable[[int, float], None] | None = None,
 ) -> TrainReport:
-    """Train, evaluate exact match on held-out in-distribution rows, save model + tokenizer + manifest."""
+    """Train, score greedy exact match on ``evaluate`` rows each of the training and the held-out templates, save
+    model + tokenizer + manifest."""
     if steps <= 0:
         raise ConfigError("BAD_STEPS", "steps must be positive")
     preset = preset or TinyPreset()
