@@ -75,26 +75,6 @@ def _processes_running(marker: str) -> list[int]:
     return found
 
 
-IDLE_WORKER_TERMINATED = """
-import os, signal, time
-from gencoord.cli.common import Terminated, stoppable
-from gencoord.eval.dispatch import run_locally
-
-def nap(chunk):
-    time.sleep(chunk[0])
-    return b"", 0
-
-def stop_on_first(data, jobs, bad):
-    os.kill(os.getpid(), signal.SIGTERM)  # as a user would, once one worker has gone idle
-
-try:
-    with stoppable():
-        run_locally(nap, [[0.0], [30.0]], 2, stop_on_first)
-except Terminated:
-    print("stopped")
-"""
-
-
 FORKED_CHILD_TERMINATED = """
 import os, signal, time
 from gencoord.cli.common import stoppable
@@ -157,6 +137,26 @@ def test_a_run_interrupted_while_a_worker_hands_back_a_large_chunk_still_exits()
         [sys.executable, "-c", WORKER_ENDED_WHILE_HANDING_BACK], capture_output=True, text=True, timeout=60, check=False
     )
     assert ran.returncode == 0 and ran.stdout.strip() == "stopped" and ran.stderr == "", ran.stderr
+
+
+IDLE_WORKER_TERMINATED = """
+import os, signal, time
+from gencoord.cli.common import Terminated, stoppable
+from gencoord.eval.dispatch import run_locally
+
+def nap(chunk):
+    time.sleep(chunk[0])
+    return b"", 0
+
+def stop_on_first(data, jobs, bad):
+    os.kill(os.getpid(), signal.SIGTERM)  # as a user would, once one worker has gone idle
+
+try:
+    with stoppable():
+        run_locally(nap, [[0.0], [30.0]], 2, stop_on_first)
+except Terminated:
+    print("stopped")
+"""
 
 
 def test_workers_ended_by_sigterm_print_nothing() -> None:
