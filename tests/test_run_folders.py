@@ -20,7 +20,7 @@ from gencoord.eval.runner import MANIFEST, RECORDS, create_run, read_records, ru
 SMALL = 'name = "small"\npool = "request_intervention"\nclusters = 4\nconditions = ["request", "no_request"]\n'
 BIG = (
     'name = "big"\npool = "request_intervention"\nconditions = ["request", "no_request", "alternative_request"]\n'
-    "seeds = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]\n"
+    f"seeds = {list(range(36))}\n"  # about 20 s on two workers: an interruption lands mid-run even on a loaded machine
 )
 
 
@@ -181,6 +181,7 @@ def test_an_interrupted_run_stops_its_workers_and_says_how_to_resume(tmp_path: P
         if found and found[0].stat().st_size > 50_000:
             break
         time.sleep(0.01)
+    assert process.poll() is None, "the run ended before it could be interrupted: BIG is too small for this machine"
     process.send_signal(stop)
     _, stderr = process.communicate(timeout=60)
     message = stderr.decode("utf-8")

@@ -28,6 +28,11 @@ def _outcome(record: ActionRecord | None) -> str:
     return "ok" if record.failure is None else record.failure.code
 
 
+def _detail(record: ActionRecord | None) -> str:
+    """What the failing world said, so a disagreement in a record can be understood later."""
+    return f" ({record.failure.message})" if record is not None and record.failure is not None else ""
+
+
 class MirroredExecutor:
     """``primary`` acts and is believed; ``shadow`` (a simulator) follows and is compared."""
 
@@ -59,7 +64,8 @@ class MirroredExecutor:
                 )
                 self.disagreements.append(
                     f"action {self._actions + index - start + 1} ({action.agent} {action.name}): "
-                    f"{self.primary.name} {said}, simulator {thought}{why}"
+                    f"{self.primary.name} {said}{_detail(real.get(index))}, "
+                    f"simulator {thought}{_detail(simulated.get(index))}{why}"
                 )
         self._actions += stop - start
         return records
