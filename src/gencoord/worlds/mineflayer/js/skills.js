@@ -26,6 +26,8 @@ const TOSS_PICKUP_MS = 2000 // vanilla: nobody picks up a thrown stack for 40 ti
 const TOSS_GRACE_MS = 1000 // ticks late under load
 const RECEIVER_FREE_MS = 20000 // how long a stack waits for a receiver busy elsewhere (the server keeps it for it 30 s)
 const STACK_SEEN_MS = 1000 // a thrown stack's spawn reaches the receiver's client well within this
+const LANDING_MS = 2000 // a bot that stepped off a block two high is on the ground well within this
+const LEVEL_GAP = 1 // blocks between giver's and receiver's feet a thrown stack still reaches (pickup: 1.5)
 
 class SkillFailure extends Error {
   constructor (code, message, retryAfterS = null) {
@@ -87,9 +89,17 @@ function withinReach (bot, pos, what) {
 // the pathfinder acts on at its next node, so a bot that had already arrived kept the flag,
 // and the next walk's setGoal ended that walk at once ("Path was stopped before it could be
 // completed").
-async function goto (bot, point, range) {
+// With `level`, the bot also ends on the block level of `point` (a peer's feet): within range
+// of a peer may be on top of a resource area's stacked blocks, and a stack thrown from up there
+// stays at the thrower's height, out of the receiver's pickup reach. Either way the walk
+// returns once the bot stands on the ground: whatever it does next starts from rest, not from
+// the top of a jump or half-way down a fall.
+async function goto (bot, point, range, level = false) {
   const target = new Vec3(point.x, point.y, point.z)
-  const goal = new goals.GoalNear(target.x, target.y, target.z, range)
+  const near = new goals.GoalNear(target.x, target.y, target.z, range)
+  const goal = level ? new goals.GoalCompositeAll([near, new goals.GoalY(target.y)]) : near
+  const arrived = () => bot.entity.position.distanceTo(target) <= range &&
+    (!level || Math.floor(bot.entity.position.y + 0.01) === Math.floor(target.y + 0.01))
   const started = Date.now()
   let closest = bot.entity.position.distanceTo(target)
   let lastProgress = started
@@ -98,7 +108,7 @@ async function goto (bot, point, range) {
     timer = setInterval(() => {
       const now = Date.now()
       const gap = bot.entity.position.distanceTo(target)
-      if (gap <= range) {
+      if (arrived()) {
         bot.pathfinder.setGoal(null)
         resolve()
         return
@@ -125,6 +135,7 @@ async function goto (bot, point, range) {
   } finally {
     clearInterval(timer)
   }
+  await settles(() => bot.entity.onGround, LANDING_MS) // a bot that cannot land within it is standing on something odd; it acts from there
 }
 
 function blockAt (bot, pos) {
@@ -138,7 +149,7 @@ async function goTo (ctx, bot, action) {
   if (action.target_kind === 'agent') {
     const peer = ctx.bots[action.target]
     if (!peer) throw new SkillFailure('UNKNOWN_AGENT', `${action.target} is not in this world`)
-    await goto(bot, peer.entity.position, 2.5)
+    await goto(bot, peer.entity.position, 2.5, true)
     return
   }
   const ref = ctx.layout.refs[action.target]
@@ -240,10 +251,13 @@ async function giveItem (ctx, bot, action) {
   need(bot, action.item, action.count)
   const before = countOf(peer, action.item)
   const received = () => countOf(peer, action.item) >= before + action.count
-  // within reach but too far for a thrown stack to land where the receiver can pick it up:
-  // step in, as a player would, rather than throw it on the ground
-  if (flatGap(bot.entity.position, peer.entity.position) > TOSS_CARRY + PICKUP_FLAT - 0.3) {
-    await goto(bot, peer.entity.position, 2)
+  // within reach but too far, or too high or low, for a thrown stack (it stays at the thrower's
+  // feet height) to land where the receiver can pick it up: step in on the receiver's level,
+  // as a player would, rather than throw it on the ground
+  await settles(() => bot.entity.onGround, LANDING_MS)
+  const tooFar = flatGap(bot.entity.position, peer.entity.position) > TOSS_CARRY + PICKUP_FLAT - 0.3
+  if (tooFar || Math.abs(bot.entity.position.y - peer.entity.position.y) > LEVEL_GAP) {
+    await goto(bot, peer.entity.position, 2, true)
   }
   await bot.lookAt(peer.entity.position.offset(0, 0.2, 0), true)
   await bot.waitForTicks(2) // the rotation reaches the server on the next tick
