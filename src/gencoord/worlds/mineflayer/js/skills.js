@@ -27,6 +27,8 @@ const TOSS_GRACE_MS = 1000 // ticks late under load
 const RECEIVER_FREE_MS = 20000 // how long a stack waits for a receiver busy elsewhere (the server keeps it for it 30 s)
 const STACK_SEEN_MS = 1000 // a thrown stack's spawn reaches the receiver's client well within this
 const LANDING_MS = 2000 // a bot that stepped off a block two high is on the ground well within this
+const CLOSE_IN_MS = 1500 // a straight last stretch of a walk: a few blocks at walking speed
+const EYE_HEIGHT = 1.62 // a level look: the walk is straight ahead, not up or down
 const LEVEL_GAP = 1 // blocks between giver's and receiver's feet a thrown stack still reaches (pickup: 1.5)
 
 class SkillFailure extends Error {
@@ -94,7 +96,7 @@ function withinReach (bot, pos, what) {
 // stays at the thrower's height, out of the receiver's pickup reach. Either way the walk
 // returns once the bot stands on the ground: whatever it does next starts from rest, not from
 // the top of a jump or half-way down a fall.
-async function goto (bot, point, range, level = false) {
+async function goto (bot, point, range, { level = false, straight = false } = {}) {
   const target = new Vec3(point.x, point.y, point.z)
   const near = new goals.GoalNear(target.x, target.y, target.z, range)
   const goal = level ? new goals.GoalCompositeAll([near, new goals.GoalY(target.y)]) : near
@@ -135,7 +137,25 @@ async function goto (bot, point, range, level = false) {
   } finally {
     clearInterval(timer)
   }
+  if (straight) await closeIn(bot, target, arrived)
   await settles(() => bot.entity.onGround, LANDING_MS) // a bot that cannot land within it is standing on something odd; it acts from there
+}
+
+// The pathfinder's own goal test is on whole blocks: a bot in the block next to a stack 1.6
+// blocks away has "reached" range 1 and stops there, out of pickup reach (a CI hand-over
+// failed so). With `straight`, a walk to an item on the ground walks its last stretch
+// straight at it; a bot that cannot close in (a wall in the way) stops trying after
+// CLOSE_IN_MS and the caller's own check decides. Other walks keep the pathfinder's stop: a
+// bot pushed on towards a block it is about to place lands in the wrong spot.
+async function closeIn (bot, target, arrived) {
+  if (arrived()) return
+  await bot.lookAt(new Vec3(target.x, bot.entity.position.y + EYE_HEIGHT, target.z), true)
+  bot.setControlState('forward', true)
+  try {
+    await settles(arrived, CLOSE_IN_MS)
+  } finally {
+    bot.setControlState('forward', false)
+  }
 }
 
 function blockAt (bot, pos) {
@@ -149,7 +169,7 @@ async function goTo (ctx, bot, action) {
   if (action.target_kind === 'agent') {
     const peer = ctx.bots[action.target]
     if (!peer) throw new SkillFailure('UNKNOWN_AGENT', `${action.target} is not in this world`)
-    await goto(bot, peer.entity.position, 2.5, true)
+    await goto(bot, peer.entity.position, 2.5, { level: true })
     return
   }
   const ref = ctx.layout.refs[action.target]
@@ -237,7 +257,7 @@ async function digAndCollect (ctx, bot, action, blockType, target) {
   }
   await collectOwed(bot)
   // out of reach: items lie where they drop (no item physics), so walk over at once
-  await goto(bot, target.position.offset(0.5, 0, 0.5), 1) // the drop lies at the block's middle
+  await goto(bot, target.position.offset(0.5, 0, 0.5), 1, { straight: true }) // the drop lies at the block's middle
   const collected = () => countOf(bot, drop) >= expected
   await waitFor(collected, PICKUP_TIMEOUT_MS,
     () => new SkillFailure('DROP_NOT_COLLECTED', `${bot.username} dug ${action.block} but picked up no ${drop}`))
@@ -257,7 +277,7 @@ async function giveItem (ctx, bot, action) {
   await settles(() => bot.entity.onGround, LANDING_MS)
   const tooFar = flatGap(bot.entity.position, peer.entity.position) > TOSS_CARRY + PICKUP_FLAT - 0.3
   if (tooFar || Math.abs(bot.entity.position.y - peer.entity.position.y) > LEVEL_GAP) {
-    await goto(bot, peer.entity.position, 2, true)
+    await goto(bot, peer.entity.position, 2, { level: true })
   }
   await bot.lookAt(peer.entity.position.offset(0, 0.2, 0), true)
   await bot.waitForTicks(2) // the rotation reaches the server on the next tick
@@ -318,7 +338,7 @@ async function fetchStack (ctx, receiver, stack) {
   await waitFor(() => !ctx.acting.has(name) && !ctx.fetching.has(name), RECEIVER_FREE_MS,
     () => new SkillFailure('HANDOFF_NOT_RECEIVED', `the stack landed out of ${name}'s reach while ${name} was busy`))
   const at = stack.position
-  const walk = goto(receiver, at, 1)
+  const walk = goto(receiver, at, 1, { straight: true })
   ctx.fetching.set(name, walk.catch(() => {}))
   try {
     await walk
