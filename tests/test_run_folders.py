@@ -167,6 +167,31 @@ def test_workers_ended_by_sigterm_print_nothing() -> None:
     assert ran.stderr == ""  # no worker traceback, from the idle worker or the busy one
 
 
+OTHER_CHILD_KEPT = """
+import multiprocessing, time
+from gencoord.eval.dispatch import run_locally
+
+def fail(chunk):
+    time.sleep(0.5)  # both workers have started
+    raise RuntimeError("a chunk failed")
+
+bystander = multiprocessing.Process(target=time.sleep, args=(60,))
+bystander.start()
+try:
+    run_locally(fail, [[0], [1]], 2, lambda data, jobs, bad: None)
+except RuntimeError:
+    print(bystander.is_alive())
+bystander.terminate()
+"""
+
+
+def test_an_interrupted_run_ends_only_its_own_workers() -> None:
+    ran = subprocess.run(
+        [sys.executable, "-c", OTHER_CHILD_KEPT], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert ran.returncode == 0 and ran.stdout.strip() == "True", ran.stdout + ran.stderr
+
+
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])
 def test_an_interrupted_run_stops_its_workers_and_says_how_to_resume(tmp_path: Path, stop: signal.Signals) -> None:
     config_file = tmp_path / f"interrupted-{stop.name}.toml"

@@ -7,7 +7,6 @@ the caller writes records, whatever ran the work, so one writer owns each record
 
 from __future__ import annotations
 
-import multiprocessing
 import signal
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
@@ -49,13 +48,19 @@ def _worker_start() -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
-def _end_workers() -> None:
-    for child in multiprocessing.active_children():
-        child.terminate()
-    for child in multiprocessing.active_children():
-        child.join(timeout=5)
-        if child.is_alive():
-            child.kill()
+def _end_workers(pool: ProcessPoolExecutor) -> None:
+    """Ends the pool's own processes, and no other child of the caller's.
+
+    The executor offers no public way to reach its workers before Python 3.14
+    (``terminate_workers``), so this reads its process table.
+    """
+    workers = list((pool._processes or {}).values())
+    for worker in workers:
+        worker.terminate()
+    for worker in workers:
+        worker.join(timeout=5)
+        if worker.is_alive():
+            worker.kill()
 
 
 def run_locally(work: Work, chunks: Sequence[Sequence[Any]], workers: int, sink: Sink) -> None:
@@ -84,7 +89,7 @@ def run_locally(work: Work, chunks: Sequence[Sequence[Any]], workers: int, sink:
         except BaseException:
             # Workers first, then a waiting shutdown: its manager thread sees them gone and ends
             # before the interpreter's exit hook would wake it through a pipe it is closing.
-            _end_workers()
+            _end_workers(pool)
             pool.shutdown(wait=True, cancel_futures=True)
             raise
         pool.shutdown()
