@@ -14,6 +14,7 @@ from gencoord.worlds.sim import SimExecutor
 
 A, B = "agent_a", "agent_b"
 LEFT = "agent_a received 0 of 2 stick; a stack of it lies 2.9 blocks from agent_a"
+HAND_OVER = conformance_program([GoTo(B, "b#1", A, "agent"), GiveItem(B, "b#1", A, "stick", 2)])
 
 
 class _DroppingHands(SimExecutor):
@@ -28,7 +29,7 @@ class _DroppingHands(SimExecutor):
 def test_a_disagreement_keeps_what_the_failing_world_said(prior: Prior) -> None:
     mirrored = MirroredExecutor(_DroppingHands(prior.game), SimExecutor(prior.game))
     mirrored.reset(world(prior, {B: {"stick": 2}}))
-    mirrored.run(conformance_program([GoTo(B, "b#1", A, "agent"), GiveItem(B, "b#1", A, "stick", 2)]), 0, 2)
+    mirrored.run(HAND_OVER, 0, 2)
     [disagreement] = mirrored.disagreements
     assert disagreement.startswith("action 2 (agent_b give_item): sim HANDOFF_NOT_RECEIVED")
     assert f"({LEFT}), simulator ok" in disagreement and "real time" in disagreement
@@ -37,5 +38,5 @@ def test_a_disagreement_keeps_what_the_failing_world_said(prior: Prior) -> None:
 def test_worlds_that_agree_record_nothing(prior: Prior) -> None:
     mirrored = MirroredExecutor(SimExecutor(prior.game), SimExecutor(prior.game))
     mirrored.reset(world(prior, {B: {"stick": 2}}))
-    records = mirrored.run(conformance_program([GoTo(B, "b#1", A, "agent"), GiveItem(B, "b#1", A, "stick", 2)]), 0, 2)
+    records = mirrored.run(HAND_OVER, 0, 2)
     assert [r.ok for r in records] == [True, True] and mirrored.disagreements == []
