@@ -192,14 +192,15 @@ def test_each_direct_fixture_reproduces_its_targets_in_unseen_worlds(
 
 
 def test_the_slot_names_fixture_copies_held_out_templates_names_from_the_view(suites: SuiteDocument) -> None:
-    """tiny-dsl-slots-s1 holds no instance name, so a held-out template's names and a familiar one's are both copied."""
-    loaded = load_model(FIXTURE.parent / "tiny-dsl-slots-s1")
+    """tiny-dsl-places-s1 holds no instance name, so a held-out template's names and a familiar one's are both copied;
+    issue 17 asks 80% of held-out-template rows of it."""
+    loaded = load_model(FIXTURE.parent / "tiny-dsl-places-s1")
     vocabulary = loaded.codec.tokenizer.get_vocab()  # type: ignore[attr-defined]
     assert not instance_names(default_prior()) & set(vocabulary)
     _, unseen = evaluation_rows(loaded.spec, 32)
     assert {row.template for row in unseen} <= set(suites.forward.held_out_templates)
     outputs = [generate(loaded.model, loaded.codec, row.prompt)[0] for row in unseen]
-    assert sum(out == row.target for out, row in zip(outputs, unseen, strict=True)) / len(unseen) >= 0.5
+    assert sum(out == row.target for out, row in zip(outputs, unseen, strict=True)) / len(unseen) >= 0.8
 
 
 def test_a_model_backend_set_runs_in_the_harness(tmp_path: Path) -> None:

@@ -52,7 +52,7 @@ def _filled(path: str, prompt: str, receiver: str) -> str:
 def test_a_restructured_target_is_a_copy_of_what_the_new_prompt_shows(index: int, seed: int) -> None:
     pool, _, rows = _training()
     row = rows[index % len(rows)]
-    new = restructured(row, pool, random.Random(seed))
+    new = restructured(row, pool, random.Random(seed), siblings=[0.0, 1.0][seed % 2], places=[0.0, 1.0][index % 2])
     if row.stage not in ("sender_initial", "receiver_after_request"):
         assert new == row
         return
@@ -107,9 +107,44 @@ def test_sibling_bindings_share_the_sender_path_and_differ_in_one_receiver_step(
         assert sum(a != b for a, b in zip(receiver, first_receiver, strict=True)) <= 1
 
 
+_PLACE = re.compile(r"\b(dst|site)=([a-z_]+)")
+
+
+@settings(max_examples=60, deadline=None)
+@given(index=st.integers(0, 10_000), seed=st.integers(0, 10_000))
+def test_place_siblings_differ_from_the_first_binding_in_places_only(index: int, seed: int) -> None:
+    pool, _, rows = _training()
+    row = rows[index % len(rows)]
+    new = restructured(row, pool, random.Random(seed), siblings=1.0, places=1.0)
+    paths = list(_view_paths(new.prompt).values())
+    if new == row or len(paths) < 2:
+        return
+
+    def unplaced(path: str) -> str:
+        return _PLACE.sub(r"\1=*", re.sub(r"bind=[A-Za-z_]+,", "", path))
+
+    first_sender, first_receiver = paths[0]
+    for sender, receiver in paths[1:]:
+        if not _PLACE.search(first_receiver):  # nothing to vary: a sibling one step apart
+            continue
+        assert unplaced(sender) == unplaced(first_sender) and unplaced(receiver) == unplaced(first_receiver)
+        changed = [
+            (a.groups(), b.groups())
+            for a, b in zip(_PLACE.finditer(receiver), _PLACE.finditer(first_receiver), strict=True)
+            if a.groups() != b.groups()
+        ]
+        assert len(changed) == 1  # one place of the receiver's steps
+        (key, new_place), (_, old_place) = changed[0]
+        for a, b in zip(_PLACE.finditer(sender), _PLACE.finditer(first_sender), strict=True):
+            # the sender's steps keep their places, or swap the one the receiver took for the one it left
+            assert a.groups() == b.groups() or (a.groups(), b.groups()) == ((key, old_place), (key, new_place))
+
+
 @pytest.mark.parametrize(
     ("spec", "preset"),
     [
+        (FULL, TinyPreset(restructuring=0.5, siblings=0.5, place_siblings=1.5)),
+        (FULL, TinyPreset(restructuring=0.5, place_siblings=0.5)),  # place siblings are siblings
         (FULL, TinyPreset(restructuring=1.5)),
         (FULL, TinyPreset(restructuring=0.5, siblings=-0.1)),
         (FULL, TinyPreset(siblings=0.5)),  # siblings shape restructured views only
@@ -126,12 +161,15 @@ def test_restructuring_refuses_a_rate_or_model_it_cannot_serve(
 
 
 def test_a_restructured_model_trains_and_its_manifest_records_the_recipe(tmp_path: Path) -> None:
-    preset = TinyPreset(renaming=0.8, restructuring=0.8, siblings=0.5, slot_names=True, threads=1)
+    preset = TinyPreset(
+        renaming=0.8, restructuring=0.8, siblings=0.5, place_siblings=0.5, batch=4, slot_names=True, threads=1
+    )
     train_tiny(FULL, tmp_path / "model", 3, seed=0, evaluate=1, preset=preset)
     loaded = load_model(tmp_path / "model")
     settings = loaded.manifest.settings
     assert settings is not None and settings["renaming"] == 0.8 and settings["restructuring"] == 0.8
-    assert settings["siblings"] == 0.5 and settings["slot_names"] is True
+    assert settings["siblings"] == 0.5 and settings["place_siblings"] == 0.5 and settings["slot_names"] is True
+    assert settings["batch"] == 4
     vocabulary = loaded.codec.tokenizer.get_vocab()  # type: ignore[attr-defined]
     assert not instance_names(default_prior()) & set(vocabulary)  # every instance name is read through a slot
     assert "resource.deliver(" in vocabulary and ",item=" in vocabulary
@@ -143,6 +181,7 @@ def test_the_train_command_sets_the_tiny_width_and_rate_and_refuses_what_it_cann
     assert odd.exit_code == 2 and "CONFIG_INVALID" in odd.stderr and "multiple of 16" in odd.stderr
     assert not (tmp_path / "odd").exists()
     args = ["--view", "full", "--restructuring", "0.5", "--hidden", "32", "--layers", "1", "--threads", "1"]
+    args += ["--siblings", "0.5", "--place-siblings", "0.5", "--batch", "3"]
     args += ["--lr", "0.0025", "--warmup", "500", "--evaluate", "0"]  # an untrained model decodes to the limit
     trained = runner.invoke(app, ["train", "--out", str(tmp_path / "m"), "--steps", "2", *args])
     assert trained.exit_code == 0, trained.stderr
@@ -151,6 +190,7 @@ def test_the_train_command_sets_the_tiny_width_and_rate_and_refuses_what_it_cann
     assert (config.hidden_size, config.head_dim, config.intermediate_size, config.num_hidden_layers) == (32, 8, 128, 1)
     settings = load_model(tmp_path / "m").manifest.settings
     assert settings is not None and (settings["lr"], settings["warmup"]) == (0.0025, 500)
+    assert (settings["place_siblings"], settings["batch"]) == (0.5, 3)
     defaults = runner.invoke(
         app, ["train", "--out", str(tmp_path / "d"), "--steps", "1", "--layers", "1", "--evaluate", "2"]
     )
@@ -161,6 +201,8 @@ def test_the_train_command_sets_the_tiny_width_and_rate_and_refuses_what_it_cann
     assert zero.exit_code == 2 and not (tmp_path / "z").exists()
     negative = runner.invoke(app, ["train", "--out", str(tmp_path / "n"), "--evaluate", "-1", "--steps", "1"])
     assert negative.exit_code == 2 and not (tmp_path / "n").exists()
+    empty = runner.invoke(app, ["train", "--out", str(tmp_path / "e"), "--batch", "0", "--steps", "1"])
+    assert empty.exit_code == 2 and not (tmp_path / "e").exists()
 
 
 @pytest.mark.parametrize("preset", [TinyPreset(lr=0.0), TinyPreset(lr=1.5), TinyPreset(warmup=-1)])

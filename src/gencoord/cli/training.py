@@ -57,7 +57,7 @@ def train(
         PriorView | None,
         typer.Option(help="Task-prior view in the model input (default: none for tiny, full for --model)."),
     ] = None,
-    steps: Annotated[int, typer.Option(min=1, help="tiny: optimizer steps (batch 8, fresh rows every step).")] = 4000,
+    steps: Annotated[int, typer.Option(min=1, help="tiny: optimizer steps (fresh rows every step).")] = 4000,
     epochs: Annotated[int, typer.Option(min=1, help="--model: epochs over the training rows (paper: 2).")] = 2,
     micro_batch: Annotated[
         int, typer.Option(min=1, help="--model: rows per forward pass; the effective batch stays 16.")
@@ -92,6 +92,18 @@ def train(
             "in one step only, as real templates' branches do, so the active line is found by its code.",
         ),
     ] = 0.0,
+    place_siblings: Annotated[
+        float,
+        typer.Option(
+            min=0.0,
+            max=1.0,
+            help="tiny, with --siblings: share of sibling bindings that differ from the first in one place (the "
+            "depot or the order chest), or swap two, rather than in one step.",
+        ),
+    ] = 0.0,
+    batch: Annotated[
+        int, typer.Option(min=1, help="tiny: rows per optimizer step; 16 trained the held-out recipe best (README).")
+    ] = 8,
     layers: Annotated[int, typer.Option(min=1, max=12, help="tiny: decoder layers.")] = 2,
     hidden: Annotated[
         int,
@@ -162,6 +174,8 @@ def train(
             renaming=renaming,
             restructuring=restructuring,
             siblings=siblings,
+            place_siblings=place_siblings,
+            batch=batch,
             slot_names=slot_names,
             threads=threads,
             lr=TinyPreset.lr if lr is None else lr,

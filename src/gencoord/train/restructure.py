@@ -29,6 +29,7 @@ _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
 _BIND = re.compile(r"bind=([A-Za-z_]+)")
 _STAGES = (Stage.SENDER_INITIAL.value, Stage.RECEIVER_AFTER_REQUEST.value)
 _LARGEST = 64  # a stack: restructured rows draw their quantities from 1..64
+_PLACE = re.compile(r"\b(dst|site)=([a-z_]+)")
 
 
 @dataclass(frozen=True)
@@ -39,11 +40,18 @@ class StepPool:
     handoff: tuple[str, ...]
     after: tuple[str, ...]
     receiver: tuple[str, ...]
+    places: dict[str, tuple[str, ...]]  # a place key (dst, site) → the places the steps name under it
 
     @classmethod
     def of(cls, prior: Prior, templates: frozenset[str]) -> StepPool:
         stages = [stages_of(paths) for name in sorted(templates) for paths in prior.templates[name].bindings.values()]
+        every = {step for s in stages for part in (s.before, s.handoff, s.after, s.receiver) for step in part}
+        places: dict[str, set[str]] = {}
+        for step in every:
+            for match in _PLACE.finditer(step):
+                places.setdefault(match.group(1), set()).add(match.group(2))
         return cls(
+            places={key: tuple(sorted(values)) for key, values in places.items()},
             before=tuple(sorted({step for s in stages for step in s.before})),
             handoff=tuple(sorted({step for s in stages for step in s.handoff})),
             after=tuple(sorted({step for s in stages for step in s.after})),
@@ -98,23 +106,53 @@ def _sibling_steps(
     return sender, receiver
 
 
+def _place_sibling(
+    base: tuple[list[str], list[str]], pool: StepPool, rng: random.Random
+) -> tuple[list[str], list[str]] | None:
+    """``base`` with one place of its receiver's steps changed, or None where they name none.
+
+    Real branches often differ in one place only (the depot or the order chest), or swap two
+    (the sender builds the wall and requests the roof, or the other way round); a sibling
+    drawn a step apart is told from its first binding by its first differing skill, these
+    only by the one name. Where the sender names another place under the same key, the
+    two swap.
+    """
+    sender, receiver = list(base[0]), list(base[1])
+    found = [(index, match) for index, step in enumerate(receiver) for match in _PLACE.finditer(step)]
+    if not found:
+        return None
+    index, match = rng.choice(found)
+    key, old = match.groups()
+    mine = sorted({m.group(2) for step in sender for m in _PLACE.finditer(step) if m.group(1) == key} - {old})
+    new = rng.choice(mine or [place for place in pool.places[key] if place != old] or [old])
+    step = receiver[index]
+    receiver[index] = step[: match.start(2)] + new + step[match.end(2) :]
+    if mine:
+        sender = [step.replace(f"{key}={new}", f"{key}={old}") for step in sender]
+    return sender, receiver
+
+
 def _paths(code: str, steps: tuple[list[str], list[str]]) -> tuple[str, str]:
     sender, receiver = steps
     return STEP_SEPARATOR.join(sender), STEP_SEPARATOR.join([_with_code(receiver[0], code), *receiver[1:]])
 
 
 def _random_structure(
-    codes: list[str], pool: StepPool, params: list[str], rng: random.Random, siblings: float
+    codes: list[str], pool: StepPool, params: list[str], rng: random.Random, siblings: float, places: float
 ) -> dict[str, tuple[str, str]]:
-    """Every binding's paths: drawn apart, or, with probability ``siblings``, each a one-step variant of the first."""
+    """Every binding's paths: drawn apart, or, with probability ``siblings``, each a variant of the first:
+    one place apart with probability ``places`` (:func:`_place_sibling`), else one step apart."""
     first = _random_steps(pool, params, rng)
     related = rng.random() < siblings
     steps = {
         code: first
         if index == 0
-        else _sibling_steps(first, pool, params, rng)
-        if related
-        else _random_steps(pool, params, rng)
+        else (
+            (places and rng.random() < places and _place_sibling(first, pool, rng))
+            or _sibling_steps(first, pool, params, rng)
+            if related
+            else _random_steps(pool, params, rng)
+        )
         for index, code in enumerate(codes)
     }
     return {code: _paths(code, value) for code, value in steps.items()}
@@ -128,9 +166,13 @@ def _view_line(code: str, sender: str, receiver: str) -> str:
     return f"{code}: SELF {sender} | REQ {receiver}"
 
 
-def restructured(row: SupervisionRow, pool: StepPool, rng: random.Random, siblings: float = 0.0) -> SupervisionRow:
+def restructured(
+    row: SupervisionRow, pool: StepPool, rng: random.Random, siblings: float = 0.0, places: float = 0.0
+) -> SupervisionRow:
     """``row`` with fresh random paths for every binding of its view, or unchanged where it has none;
-    with probability ``siblings`` the bindings are one-step variants of the first (:func:`_sibling_steps`).
+    with probability ``siblings`` the bindings are variants of the first, each one place apart
+    with probability ``places`` (:func:`_place_sibling`) and one step apart otherwise
+    (:func:`_sibling_steps`).
 
     Only forward sender and receiver rows of a full view in compact Short DSL are rewritten:
     they are the rows whose target is a copy of one view line or of the delivered request.
@@ -146,7 +188,7 @@ def restructured(row: SupervisionRow, pool: StepPool, rng: random.Random, siblin
         return row
     values = {name: str(rng.randint(1, _LARGEST)) for name in names}  # quantities to copy, not to recall
     me, peer = agents[1], agents[5]
-    paths = _random_structure(codes, pool, names, rng, siblings)
+    paths = _random_structure(codes, pool, names, rng, siblings, places)
     rewritten = [
         _task_line(task, values)
         if line == task

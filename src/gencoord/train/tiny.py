@@ -11,12 +11,13 @@ row's instance names are replaced by fresh ones (:mod:`gencoord.train.renaming`)
 model must copy names from the task structure in view rather than recall them, which is what
 a held-out template asks of it; ``TinyPreset.restructuring`` also replaces a row's paths and
 quantities (:mod:`gencoord.train.restructure`), so that it cannot recall a template's
-structure either, and ``TinyPreset.siblings`` makes restructured bindings one-step variants
-of each other, as real templates' branches are; ``TinyPreset.slot_names`` keeps every
-instance name out of the vocabulary, so familiar names are copied through slots as held-out
-ones are. At this size they help only in part: held-out templates reach 11–22% exact match
-with renaming, 31–39% with restructuring too, 48–55% with siblings and 3 layers, and 45–70%
-(three seeds) with slot names as well (benchmarks/held_out_names.py, README).
+structure either, and ``TinyPreset.siblings`` makes restructured bindings variants of each
+other, one step apart or (``TinyPreset.place_siblings``) one place apart, as real templates'
+branches are; ``TinyPreset.slot_names`` keeps every instance name out of the vocabulary, so
+familiar names are copied through slots as held-out ones are. Held-out templates reach 11–22%
+exact match with renaming, 31–39% with restructuring too, 48–55% with siblings and 3 layers,
+45–70% (three seeds) with slot names as well, and 89.1% with place siblings and batch 16
+(seed 1; benchmarks/held_out_names.py, README).
 """
 
 from __future__ import annotations
@@ -73,6 +74,7 @@ class TinyPreset:
     renaming: float = 0.0  # chance that each instance name of a training row is replaced by a fresh one
     restructuring: float = 0.0  # chance that a full-view row's task structure is replaced by a random one
     siblings: float = 0.0  # of restructured views, the share whose bindings differ from each other in one step
+    place_siblings: float = 0.0  # of those bindings, the share one place apart rather than one step
     slot_names: bool = False  # the tokenizer holds no instance name: every one is read and written as a name slot
 
 
@@ -195,11 +197,20 @@ def train_tiny(
         )
     if not 0.0 <= preset.renaming <= 1.0:
         raise ConfigError("BAD_RENAMING", f"renaming is a probability in [0, 1], not {preset.renaming}")
-    for name, rate in (("restructuring", preset.restructuring), ("siblings", preset.siblings)):
+    rates = (
+        ("restructuring", preset.restructuring),
+        ("siblings", preset.siblings),
+        ("place siblings", preset.place_siblings),
+    )
+    for name, rate in rates:
         if not 0.0 <= rate <= 1.0:
             raise ConfigError("BAD_RESTRUCTURING", f"{name} is a probability in [0, 1], not {rate}")
     if preset.siblings and not preset.restructuring:
         raise ConfigError("BAD_RESTRUCTURING", "siblings shape restructured views: give restructuring too")
+    if preset.place_siblings and not preset.siblings:
+        raise ConfigError("BAD_RESTRUCTURING", "place siblings are a kind of sibling: give siblings too")
+    if preset.batch < 1:
+        raise ConfigError("BAD_BATCH", f"a batch holds at least one row, not {preset.batch}")
     copies_paths = spec.view is PriorView.FULL and spec.surface is SurfaceName.DSL and spec.target is Target.DIRECT
     if preset.restructuring and not (copies_paths and spec.horizon is Horizon.MULTI):
         raise ConfigError(
@@ -231,7 +242,7 @@ def train_tiny(
         batch = [next(rows) for _ in range(preset.batch)]
         if preset.restructuring:
             batch = [
-                restructured(row, steps_pool, renaming, preset.siblings)
+                restructured(row, steps_pool, renaming, preset.siblings, preset.place_siblings)
                 if renaming.random() < preset.restructuring
                 else row
                 for row in batch
