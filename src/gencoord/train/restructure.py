@@ -124,11 +124,15 @@ def _place_sibling(
     index, match = rng.choice(found)
     key, old = match.groups()
     mine = sorted({m.group(2) for step in sender for m in _PLACE.finditer(step) if m.group(1) == key} - {old})
-    new = rng.choice(mine or [place for place in pool.places[key] if place != old] or [old])
+    choices = mine or [place for place in pool.places[key] if place != old]
+    if not choices:
+        return None  # no other place to name: the sibling would be the first binding itself
+    new = rng.choice(choices)
     step = receiver[index]
     receiver[index] = step[: match.start(2)] + new + step[match.end(2) :]
     if mine:
-        sender = [step.replace(f"{key}={new}", f"{key}={old}") for step in sender]
+        taken = re.compile(rf"\b{key}={re.escape(new)}\b")
+        sender = [taken.sub(f"{key}={old}", step) for step in sender]
     return sender, receiver
 
 
