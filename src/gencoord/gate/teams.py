@@ -41,8 +41,8 @@ from gencoord.protocol.resolve import resolve_team
 from gencoord.run.faults import substitute
 from gencoord.run.team import lead_of
 from gencoord.runtime.verify import Requirement
-from gencoord.tasks.team import ANY, TeamTask
-from gencoord.tasks.world import STATION, hand_block, team_world
+from gencoord.tasks.team import ANY, TeamTask, gathered_from
+from gencoord.tasks.world import STATION, team_world
 from gencoord.worlds.changes import BlockRoute, DepleteSource, OccupyStation, RemoveItems
 
 STATION_SECONDS = (20.0, 40.0, 60.0)
@@ -98,7 +98,7 @@ def team_graphs(tasks: Sequence[TeamTask], prior: Prior) -> tuple[list[TeamGraph
 def _offered(team: TeamGraph, prior: Prior, rng: random.Random) -> list[str]:
     """Raw items the plan consumes that the world offers to gather (about half of the hand-gatherable ones)."""
     consumed = sorted({item for node in team.graph.nodes for item in node_needs(node.task, prior.game)})
-    raw = [item for item in consumed if item not in prior.game.recipes and hand_block(item, prior) is not None]
+    raw = [item for item in consumed if item not in prior.game.recipes and gathered_from(item, prior) is not None]
     return sorted({*team.task.world.resources, *(item for item in raw if rng.random() < 0.5)})
 
 

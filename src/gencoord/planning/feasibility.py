@@ -30,11 +30,15 @@ GATHER_SKILL = "resource.obtain"
 CRAFT_SKILL = "craft.item"
 TABLE = "crafting_table"
 MAX_DEPTH = 12
+"""Recipe levels explored below the goal."""
 _GREEDY_BUDGET = 400
 """Expansions the fast search may make before the exact solver takes over."""
-"""Recipe levels explored below the goal."""
 _RAW_SLACK, _CRAFTED_SLACK, _RUN = 1_000.0, 1_000_000.0, 1.0
 _BIG = 100_000
+
+
+Runs = tuple[tuple[str, Recipe, int], ...]
+"""A recipe plan: (result, the variant used, how many times it runs)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +59,7 @@ class Feasibility:
     shortfall: Shortfall | None = None
     also_missing: tuple[Shortfall, ...] = ()
     crafts: int = 0  # recipe runs in the cheapest plan (0 when the team already holds the goal)
-    runs: tuple[tuple[str, Recipe, int], ...] = ()  # the cheapest plan: (result, variant, times it runs)
+    runs: Runs = ()  # the cheapest plan: (result, variant, times it runs)
     places_table: bool = False  # the plan puts a crafting table down (none stands in the world)
 
 
@@ -127,7 +131,7 @@ def _chain(goal: str, target: str, used: list[tuple[str, Recipe]]) -> tuple[str,
 
 def _greedy(
     game: GameData, goal: str, count: int, held: dict[str, int], gatherable: set[str], table_needed: bool
-) -> tuple[tuple[tuple[str, Recipe, int], ...], bool] | None:
+) -> tuple[Runs, bool] | None:
     """A plan by depth-first search over variants (held items first), or None to leave it to the solver.
 
     Most tasks have a plan that uses what is held along the first workable variant; this
@@ -221,20 +225,40 @@ def _solve(
     return plan
 
 
+def _gatherable(task: TeamTask) -> set[str]:
+    return set(task.world.resources) if any(GATHER_SKILL not in agent.blocked for agent in task.agents) else set()
+
+
+def quick_runs(task: TeamTask, prior: Prior) -> Feasibility | None:
+    """A feasible plan by the fast search alone, or None: a None proves nothing (only :func:`diagnose` does).
+
+    For the planner's optional drafts (one agent alone, gathering), where a miss costs a
+    candidate and the exact solver's hundreds of milliseconds would cost every task.
+    """
+    if all(CRAFT_SKILL in agent.blocked for agent in task.agents):
+        return None
+    game = planning_game(task, prior)
+    found = _greedy(
+        game, task.goal.item, task.goal.count, task.holdings(), _gatherable(task), not task.world.crafting_table
+    )
+    if found is None:
+        return None
+    runs, places_table = found
+    return Feasibility(True, None, "", crafts=sum(t for _, _, t in runs), runs=runs, places_table=places_table)
+
+
 def diagnose(task: TeamTask, prior: Prior) -> Feasibility:
     """Whether the goal is reachable from what the team holds, gathers and crafts (blocked skills respected)."""
+    quick = quick_runs(task, prior)
+    if quick is not None:
+        return quick
     game = planning_game(task, prior)
-    gatherers = [agent for agent in task.agents if GATHER_SKILL not in agent.blocked]
     crafters = [agent for agent in task.agents if CRAFT_SKILL not in agent.blocked]
-    gatherable = set(task.world.resources) if gatherers else set()
+    gatherable = _gatherable(task)
     goal, count = task.goal.item, task.goal.count
     table_needed = not task.world.crafting_table
     items, variants = _closure(game, (goal, TABLE) if table_needed else (goal,), bool(crafters))
     held = task.holdings()
-    found = _greedy(game, goal, count, held, gatherable, table_needed) if crafters else None
-    if found is not None:
-        runs, places_table = found
-        return Feasibility(True, None, "", crafts=sum(t for _, _, t in runs), runs=runs, places_table=places_table)
     x = _solve(game, items, variants, held, gatherable, goal, count, table_needed)
     n_variants = len(variants)
     used = [variants[column] for column in range(n_variants) if x[column] > 0]

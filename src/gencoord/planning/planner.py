@@ -1,39 +1,54 @@
-"""The team planner: a goal and what a team holds become role paths and hand-overs.
+"""The team planner: a goal and what a team holds become role paths and hand-overs, by makespan.
 
 It works on a :class:`TeamTask` as one agent knows it (its own inventory, what peers
-answered), never on the world. The recipe plan is the feasibility check's integer
-program (cheapest recipe runs over real variants, tags included); on top of it the
-planner chooses who crafts. Every agent that may craft is tried as the crafter; the
-choice minimizes hand-overs, then the tasks on the longest path (a stand-in for
-simulated time: every task is at least one walk and one action). Supplies come from
-the crafter's own holdings first, then from the peers holding the most of each item
-(fewest givers), then from gathering. A crafting table is placed by whoever holds one
-(no hand-over needed: once placed, every agent uses it), or crafted and placed by the
-crafter. Blocked skills are respected everywhere.
+answered) and on the team world's public shape, never on the world itself. The recipe
+plan is the feasibility check's (cheapest recipe runs over real variants, tags included);
+on top of it the planner drafts who does what, in three families:
+
+- one crafter, supplied from its own bag, then by the peers holding the most of each item
+  (fewest givers), then by gathering;
+- one crafter alone, gathering what it lacks instead of asking (its own recipe plan);
+- sub-assemblies: a peer that holds every ingredient of an intermediate crafts it and
+  hands over the product, in parallel with the crafter's own work (each such split alone,
+  and all of them at once).
+
+Each draft is checked, resolved, compiled and run on the simulator from the team's
+public world, so its makespan is the team's simulated completion time with every
+hand-over's walk, toss and pickup counted. The fastest wins; fewer hand-overs break ties.
+A crafting table is placed by whoever holds one (once placed, every agent uses it), or
+crafted and placed by the crafter. Blocked skills are respected everywhere.
 """
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 from graphlib import TopologicalSorter
 
 from gencoord.dsl.ast import Path, PeerRequest, Proposal, Task
-from gencoord.errors import ResolutionError
+from gencoord.errors import GencoordError, ResolutionError
 from gencoord.planning.feasibility import (
     CRAFT_SKILL,
     GATHER_SKILL,
     TABLE,
     Feasibility,
+    Runs,
     addressable,
     diagnose,
     planning_game,
+    quick_runs,
 )
 from gencoord.planning.furnace import heat_of, is_heat, smelted_input
+from gencoord.prior.contract import check_proposal
 from gencoord.prior.gamedata import GameData, Recipe
 from gencoord.prior.prior import Prior
+from gencoord.protocol.resolve import resolve_team
+from gencoord.runtime.compile import compile_plan
+from gencoord.runtime.materialize import materialize
 from gencoord.tasks.team import ANY, TeamTask
-from gencoord.tasks.world import FURNACE, STATION, source_ref
+from gencoord.tasks.world import FURNACE, STATION, source_ref, team_world
+from gencoord.worlds.sim.executor import SimExecutor
 
 DELIVER_SKILL = "resource.deliver"
 PLACE_SKILL = "station.place"
@@ -48,6 +63,8 @@ class TeamPlan:
     proposal: Proposal | None = None
     crafter: str | None = None
     handoffs: int = 0
+    makespan_s: float | None = None  # the chosen plan's simulated completion time
+    single_crafter_s: float | None = None  # the fastest plan in which one agent makes everything
 
 
 @dataclass
@@ -65,7 +82,7 @@ def _task(skill: str, prior: Prior, **args: str | int) -> Task:
     return Task(skill, prior.vocab.canonical_args(skill, args))
 
 
-def _net_needs(task: TeamTask, runs: tuple[tuple[str, Recipe, int], ...], places_table: bool) -> dict[str, int]:
+def _net_needs(task: TeamTask, runs: Runs, places_table: bool) -> dict[str, int]:
     """Items the recipe plan takes from holdings or gathering (what it consumes beyond what it makes)."""
     balance: dict[str, int] = defaultdict(int)
     for result, recipe, times in runs:
@@ -82,7 +99,7 @@ def _material(game: GameData, item: str, recipe: Recipe) -> str | None:
     return next(material for material, variant in addressable(game, item) if variant is recipe)
 
 
-def _smelt(result: str, source: str, times: int, runs: tuple[tuple[str, Recipe, int], ...], prior: Prior) -> list[Task]:
+def _smelt(result: str, source: str, times: int, runs: Runs, prior: Prior) -> list[Task]:
     """Load ``times`` of ``source`` and the fuel the plan burns for it, then take the output."""
     fuels = [(next(iter(recipe.ingredients)), n) for made, recipe, n in runs if made == heat_of(source)]
     return [
@@ -92,7 +109,7 @@ def _smelt(result: str, source: str, times: int, runs: tuple[tuple[str, Recipe, 
     ]
 
 
-def _craft_order(runs: tuple[tuple[str, Recipe, int], ...], table_made: bool) -> list[tuple[str, Recipe, int]]:
+def _craft_order(runs: Runs, table_made: bool) -> list[tuple[str, Recipe, int]]:
     """Recipe runs with every ingredient crafted before the recipes that use it.
 
     When the plan crafts the crafting table it places, every 3×3 run also waits for that craft.
@@ -107,11 +124,34 @@ def _craft_order(runs: tuple[tuple[str, Recipe, int], ...], table_made: bool) ->
     return [runs[index] for index in TopologicalSorter(graph).static_order()]
 
 
-def _draft(task: TeamTask, crafter: str, needs: dict[str, int], feasibility: Feasibility, prior: Prior) -> _Draft | str:
-    """The paths when ``crafter`` crafts; why not, when the team's skills cannot supply it that way."""
+def _craft(result: str, recipe: Recipe, times: int, game: GameData, prior: Prior) -> Task:
+    args: dict[str, str | int] = {"q": recipe.count * times, "item": result}
+    material = _material(game, result, recipe)
+    if material is not None:
+        args["input"] = material
+    if recipe.grid > 2:
+        args["station"] = STATION
+    return _task(CRAFT_SKILL, prior, **args)
+
+
+def _draft(
+    task: TeamTask, crafter: str, feasibility: Feasibility, splits: dict[int, str], prior: Prior
+) -> _Draft | str:
+    """The paths when ``crafter`` makes the goal and each run of ``splits`` (index → peer) is that
+    peer's sub-assembly from its own bag; why not, when the team's skills cannot supply it that way."""
     blocked = {agent.name: set(agent.blocked) for agent in task.agents}
     holdings = {agent.name: dict(agent.inventory) for agent in task.agents}
+    game = planning_game(task, prior)
     draft = _Draft()
+    made: dict[str, list[Task]] = defaultdict(list)
+    for index, maker in sorted(splits.items()):
+        result, recipe, times = feasibility.runs[index]
+        for ingredient, amount in recipe.ingredients.items():
+            holdings[maker][ingredient] -= amount * times
+        holdings[maker][result] = holdings[maker].get(result, 0) + recipe.count * times
+        made[maker].append(_craft(result, recipe, times, game, prior))
+    runs = tuple(run for index, run in enumerate(feasibility.runs) if index not in splits)
+    needs = _net_needs(task, runs, feasibility.places_table)
     table_from_bag = feasibility.places_table and any(holdings[a].get(TABLE, 0) for a in holdings)
     placer = None
     if feasibility.places_table and table_from_bag:
@@ -158,36 +198,30 @@ def _draft(task: TeamTask, crafter: str, needs: dict[str, int], feasibility: Fea
             left = 0
         if left:
             return f"{left} more {item} is held only by agents that may not hand it over (resource.deliver)"
-    for agent in sorted(set(obtained) | set(deliveries)):
-        if agent != crafter:
-            draft.paths[agent] += obtained[agent] + deliveries[agent]
     place = _task(PLACE_SKILL, prior, q=1, item=TABLE, station=STATION)
-    if placer is not None and placer != crafter:
+    for agent in sorted(set(obtained) | set(deliveries) | set(made)):
+        if agent != crafter:
+            before = [place] if agent == placer and any(t.get("station") for t in made[agent]) else []
+            draft.paths[agent] += obtained[agent] + before + made[agent] + deliveries[agent]
+    if placer is not None and placer != crafter and place not in draft.paths[placer]:
         draft.paths[placer].append(place)
     own_path = draft.paths[crafter]
     own_path += obtained[crafter]
     placed = placer is not None and placer != crafter
-    smelted = sorted({source for _, recipe, _ in feasibility.runs if (source := smelted_input(recipe))})
+    smelted = sorted({source for _, recipe, _ in runs if (source := smelted_input(recipe))})
     if len(smelted) > 1:
         return f"the plan smelts {' and '.join(smelted)}, and one furnace smelts one kind of item per plan"
-    game = planning_game(task, prior)
-    for result, recipe, times in _craft_order(feasibility.runs, feasibility.places_table and placer is None):
+    for result, recipe, times in _craft_order(runs, feasibility.places_table and placer is None):
         if is_heat(result):
             continue  # its fuel goes in with the smelt that burns it
         source = smelted_input(recipe)
         if source is not None:
-            own_path += _smelt(result, source, times, feasibility.runs, prior)
+            own_path += _smelt(result, source, times, runs, prior)
             continue
         if recipe.grid > 2 and feasibility.places_table and not placed:
             own_path.append(place)
             placed = True
-        args: dict[str, str | int] = {"q": recipe.count * times, "item": result}
-        material = _material(game, result, recipe)
-        if material is not None:
-            args["input"] = material
-        if recipe.grid > 2:
-            args["station"] = STATION
-        own_path.append(_task(CRAFT_SKILL, prior, **args))
+        own_path.append(_craft(result, recipe, times, game, prior))
     holder = task.goal.holder
     if holder not in (ANY, crafter):
         key = "to" if holder in holdings else "dst"
@@ -199,25 +233,120 @@ def _draft(task: TeamTask, crafter: str, needs: dict[str, int], feasibility: Fea
     return draft
 
 
+def _sub_assemblies(task: TeamTask, crafter: str, feasibility: Feasibility) -> dict[int, str]:
+    """Runs a peer can make from its own bag alone, each given to the peer holding most of its inputs.
+
+    Only intermediates (never the goal or a heat source) whose every ingredient the peer
+    holds, for every time the run is made, and whose product the crafter then consumes.
+    """
+    goal = task.goal.item
+    free = {agent.name: dict(agent.inventory) for agent in task.agents}
+    splits: dict[int, str] = {}
+    for index, (result, recipe, times) in enumerate(feasibility.runs):
+        if result in (goal, TABLE) or is_heat(result) or smelted_input(recipe) is not None:
+            continue
+        makers = [
+            agent.name
+            for agent in task.agents
+            if agent.name != crafter
+            and not {CRAFT_SKILL, DELIVER_SKILL} & set(agent.blocked)
+            and all(free[agent.name].get(i, 0) >= n * times for i, n in recipe.ingredients.items())
+        ]
+        if makers:
+            maker = makers[0]
+            for ingredient, amount in recipe.ingredients.items():
+                free[maker][ingredient] -= amount * times
+            splits[index] = maker
+    return splits
+
+
+def _alone(task: TeamTask, crafter: str, prior: Prior) -> _Draft | None:
+    """``crafter`` makes everything from its own bag and what it gathers: no message, no hand-over."""
+    agent = next(agent for agent in task.agents if agent.name == crafter)
+    solo = task.model_copy(update={"agents": [agent]})
+    found = quick_runs(solo, prior)
+    if found is None:
+        return None
+    draft = _draft(solo, crafter, found, {}, prior)
+    return draft if isinstance(draft, _Draft) else None
+
+
+def makespan(task: TeamTask, proposal: Proposal, lead: str, prior: Prior) -> float | None:
+    """The team's simulated completion time for ``proposal`` in ``task``'s public world; None when it fails.
+
+    The lead's own dry run: its view of the bags, the world every agent may name, the
+    simulator's physics (walks, tosses, pickups, crafts). Nothing here touches the real world.
+    """
+    episode, world = team_world(task, prior)
+    holdings = {agent.name: dict(agent.inventory) for agent in task.agents}
+    try:
+        check_proposal(proposal, lead, prior, episode)
+        plan = materialize(resolve_team(proposal, lead, holdings, prior, episode), prior, episode)
+        program = compile_plan(plan, world, prior.game)
+    except GencoordError:
+        return None
+    executor = SimExecutor(prior.game)
+    executor.reset(world)
+    records = executor.run(program, 0, len(program.actions))
+    if len(records) < len(program.actions) or not all(record.ok for record in records):
+        return None
+    final = executor.snapshot()
+    return final.clock_s if task.goal_met(final.inventories, final.containers) else None
+
+
+@dataclass(frozen=True, slots=True)
+class _Candidate:
+    crafter: str
+    draft: _Draft
+    single: bool  # one agent makes every item (sub-assemblies are the other kind)
+
+
+def _candidates(
+    task: TeamTask, feasibility: Feasibility, crafters: list[str], prior: Prior
+) -> dict[str, str | list[_Candidate]]:
+    """Every draft per crafter, or why that crafter cannot be supplied."""
+    found: dict[str, str | list[_Candidate]] = {}
+    for crafter in crafters:
+        base = _draft(task, crafter, feasibility, {}, prior)
+        if isinstance(base, str):
+            found[crafter] = base
+            continue
+        drafts = [_Candidate(crafter, base, True)]
+        splits = _sub_assemblies(task, crafter, feasibility)
+        subsets = [{index: maker} for index, maker in splits.items()] + ([splits] if len(splits) > 1 else [])
+        for subset in subsets:
+            split = _draft(task, crafter, feasibility, subset, prior)
+            if isinstance(split, _Draft):
+                drafts.append(_Candidate(crafter, split, False))
+        alone = _alone(task, crafter, prior) if len(task.agents) > 1 else None
+        if alone is not None:
+            drafts.append(_Candidate(crafter, alone, True))
+        found[crafter] = drafts
+    return found
+
+
+def _measured(seconds: float | None) -> float | None:
+    return None if seconds is None or math.isinf(seconds) else seconds
+
+
 def plan_team(task: TeamTask, lead: str, prior: Prior) -> TeamPlan:
-    """The lead's n-party proposal for ``task`` as the lead knows it.
+    """The lead's n-party proposal for ``task`` as the lead knows it: the draft of least makespan.
 
     Raises nothing for an unreachable goal: the answer carries the diagnosis. Raises
-    :class:`ResolutionError` (``PATH_TOO_LONG``) when every choice of crafter needs a
-    path longer than the prior's cap.
+    :class:`ResolutionError` (``PATH_TOO_LONG``) when every draft needs a path longer than
+    the prior's cap.
     """
     feasibility = diagnose(task, prior)
     if not feasibility.feasible:
         return TeamPlan(feasibility)
-    needs = _net_needs(task, feasibility.runs, feasibility.places_table)
     names = [agent.name for agent in task.agents]
     holder = task.goal.holder
     if not feasibility.runs:  # nothing to craft: the goal is held or gathered, and handed to its holder
-        candidates = [holder] if holder in names else names
+        crafters = [holder] if holder in names else names
     else:
-        candidates = [agent.name for agent in task.agents if CRAFT_SKILL not in agent.blocked]
-    attempts = {name: _draft(task, name, needs, feasibility, prior) for name in candidates}
-    drafts = [(name, draft) for name, draft in attempts.items() if isinstance(draft, _Draft)]
+        crafters = [agent.name for agent in task.agents if CRAFT_SKILL not in agent.blocked]
+    attempts = _candidates(task, feasibility, crafters, prior)
+    drafts = [candidate for found in attempts.values() if not isinstance(found, str) for candidate in found]
     if not drafts:
         why = "; ".join(f"{name}: {reason}" for name, reason in attempts.items())
         role = "crafts" if feasibility.runs else "collects the goal"
@@ -226,15 +355,32 @@ def plan_team(task: TeamTask, lead: str, prior: Prior) -> TeamPlan:
             reason = "every agent blocks craft.item"
         return TeamPlan(Feasibility(False, "NO_ASSIGNMENT", reason))
     cap = prior.vocab.max_path_tasks
-    fitting = [(name, draft) for name, draft in drafts if draft.longest() <= cap]
+    fitting = [candidate for candidate in drafts if candidate.draft.longest() <= cap]
     if not fitting:
-        longest = min(draft.longest() for _, draft in drafts)
+        longest = min(candidate.draft.longest() for candidate in drafts)
         raise ResolutionError(
             "PATH_TOO_LONG",
             f"every plan needs a path of {longest} tasks; the prior caps a path at {cap} (limits.max_path_tasks)",
         )
-    crafter, draft = min(fitting, key=lambda pair: (pair[1].handoffs, pair[1].longest(), pair[0] != lead, pair[0]))
-    return TeamPlan(feasibility, _proposal(draft, lead), crafter, draft.handoffs)
+    timed = [(makespan(task, _proposal(c.draft, lead), lead, prior), c) for c in fitting]
+    ran = [(seconds, c) for seconds, c in timed if seconds is not None]
+    if not ran:  # no draft runs to the goal in the lead's dry run: the fewest hand-overs, as a person would
+        ran = [(math.inf, c) for _, c in timed]
+
+    def rank(pair: tuple[float, _Candidate]) -> tuple[float, int, int, bool, str]:
+        seconds, c = pair
+        return (round(seconds, 3), c.draft.handoffs, c.draft.longest(), c.crafter != lead, c.crafter)
+
+    seconds, chosen = min(ran, key=rank)
+    single = min((s for s, c in ran if c.single), default=None)
+    return TeamPlan(
+        feasibility,
+        _proposal(chosen.draft, lead),
+        chosen.crafter,
+        chosen.draft.handoffs,
+        makespan_s=_measured(seconds),
+        single_crafter_s=_measured(single),
+    )
 
 
 def _proposal(draft: _Draft, lead: str) -> Proposal:

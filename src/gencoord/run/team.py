@@ -1,10 +1,10 @@
 """run_team_task: a team task from private bags to a verified world, through typed messages only.
 
-The lead (the agent that must hold the goal, else the first agent) knows its own bag,
+The lead (the agent that must hold the goal, else the first that can look the plan up) knows its own bag,
 its blocked skills, the shared prior and the public goal. Everything it learns about a
 teammate crosses the wire, counted byte by byte:
 
-1. If the lead can reach the goal alone, it commits its own path (``REQ -``): no message.
+1. If the lead's own bag makes the goal, it commits its own path (``REQ -``): no message.
 2. Otherwise one bounded supply question to each peer (``ASK``, the items the goal's
    recipes can use) and one answer from each (``HAVE``: counts of those items only, and
    the skills it cannot use). The lead now judges feasibility: an unreachable goal is
@@ -37,7 +37,7 @@ from gencoord.dsl import team_dialogue
 from gencoord.dsl.ast import Path, Proposal
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import GencoordError, ParseError, ResolutionError, WorldError
-from gencoord.planning.feasibility import closure_items, diagnose, planning_game
+from gencoord.planning.feasibility import closure_items, diagnose, planning_game, quick_runs
 from gencoord.prior.contract import check_proposal
 from gencoord.prior.episode import PublicEpisode
 from gencoord.prior.gamedata import GameData
@@ -57,7 +57,7 @@ from gencoord.runtime.verify import Execution, Outcome, judge
 from gencoord.tasks.context import LocalContext
 from gencoord.tasks.team import ANY, TeamAgent, TeamTask
 from gencoord.tasks.world import team_world
-from gencoord.worlds.executor import Executor, WorldSnapshot
+from gencoord.worlds.executor import Executor
 from gencoord.worlds.sim.executor import SimExecutor
 
 MAX_ROUNDS = 3
@@ -99,18 +99,13 @@ class TeamResult:
         return None if self.execution is None else self.execution.final.clock_s
 
 
-def goal_met(task: TeamTask, snapshot: WorldSnapshot) -> bool:
-    """The task's own success test: some agent (or the named holder) holds the goal count."""
-    goal = task.goal
-    if goal.holder == ANY:
-        return any(items.get(goal.item, 0) >= goal.count for items in snapshot.inventories.values())
-    table = snapshot.inventories if goal.holder in snapshot.inventories else snapshot.containers
-    return table.get(goal.holder, {}).get(goal.item, 0) >= goal.count
-
-
 def lead_of(task: TeamTask) -> str:
+    """Who writes the team's plan: the goal's named holder, else the first agent that can look the
+    plan up (MINDcraft's ``!getCraftingPlan``), else the first agent, from the shared prior alone."""
     names = [agent.name for agent in task.agents]
-    return task.goal.holder if task.goal.holder in names else names[0]
+    if task.goal.holder in names:
+        return task.goal.holder
+    return next((agent.name for agent in task.agents if agent.can_plan), names[0])
 
 
 class _Speaker:
@@ -273,8 +268,8 @@ def run_team_task(
     try:
         if mode is TeamMode.CENTRALIZED:
             view = task
-        elif task.goal.holder in (ANY, lead) and diagnose(solo, prior).feasible:
-            view = solo
+        elif task.goal.holder in (ANY, lead) and quick_runs(from_the_bag(solo), prior) is not None:
+            view = solo  # its own bag makes the goal: nothing to gather, so nobody to ask
         else:
             view = _gather_view(task, lead, prior, speaker)
         judged = diagnose(view, prior)
@@ -320,7 +315,7 @@ def run_team_task(
             result, code=error.reason, message=error.message, commitment=commitment, plan=plan, seconds=seconds
         )
     outcome = judge(plan, (), execution)
-    met = goal_met(task, execution.final)
+    met = task.goal_met(execution.final.inventories, execution.final.containers)
     in_time = execution.final.clock_s <= task.time_limit_s
     success = outcome.fulfilled is True and met and in_time
     code, message = outcome.reason, outcome.message
@@ -342,6 +337,11 @@ def run_team_task(
         outcome=outcome,
         seconds=seconds,
     )
+
+
+def from_the_bag(task: TeamTask) -> TeamTask:
+    """``task`` in a world that offers nothing to gather: what its agents' bags alone can make."""
+    return task.model_copy(update={"world": task.world.model_copy(update={"resources": []})})
 
 
 def _agent(task: TeamTask, name: str) -> TeamAgent:

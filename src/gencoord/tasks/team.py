@@ -3,12 +3,15 @@
 One validated object whatever the file format (``tasks/team_files.py`` reads gencoord's own
 TOML/JSON and MINDcraft's crafting tasks). Every item a task names is checked against the
 prior's game data when the task is built: an unknown item is refused with the closest real
-name, and a pre-1.13 name with the name it has today.
+name; a pre-1.13 name is read as the name it has today, and the task's notes say so.
+Sizes are bounded before anything is planned: a team, a goal or a bag that no Minecraft
+world could hold is refused with the bound it breaks.
 """
 
 from __future__ import annotations
 
 import difflib
+from collections.abc import Mapping
 from functools import cache
 from typing import Annotated, Literal
 
@@ -24,6 +27,17 @@ AgentName = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.:/+-]+$")]
 ANY = "any"
 """A goal holder: the goal holds when some agent holds the items (MINDcraft's test)."""
 
+MAX_AGENTS = 16
+"""Agents in one team: the players our embedded Minecraft server admits (``max-players``)."""
+
+INVENTORY_SLOTS = 36
+"""A player's main inventory: a goal or a bag beyond 36 full stacks cannot be held."""
+
+Items = Mapping[str, int]
+
+_LONGEST_NAME = 80
+"""Longer than any item name; a longer one is refused before it is compared with every item."""
+
 
 class TeamAgent(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -31,6 +45,7 @@ class TeamAgent(BaseModel):
     name: AgentName
     inventory: dict[str, PositiveInt] = {}
     blocked: list[str] = []  # gencoord skills this agent may not use (resource.obtain, craft.item, ...)
+    can_plan: bool = True  # False: it cannot look up how to make the goal, so it does not lead
 
 
 class TeamGoal(BaseModel):
@@ -46,14 +61,14 @@ class TeamWorld(BaseModel):
 
     crafting_table: bool = True  # a placed crafting table every agent can use
     furnace: bool = False  # a furnace every agent can use (plans may smelt; fuel comes from the team)
-    resources: list[str] = []  # items agents that may gather can obtain from the world, without limit
+    resources: list[str] = []  # items of blocks that break by hand, each a resource area agents may gather
 
 
 class TeamTask(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    id: Annotated[str, Field(min_length=1)]
-    agents: Annotated[list[TeamAgent], Field(min_length=1)]
+    id: Annotated[str, Field(min_length=1, max_length=200)]
+    agents: Annotated[list[TeamAgent], Field(min_length=1, max_length=MAX_AGENTS)]
     goal: TeamGoal
     world: TeamWorld = TeamWorld()
     time_limit_s: PositiveFloat = 300.0
@@ -73,6 +88,14 @@ class TeamTask(BaseModel):
             )
         return self
 
+    def goal_met(self, inventories: Mapping[str, Mapping[str, int]], containers: Mapping[str, Items]) -> bool:
+        """The task's own success test: some agent (or the named holder) holds the goal count."""
+        goal = self.goal
+        if goal.holder == ANY:
+            return any(items.get(goal.item, 0) >= goal.count for items in inventories.values())
+        table = inventories if goal.holder in inventories else containers
+        return table.get(goal.holder, {}).get(goal.item, 0) >= goal.count
+
     def holdings(self) -> dict[str, int]:
         """Everything the team holds between them (what a centralized planner would see)."""
         pooled: dict[str, int] = {}
@@ -90,28 +113,68 @@ def legacy_names() -> dict[str, str]:
 
 
 def check_item(name: str, prior: Prior, where: str) -> None:
-    """Refuse a name the game does not know, saying what it is called now or what is closest."""
+    """Refuse a name the game does not know, saying what is closest."""
     if prior.game.is_item(name):
         return
-    renamed = legacy_names().get(name)
-    if renamed is not None:
-        raise ConfigError(
-            "LEGACY_ITEM", f"{where}: {name!r} is a pre-1.13 item name; since Minecraft 1.13 it is {renamed!r}"
-        )
+    if len(name) > _LONGEST_NAME:
+        raise ConfigError("UNKNOWN_ITEM", f"{where}: unknown item {name[:40]!r}… ({len(name)} characters)")
     close = difflib.get_close_matches(name, list(prior.game.stack_sizes), n=1, cutoff=0.6)
     hint = f"; did you mean {close[0]!r}?" if close else ""
     raise ConfigError("UNKNOWN_ITEM", f"{where}: unknown item {name!r}{hint}")
 
 
+def _today(name: str, renamed: dict[str, str], prior: Prior) -> str:
+    """A pre-1.13 name as the item is called now (recorded in ``renamed``); any other name as it is."""
+    new = legacy_names().get(name)
+    if new is None or prior.game.is_item(name):
+        return name
+    renamed[name] = new
+    return new
+
+
+def _renamed_items(items: dict[str, int], renamed: dict[str, str], prior: Prior) -> dict[str, int]:
+    merged: dict[str, int] = {}
+    for item, count in items.items():
+        key = _today(item, renamed, prior)
+        merged[key] = merged.get(key, 0) + count
+    return merged
+
+
+def modern_names(task: TeamTask, prior: Prior) -> TeamTask:
+    """``task`` with every pre-1.13 item name read as today's, each rename in the notes."""
+    renamed: dict[str, str] = {}
+    goal = task.goal.model_copy(update={"item": _today(task.goal.item, renamed, prior)})
+    resources = [_today(item, renamed, prior) for item in task.world.resources]
+    agents = [
+        agent.model_copy(update={"inventory": _renamed_items(agent.inventory, renamed, prior)}) for agent in task.agents
+    ]
+    if not renamed:
+        return task
+    notes = [f"pre-1.13 item name {old!r} read as {new!r}" for old, new in sorted(renamed.items())]
+    world = task.world.model_copy(update={"resources": list(dict.fromkeys(resources))})
+    return task.model_copy(update={"goal": goal, "world": world, "agents": agents, "notes": [*task.notes, *notes]})
+
+
+def _stacks(items: dict[str, int], prior: Prior) -> int:
+    return sum(-(-count // prior.game.stack_sizes[item]) for item, count in items.items())
+
+
 def check_task(task: TeamTask, prior: Prior, origin: str = "") -> TeamTask:
-    """Every item and skill the task names exists; the task itself is returned.
+    """The task with today's item names, once every item, skill and size it names is real.
 
     ``origin`` (a file) prefixes every message, so a file of many tasks says where.
     """
     where = f"{origin}: task {task.id}" if origin else f"task {task.id}"
+    task = modern_names(task, prior)
     check_item(task.goal.item, prior, f"{where}: goal.item")
     for resource in task.world.resources:
         check_item(resource, prior, f"{where}: world.resources")
+        if gathered_from(resource, prior) is None:
+            raise ConfigError(
+                "NOT_GATHERABLE",
+                f"{where}: world.resources: no block breaks by hand into {resource!r}, so no world can offer it "
+                "to gather; give it to an agent instead",
+            )
     for agent in task.agents:
         for item in agent.inventory:
             check_item(item, prior, f"{where}: agent {agent.name}'s inventory")
@@ -121,4 +184,27 @@ def check_task(task: TeamTask, prior: Prior, origin: str = "") -> TeamTask:
             raise ConfigError(
                 "UNKNOWN_SKILL", f"{where}: agent {agent.name} blocks unknown skill {unknown[0]!r}; skills: {skills}"
             )
+        if _stacks(agent.inventory, prior) > INVENTORY_SLOTS:
+            raise ConfigError(
+                "INVENTORY_OVERFLOW",
+                f"{where}: agent {agent.name}'s inventory needs {_stacks(agent.inventory, prior)} slots; "
+                f"a player has {INVENTORY_SLOTS}",
+            )
+    most = INVENTORY_SLOTS * prior.game.stack_sizes[task.goal.item]
+    if task.goal.count > most:
+        raise ConfigError(
+            "UNHOLDABLE_GOAL",
+            f"{where}: goal.count {task.goal.count} {task.goal.item}: one agent holds at most {most} "
+            f"({INVENTORY_SLOTS} stacks of {prior.game.stack_sizes[task.goal.item]})",
+        )
     return task
+
+
+def gathered_from(item: str, prior: Prior) -> str | None:
+    """A block that drops exactly ``item`` when broken by hand, preferring the block of the same name."""
+    blocks = [
+        name
+        for name in prior.game.sources_of(item)
+        if prior.game.blocks[name].harvest_tools is None and prior.game.blocks[name].drops == (item,)
+    ]
+    return item if item in blocks else (blocks[0] if blocks else None)

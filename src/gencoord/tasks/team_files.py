@@ -1,14 +1,21 @@
 """Reading team-task files: gencoord's own TOML/JSON, and MINDcraft's crafting-task JSON.
 
 gencoord's format is a list of tasks (``[[tasks]]`` in TOML, ``{"tasks": [...]}`` in JSON),
-each the fields of :class:`TeamTask`. MINDcraft's is a map of task id → task, read as its
-documentation defines it (``data/mindcraft.toml`` says how its commands and worlds map
-onto gencoord). Both give the same validated objects, items checked against the prior.
+each the fields of :class:`TeamTask`. MINDcraft's is a map of task id → task, read as
+MINDcraft's own code reads it (``src/agent/tasks/tasks.js``: a target is a name, a list or
+a map, a count a number or a map, item names case-blind); ``data/mindcraft.toml`` says how
+its commands and worlds map onto gencoord. Both give the same validated objects, items
+checked against the prior.
+
+A file is the unit that can fail whole (not readable, not JSON or TOML, neither format);
+a task is the unit of every other problem: a bad task is refused with its own code and
+message (:class:`Refusal`) and the rest of its file loads.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from enum import StrEnum
 from functools import cache
 from pathlib import Path
@@ -20,7 +27,7 @@ from gencoord._config import package_text, parse_toml, read_text, validation_mes
 from gencoord.errors import ConfigError
 from gencoord.prior.load import default_prior
 from gencoord.prior.prior import Prior
-from gencoord.tasks.team import ANY, TeamTask, check_task
+from gencoord.tasks.team import ANY, MAX_AGENTS, TeamTask, check_task
 
 
 class TaskFormat(StrEnum):
@@ -37,12 +44,32 @@ def _mindcraft() -> dict[str, Any]:
     return parse_toml(package_text("gencoord.tasks", "mindcraft.toml"), "mindcraft.toml", ConfigError)
 
 
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """A task of a file that cannot be run as written: why, with a stable code."""
+
+    task: str
+    code: str
+    message: str
+
+
+@dataclass(frozen=True)
+class TaskFile:
+    """What a task file holds: the tasks that load, and a refusal for each that does not."""
+
+    path: str
+    tasks: tuple[TeamTask, ...]
+    refused: tuple[Refusal, ...]
+
+
 def _document(path: Path) -> Any:
     text = read_text(path, ConfigError)
     if path.suffix == ".toml":
         return parse_toml(text, str(path), ConfigError)
     try:
         return json.loads(text)
+    except RecursionError:
+        raise ConfigError("INVALID_JSON", f"{path}: nested too deeply to be a task file") from None
     except ValueError as exc:
         raise ConfigError("INVALID_JSON", f"{path}: not JSON ({exc})") from None
 
@@ -71,93 +98,248 @@ def _validated(data: Any, origin: str) -> TeamTask:
         raise ConfigError("BAD_TASK", f"{origin}: task {task}: {validation_message(exc)}") from None
 
 
-def _blocked_skills(task_id: str, commands: Any, origin: str) -> tuple[list[str], list[str]]:
-    """(gencoord skills barred, notes on commands gencoord does not model)."""
-    if not isinstance(commands, list):
-        raise ConfigError("BAD_TASK", f"{origin}: task {task_id}: blocked_actions lists must be lists of commands")
+@dataclass(frozen=True, slots=True)
+class _Bars:
+    """What an agent's blocked commands mean here."""
+
+    skills: list[str]
+    plans: bool
+    unmodelled: list[str]
+
+
+def _bars(where: str, commands: Any) -> _Bars:
+    if not isinstance(commands, list) or not all(isinstance(command, str) for command in commands):
+        raise ConfigError("BAD_TASK", f"{where}: blocked_actions must map agent indexes to lists of command names")
     table = _mindcraft()
+    unmodelled = {command for group in table["unmodelled"].values() for command in group}
     skills: list[str] = []
-    unmodelled: list[str] = []
+    plans, ignored = True, []
     for command in commands:
         if command in table["blocked_commands"]:
             skills += [skill for skill in table["blocked_commands"][command] if skill not in skills]
-        elif command in table["unmodelled"]["commands"]:
-            unmodelled.append(str(command))
+        elif command in table["knowledge_commands"]:
+            plans = False
+        elif command in unmodelled:
+            ignored.append(command)
         else:
-            known = ", ".join([*table["blocked_commands"], *table["unmodelled"]["commands"]])
+            known = len(table["blocked_commands"]) + len(table["knowledge_commands"]) + len(unmodelled)
             raise ConfigError(
-                "UNKNOWN_COMMAND", f"{origin}: task {task_id}: unknown MINDcraft command {command!r}; known: {known}"
+                "UNKNOWN_COMMAND",
+                f"{where}: {command[:60]!r} is not a MINDcraft command (gencoord knows all {known} of "
+                "src/agent/commands; data/mindcraft.toml lists them)",
             )
-    return skills, unmodelled
+    return _Bars(skills, plans, ignored)
+
+
+def _index_map(where: str, field: str, value: Any) -> dict[int, Any]:
+    """A map keyed by agent index ("0", "1", ...), as MINDcraft's files key them."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(str(key).isdigit() and len(str(key)) < 4 for key in value):
+        raise ConfigError("BAD_TASK", f'{where}: {field} must map agent indexes ("0", "1", ...) to values')
+    return {int(key): item for key, item in value.items()}
+
+
+def _count(where: str, field: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError("BAD_COUNT", f"{where}: {field} must be a whole number of at least 1, not {value!r}")
+    return value
+
+
+def _inventory(where: str, value: Any) -> dict[str, int]:
+    """An agent's bag, names lower-cased as MINDcraft's /give does; zero counts are nothing."""
+    if not isinstance(value, dict):
+        raise ConfigError("BAD_TASK", f"{where}: an inventory maps item names to counts")
+    bag: dict[str, int] = {}
+    for item, count in value.items():
+        if isinstance(count, int) and not isinstance(count, bool) and count == 0:
+            continue
+        name = str(item).lower()
+        bag[name] = bag.get(name, 0) + _count(where, f"count of {str(item)[:40]!r}", count)
+    return bag
+
+
+def _target(where: str, raw: dict[str, Any]) -> tuple[str, int]:
+    """(item, count), normalized as MINDcraft's checkItemForSingleAgent does.
+
+    A target is a name, a list of names or a map of counts; a count is absent (1), a
+    number for every target item, or a map by item.
+    """
+    target, amount = raw.get("target"), raw.get("number_of_target")
+    if isinstance(target, str):
+        names = [target]
+    elif isinstance(target, list) and all(isinstance(item, str) for item in target):
+        names = list(dict.fromkeys(target))
+    elif isinstance(target, dict):
+        names = [str(item) for item in target]
+    else:
+        raise ConfigError("BAD_TASK", f"{where}: target must be an item name, a list of names or a map of counts")
+    if len(names) != 1:
+        raise ConfigError(
+            "UNSUPPORTED_TARGET", f"{where}: {len(names)} target items; one target item per task is supported"
+        )
+    (name,) = names
+    if isinstance(target, dict):
+        amount = target[name]
+    elif isinstance(amount, dict):
+        amount = amount.get(name)
+    elif amount is None:
+        amount = 1
+    if not name:
+        raise ConfigError("BAD_TASK", f"{where}: target names no item")
+    return name.lower(), _count(where, "number_of_target", amount)
+
+
+_READ = frozenset(
+    {
+        "agent_count",
+        "initial_inventory",
+        "target",
+        "number_of_target",
+        "blocked_actions",
+        "timeout",
+        "requires_crafting_table",
+        "requires_ctable",
+        "missing_items",
+        "goal",
+        "conversation",
+        "type",
+        "depth",
+        "max_depth",
+        "human_count",
+        "usernames",
+        "restrict_to_inventory",
+        "task_id",
+    }
+)
+
+
+def _notes(raw: dict[str, Any]) -> list[str]:
+    """What the task says that gencoord does not act on, kept with the task rather than dropped."""
+    notes: list[str] = []
+    if raw.get("requires_crafting_table", raw.get("requires_ctable")):
+        notes.append("MINDcraft marks this task as needing a crafting table: one must be held or crafted, then placed")
+    if raw.get("missing_items"):
+        missing = raw["missing_items"] if isinstance(raw["missing_items"], list) else [raw["missing_items"]]
+        notes.append(f"MINDcraft lists as missing (to be gathered or made): {', '.join(map(str, missing))[:200]}")
+    if "type" in raw and raw["type"] != "techtree":
+        notes.append(f"MINDcraft task type {str(raw['type'])[:40]!r}, read as a crafting (techtree) task")
+    if isinstance(raw.get("goal"), str | dict) or isinstance(raw.get("conversation"), str):
+        notes.append("MINDcraft's goal and conversation texts are prompts for LLM agents; the goal is read from target")
+    if "depth" in raw or "max_depth" in raw:
+        notes.append(f"MINDcraft recipe depth {raw.get('depth', '?')} of {raw.get('max_depth', '?')}")
+    if raw.get("human_count"):
+        notes.append(f"MINDcraft asks for {raw['human_count']} human players, which gencoord does not seat")
+    if raw.get("restrict_to_inventory"):
+        notes.append("MINDcraft's restrict_to_inventory: every agent works from its bag only (no gathering)")
+    unread = sorted(str(key)[:40] for key in raw if key not in _READ)
+    if unread:
+        notes.append(f"fields gencoord does not read: {', '.join(unread)}")
+    notes.append(
+        "world: a survival world's natural blocks that break by hand, as resource areas that never run out; "
+        "nothing is stocked (no mob drops, no ores)"
+    )
+    return notes
 
 
 def from_mindcraft(task_id: str, raw: dict[str, Any], origin: str) -> TeamTask:
     """One MINDcraft crafting task as a TeamTask (success: some agent holds the target count)."""
     table = _mindcraft()
-    inventories = raw.get("initial_inventory") or {}
-    blocked = raw.get("blocked_actions") or {}
-    if not isinstance(inventories, dict) or not isinstance(blocked, dict):
-        raise ConfigError(
-            "BAD_TASK", f"{origin}: task {task_id}: initial_inventory and blocked_actions are maps by agent index"
-        )
-    indexes = [int(key) for key in (*inventories, *blocked) if str(key).isdigit()]
+    where = f"{origin}: task {task_id}"
+    inventories = _index_map(where, "initial_inventory", raw.get("initial_inventory"))
+    blocked = _index_map(where, "blocked_actions", raw.get("blocked_actions"))
+    indexes = sorted({*inventories, *blocked})
     count = raw.get("agent_count", max(indexes, default=0) + 1)
-    if not isinstance(count, int) or count < 1 or any(index >= count for index in indexes):
-        raise ConfigError(
-            "BAD_TASK", f"{origin}: task {task_id}: agent_count {count!r} does not cover agents {sorted(set(indexes))}"
-        )
-    target, amount = raw.get("target"), raw.get("number_of_target", 1)
-    if isinstance(target, dict):
-        if len(target) != 1:
-            raise ConfigError(
-                "UNSUPPORTED_TARGET",
-                f"{origin}: task {task_id}: {len(target)} target items; one target item per task is supported",
-            )
-        ((target, amount),) = target.items()
-    notes: list[str] = []
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise ConfigError("BAD_TASK", f"{where}: agent_count must be a whole number of at least 1, not {count!r}")
+    if count > MAX_AGENTS:
+        raise ConfigError("TOO_MANY_AGENTS", f"{where}: agent_count {count}; a team has at most {MAX_AGENTS} agents")
+    if any(index >= count for index in indexes):
+        raise ConfigError("BAD_TASK", f"{where}: agent_count {count} does not cover agents {indexes}")
+    target, amount = _target(where, raw)
+    notes = _notes(raw)
     agents = []
+    restricted = bool(raw.get("restrict_to_inventory"))
+    planners = 0
     for index in range(count):
-        skills, unmodelled = _blocked_skills(task_id, blocked.get(str(index), []), origin)
         name = f"{table['agent_prefix']}{index}"
-        if unmodelled:
-            notes.append(f"{name}: blocked commands with no gencoord skill, not modelled: {', '.join(unmodelled)}")
-        agents.append({"name": name, "inventory": inventories.get(str(index)) or {}, "blocked": skills})
-    if raw.get("requires_crafting_table", raw.get("requires_ctable")):
-        notes.append("MINDcraft marks this task as needing a crafting table: one must be held or crafted, then placed")
-    if raw.get("missing_items"):
-        notes.append(f"MINDcraft lists as missing: {', '.join(map(str, raw['missing_items']))}")
+        bars = _bars(f"{where}: agent {index}", blocked.get(index, []))
+        bag = _inventory(f"{where}: agent {index}", inventories.get(index) or {})
+        skills = bars.skills + (["resource.obtain"] if restricted and "resource.obtain" not in bars.skills else [])
+        if bars.unmodelled:
+            ignored = ", ".join(bars.unmodelled)
+            notes.append(f"{name}: blocked commands with no gencoord analogue, not modelled: {ignored}")
+        if not bars.plans:
+            notes.append(f"{name} may not use !getCraftingPlan: it cannot look the plan up, so it does not lead")
+        planners += bars.plans
+        agents.append({"name": name, "inventory": bag, "blocked": skills, "can_plan": bars.plans})
+    if not planners:
+        notes.append("no agent may look the plan up: agent_0 leads from the shared recipe prior")
+    timeout = raw.get("timeout", 300)
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout < 10**7:
+        raise ConfigError("BAD_TASK", f"{where}: timeout must be a positive number of seconds, not {timeout!r}")
     data = {
         "id": task_id,
         "agents": agents,
         "goal": {"item": target, "count": amount, "holder": ANY},
-        "world": {"crafting_table": False, "resources": table["world"]["resources"]},
-        "time_limit_s": raw.get("timeout", 300),
+        "world": {"crafting_table": False, "resources": [] if restricted else table["world"]["resources"]},
+        "time_limit_s": timeout,
         "source": "mindcraft",
         "notes": notes,
     }
     return _validated(data, origin)
 
 
-def load_team_tasks(path: Path, fmt: TaskFormat = TaskFormat.AUTO, prior: Prior | None = None) -> list[TeamTask]:
-    """Every task in ``path``, validated, with every item checked against ``prior``'s game data."""
+def read_task_file(path: Path, fmt: TaskFormat = TaskFormat.AUTO, prior: Prior | None = None) -> TaskFile:
+    """Every task in ``path`` that loads, and a refusal for each that does not.
+
+    Raises :class:`ConfigError` only for the file as a whole: not readable, not JSON or
+    TOML, or neither format.
+    """
     prior = prior or default_prior()
     origin = str(path)
     document = _document(path)
     chosen = detect_format(document, origin) if fmt is TaskFormat.AUTO else fmt
+    entries: list[tuple[str, Any]]
     if chosen is TaskFormat.GENCOORD:
         if not isinstance(document, dict) or not isinstance(document.get("tasks"), list):
             raise ConfigError("BAD_TASK_FILE", f"{origin}: gencoord's format is a 'tasks' list")
-        tasks = [_validated(task, origin) for task in document["tasks"]]
+        entries = [(_entry_id(raw, number), raw) for number, raw in enumerate(document["tasks"], start=1)]
     else:
         if not isinstance(document, dict):
             raise ConfigError("BAD_TASK_FILE", f"{origin}: MINDcraft's format maps task ids to tasks")
-        tasks = []
-        for task_id, raw in document.items():
+        entries = [(str(task_id), raw) for task_id, raw in document.items()]
+    tasks: list[TeamTask] = []
+    refused: list[Refusal] = []
+    seen: set[str] = set()
+    for task_id, raw in entries:
+        try:
+            if task_id in seen:
+                raise ConfigError("DUPLICATE_TASK", f"{origin}: task id {task_id} repeats an earlier task's")
+            seen.add(task_id)
             if not isinstance(raw, dict):
                 raise ConfigError("BAD_TASK", f"{origin}: task {task_id} is not an object")
-            tasks.append(from_mindcraft(str(task_id), raw, origin))
-    ids = [task.id for task in tasks]
-    repeated = sorted({task_id for task_id in ids if ids.count(task_id) > 1})
-    if repeated:
-        raise ConfigError("DUPLICATE_TASK", f"{origin}: task ids repeat: {', '.join(repeated)}")
-    return [check_task(task, prior, origin) for task in tasks]
+            task = _validated(raw, origin) if chosen is TaskFormat.GENCOORD else from_mindcraft(task_id, raw, origin)
+            tasks.append(check_task(task, prior, origin))
+        except ConfigError as error:
+            refused.append(Refusal(task_id, error.reason, error.message))
+    return TaskFile(origin, tuple(tasks), tuple(refused))
+
+
+def _entry_id(raw: Any, number: int) -> str:
+    """A task's id as a refusal names it: its own, or its place in the list."""
+    ident = raw.get("id") if isinstance(raw, dict) else None
+    return ident[:200] if isinstance(ident, str) and ident else f"#{number}"
+
+
+def load_team_tasks(path: Path, fmt: TaskFormat = TaskFormat.AUTO, prior: Prior | None = None) -> list[TeamTask]:
+    """Every task in ``path``, validated, with every item checked against ``prior``'s game data.
+
+    Strict, for the files an experiment config names: the first refused task fails the
+    whole load. ``gencoord tasks`` reads with :func:`read_task_file` and goes on.
+    """
+    loaded = read_task_file(path, fmt, prior)
+    if loaded.refused:
+        first = loaded.refused[0]
+        raise ConfigError(first.code, first.message)
+    return list(loaded.tasks)

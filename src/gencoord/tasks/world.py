@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import math
 
+from gencoord.errors import ConfigError
 from gencoord.prior.episode import PublicEpisode, Ref
 from gencoord.prior.prior import Prior
-from gencoord.tasks.team import ANY, TeamTask
+from gencoord.tasks.team import ANY, TeamTask, gathered_from
 from gencoord.worlds.spec import AgentSpec, WorldSpec
 
 STATION = "crafting_station"
@@ -26,7 +27,7 @@ FURNACE = "furnace_station"
 """The furnace of a team world that has one (``world.furnace``), beside the crafting station."""
 
 SUPPLY = 2304
-"""Blocks in a resource area, items in a supply chest: a full inventory, never the limit."""
+"""Blocks in a resource area: a full inventory, never the limit."""
 
 _Y = 64
 _AGENT_RING, _SOURCE_RING, _CHEST_RING = 3.0, 9.0, 5.0
@@ -42,33 +43,20 @@ def _ring(index: int, count: int, radius: float, turn: float = 0.0) -> tuple[int
     return round(radius * math.cos(angle)), _Y, round(radius * math.sin(angle))
 
 
-def hand_block(item: str, prior: Prior) -> str | None:
-    """A block that drops exactly ``item`` when broken by hand, preferring the block of the same name."""
-    blocks = [
-        name
-        for name in prior.game.sources_of(item)
-        if prior.game.blocks[name].harvest_tools is None and prior.game.blocks[name].drops == (item,)
-    ]
-    return item if item in blocks else (blocks[0] if blocks else None)
-
-
 def team_world(task: TeamTask, prior: Prior) -> tuple[PublicEpisode, WorldSpec]:
     """The public episode every agent may name, and the world state only executors see."""
     refs: dict[str, Ref] = {STATION: Ref(kind="station", block="crafting_table", position=(0, _Y, 0))}
     if task.world.furnace:  # inside the agents' ring, clear of every agent's spot for any team size
         refs[FURNACE] = Ref(kind="station", block="furnace", position=(1, _Y, 1))
-    contents: dict[str, dict[str, int]] = {}
     deposits: dict[str, int] = {}
     resources = sorted(task.world.resources)
     for index, item in enumerate(resources):
         position = _ring(index, len(resources), _SOURCE_RING, 0.5 / max(len(resources), 1))
-        block = hand_block(item, prior)
-        if block is not None:
-            refs[source_ref(item)] = Ref(kind="resource", block=block, position=position)
-            deposits[source_ref(item)] = SUPPLY
-        else:
-            refs[source_ref(item)] = Ref(kind="container", block="chest", position=position)
-            contents[source_ref(item)] = {item: SUPPLY}
+        block = gathered_from(item, prior)
+        if block is None:
+            raise ConfigError("NOT_GATHERABLE", f"task {task.id}: no block breaks by hand into {item!r}")
+        refs[source_ref(item)] = Ref(kind="resource", block=block, position=position)
+        deposits[source_ref(item)] = SUPPLY
     holder = task.goal.holder
     names = [agent.name for agent in task.agents]
     if holder != ANY and holder not in names:
@@ -79,5 +67,5 @@ def team_world(task: TeamTask, prior: Prior) -> tuple[PublicEpisode, WorldSpec]:
     )
     unplaced = frozenset() if task.world.crafting_table else frozenset({STATION})
     episode = PublicEpisode(tuple(names), refs, None, unplaced)
-    world = WorldSpec(agents, refs, contents=contents, deposits=deposits, unplaced=unplaced)
+    world = WorldSpec(agents, refs, deposits=deposits, unplaced=unplaced)
     return episode, world
