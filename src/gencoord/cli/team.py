@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 from rich.text import Text
 
+from gencoord import __version__
 from gencoord.cli.common import INTERRUPTED, Terminated, app, command, console, fail, stoppable
 from gencoord.cli.options import (
     ExecutorOption,
@@ -31,13 +32,14 @@ from gencoord.errors import ConfigError
 from gencoord.eval.config import ExecutionSpec
 from gencoord.eval.jobs import team_lead
 from gencoord.eval.ray_runner import FAILED, ray_line
+from gencoord.eval.records import run_lock
 from gencoord.eval.team_batch import TeamItem, TeamTaskWork, run_team_batch
 from gencoord.eval.team_report import TEAM_RECORDS, read_team_records, record_key, write_team_report
 from gencoord.planning.feasibility import diagnose
 from gencoord.prior.load import team_prior
 from gencoord.run.team import TeamMode
-from gencoord.run.team_record import SUMMARY_FIELDS
-from gencoord.tasks.team_files import TaskFormat, load_team_tasks
+from gencoord.run.team_record import SUMMARY_FIELDS, refusal_record, task_digest
+from gencoord.tasks.team_files import TaskFormat, read_task_file
 from gencoord.worlds.choice import DEFAULT_VIEW_PORT, WorldChoice
 
 tasks_app = typer.Typer(
@@ -62,13 +64,23 @@ def check(
 ) -> None:
     """Validate task files and say, before any action, whether each goal is reachable and why not.
 
-    Exit 0 when every task was checked, whatever its verdict; 2 when a file does not load.
+    A task that cannot be read as written is refused on its own line, with its code; the
+    rest of its file is checked. Exit 0 when every file was read, whatever the verdicts; 2
+    when a file cannot be read as a task file at all.
     """
     prior = team_prior()
-    loaded = [(path, task) for path in files for task in load_team_tasks(path, fmt, prior)]
+    read = [read_task_file(path, fmt, prior) for path in files]
     out = console()
     table = Table("file", "task", "agents", "goal", "feasible", "why not / notes")
-    for path, task in loaded:
+    for refusal, source in ((refusal, loaded.path) for loaded in read for refusal in loaded.refused):
+        if jsonl:
+            row = {"file": source, "task": refusal.task, "agents": 0, "goal": None, "feasible": False}
+            typer.echo(json.dumps({**row, "code": refusal.code, "message": refusal.message, "notes": []}))
+        else:
+            table.add_row(
+                *(Text(cell) for cell in (Path(source).name, refusal.task, "–", "–", "refused", refusal.message))
+            )
+    for path, task in ((Path(loaded.path), task) for loaded in read for task in loaded.tasks):
         verdict = diagnose(task, prior)
         if jsonl:
             typer.echo(
@@ -109,7 +121,7 @@ def check(
 _SURFACES = (SurfaceName.DSL, SurfaceName.FREEFORM)
 
 
-def _echo_summary(record: dict[str, object]) -> None:
+def _echo_summary(record: dict[str, Any]) -> None:
     typer.echo(json.dumps({field: record[field] for field in SUMMARY_FIELDS}, ensure_ascii=False))
 
 
@@ -153,57 +165,93 @@ def run_tasks(
 ) -> None:
     """Coordinate every task of the files, execute and verify it, and write records and a report.
 
-    Tasks already recorded in --out with the same settings are not run again (the run resumes).
+    Tasks already recorded in --out with the same settings, the same content and the same
+    gencoord are not run again (the run resumes); a record made from another version of the
+    task, or by another gencoord, is stale and the task runs again. A task its file cannot
+    give as written gets a record with its code and message, and the run goes on.
     With several workers (or Ray) records arrive in the order tasks finish.
-    Exit 0 when every task ran, whatever its outcome; 2 on usage errors or a file that does not load.
+    Exit 0 when every task ran, whatever its outcome; 2 on usage errors or a file that cannot be read at all.
     """
     if surface not in _SURFACES:
         raise ConfigError("BAD_SURFACE", f"team tasks speak dsl or freeform, not {surface.value}")
     prior = team_prior()
-    loaded = [TeamItem(str(path), task) for path in files for task in load_team_tasks(path, fmt, prior)]
+    read = [read_task_file(path, fmt, prior) for path in files]
     choice = world_choice(world, host, port, mc_version, origin, view, view_port) or WorldChoice()
     execution = execution_of(ExecutionSpec(), executor, ray_address, retries)
     lead = team_lead(backend)  # a bad backend fails here, before any task runs
     if out.exists() and not out.is_dir():
         raise ConfigError("BAD_OUT", f"--out {out} is a file, not a folder")
     out.mkdir(parents=True, exist_ok=True)
-    done = {record_key(record): record for record in read_team_records(out)}
-    todo = []
-    for item in loaded:
-        earlier = done.get((item.path, item.task.id, mode.value, surface.value, choice.kind, lead.name))
-        if earlier is None:
-            todo.append(item)
-        elif jsonl:
-            _echo_summary(earlier)
     err = console(stderr=True)
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
-    with Progress(*columns, console=err, transient=jsonl) as progress, (out / TEAM_RECORDS).open("ab") as records:
-        bar = progress.add_task("team tasks", total=len(loaded), completed=len(loaded) - len(todo))
+    with run_lock(out):
+        done = {record_key(record): record for record in read_team_records(out, repair=True)}
 
-        def record(data: bytes, count: int, failed: int) -> None:
-            records.write(data)
-            records.flush()
-            if jsonl:
-                for line in data.splitlines():
-                    _echo_summary(json.loads(line))
-            progress.advance(bar, count)
+        def earlier(source: str, task: str, digest: str) -> dict[str, Any] | None:
+            """The record this run can reuse: same settings, same task content, same gencoord."""
+            record = done.get((source, task, mode.value, surface.value, choice.kind, lead.name))
+            if record is None:
+                return None
+            if record.get("task_sha256") == digest and record.get("gencoord") == __version__:
+                return record
+            stale.append(task)
+            return None
 
-        work = TeamTaskWork(mode, surface, backend, choice)
-        try:
-            with stoppable():
-                lost, ray_report = run_team_batch(work, todo, out, workers, execution, record)
-        except KeyboardInterrupt as stop:
-            why = "terminated" if isinstance(stop, Terminated) else "interrupted"
-            fail(
-                f"team tasks {why}; the workers are stopped and every finished task is kept in "
-                f"{out / TEAM_RECORDS}. Run the same command again to continue.",
-                INTERRUPTED,
-            )
-    report = write_team_report(out)
+        stale: list[str] = []
+        todo: list[TeamItem] = []
+        reused: list[dict[str, Any]] = []
+        refusals: list[dict[str, Any]] = []
+        for loaded in read:
+            for task in loaded.tasks:
+                kept = earlier(loaded.path, task.id, task_digest(task))
+                if kept:
+                    reused.append(kept)
+                else:
+                    todo.append(TeamItem(loaded.path, task))
+            for refusal in loaded.refused:
+                kept = earlier(loaded.path, refusal.task, task_digest(refusal))
+                if kept:
+                    reused.append(kept)
+                else:
+                    refusals.append(refusal_record(refusal, loaded.path, mode, surface.value, choice.kind, lead.name))
+        if stale:
+            err.print(Text(f"{len(stale)} recorded tasks are stale (their task or gencoord changed) and run again"))
+        if jsonl:
+            for kept in reused:
+                _echo_summary(kept)
+        total = len(todo) + len(reused) + len(refusals)
+        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
+        with Progress(*columns, console=err, transient=jsonl) as progress, (out / TEAM_RECORDS).open("ab") as records:
+            bar = progress.add_task("team tasks", total=total, completed=len(reused))
+
+            def append(data: bytes, count: int, failed: int) -> None:
+                records.write(data)
+                records.flush()
+                if jsonl:
+                    for line in data.splitlines():
+                        _echo_summary(json.loads(line))
+                progress.advance(bar, count)
+
+            if refusals:
+                lines = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in refusals)
+                append(lines.encode("utf-8"), len(refusals), len(refusals))
+            work = TeamTaskWork(mode, surface, backend, choice)
+            try:
+                with stoppable():
+                    lost, ray_report = run_team_batch(work, todo, out, workers, execution, append)
+            except KeyboardInterrupt as stop:
+                why = "terminated" if isinstance(stop, Terminated) else "interrupted"
+                fail(
+                    f"team tasks {why}; the workers are stopped and every finished task is kept in "
+                    f"{out / TEAM_RECORDS}. Run the same command again to continue.",
+                    INTERRUPTED,
+                )
+        report = write_team_report(out)
     if not jsonl:
-        kept = read_team_records(out)
-        wins = sum(1 for r in kept if r["success"])
-        summary = f"{wins}/{len(kept)} team tasks succeeded · records {out / TEAM_RECORDS} · report {report}"
+        final = read_team_records(out)
+        wins = sum(1 for r in final if r["success"])
+        refused = sum(1 for r in final if r.get("refused"))
+        counted = f"{wins}/{len(final)} team tasks succeeded" + (f" ({refused} refused as written)" if refused else "")
+        summary = f"{counted} · records {out / TEAM_RECORDS} · report {report}"
         console().print(Text(summary + (f" · {ray_line(ray_report)}" if ray_report else "")))
     if lost:
         err.print(

@@ -14,12 +14,11 @@ SIGTERM) ends its worker processes before it returns, so nothing is left writing
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import platform
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cache
@@ -38,12 +37,12 @@ from gencoord.eval.config import (
 from gencoord.eval.dispatch import chunks_of, run_locally
 from gencoord.eval.jobs import AnyJob, config_digest, expand, run_job, team_tasks_for
 from gencoord.eval.ray_runner import FAILED, RayReport, WorkerNeeds, run_on_ray
+from gencoord.eval.records import LOCK, read_jsonl, run_lock
 from gencoord.tasks.team import TeamTask
 from gencoord.worlds.choice import WorldChoice
 
 MANIFEST = "manifest.json"
 RECORDS = "episodes.jsonl"
-LOCK = ".lock"
 CHUNK = 48
 
 Progress = Callable[[int, int], None]
@@ -117,28 +116,6 @@ def discard_run(run_dir: Path) -> None:
         run_dir.rmdir()
 
 
-@contextlib.contextmanager
-def run_lock(run_dir: Path) -> Iterator[None]:
-    """Hold the folder's exclusive lock, or fail at once naming the process that holds it."""
-    try:
-        fd = os.open(run_dir / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
-    except OSError as exc:
-        raise ConfigError("BAD_OUTPUT", f"cannot lock {run_dir}: {exc.strerror}") from None
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "another process"
-            raise ConfigError(
-                "RUN_LOCKED", f"{run_dir} is being written by process {holder}; wait for it, or stop it first"
-            ) from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
-        yield
-    finally:
-        os.close(fd)  # closing releases the lock
-
-
 def read_manifest(run_dir: Path) -> tuple[Experiment, dict[str, object]]:
     path = run_dir / MANIFEST
     try:
@@ -164,28 +141,7 @@ def unique_records(records: Sequence[dict[str, object]]) -> tuple[list[dict[str,
 
 def read_records(run_dir: Path, repair: bool = False) -> list[dict[str, object]]:
     """Every complete record. A torn last line (a crash mid-append) is skipped, or cut off with ``repair``."""
-    path = run_dir / RECORDS
-    data = path.read_bytes() if path.exists() else b""
-    complete, newline, tail = data.rpartition(b"\n")
-    records: list[dict[str, object]] = []
-    for number, line in enumerate(complete.split(b"\n"), start=1):
-        if line:
-            try:
-                records.append(json.loads(line))
-            except ValueError:
-                raise ConfigError("RECORDS_CORRUPT", f"{path}: line {number} is not a JSON record") from None
-    if tail:
-        try:
-            records.append(json.loads(tail))
-        except ValueError:  # torn by a crash: the job will run again
-            if repair:
-                with path.open("r+b") as handle:
-                    handle.truncate(len(complete) + len(newline))
-        else:
-            if repair:  # a whole record that only lacks its newline
-                with path.open("ab") as handle:
-                    handle.write(b"\n")
-    return records
+    return read_jsonl(run_dir / RECORDS, repair)
 
 
 @cache

@@ -7,27 +7,26 @@ model calls; the report says which backend led each row.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
 from statistics import median
 from typing import Any
 
+from gencoord.eval.records import read_jsonl
+
 TEAM_RECORDS = "team_records.jsonl"
 TEAM_REPORT = "report.md"
 
 
-def read_team_records(run_dir: Path) -> list[dict[str, Any]]:
-    """Every record once (the last one recorded for a task, mode, surface and world)."""
-    path = run_dir / TEAM_RECORDS
-    if not path.exists():
-        return []
+def read_team_records(run_dir: Path, repair: bool = False) -> list[dict[str, Any]]:
+    """Every record once (the last one recorded for a task, mode, surface, world and lead).
+
+    A torn last line (a crash mid-append) is skipped, or cut off with ``repair``.
+    """
     latest: dict[tuple[str, ...], dict[str, Any]] = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            record = json.loads(line)
-            latest[record_key(record)] = record
+    for record in read_jsonl(run_dir / TEAM_RECORDS, repair):
+        latest[record_key(record)] = record
     return list(latest.values())
 
 
@@ -51,17 +50,36 @@ def _summary(records: list[dict[str, Any]]) -> list[str]:
         groups[(record["backend"], record["mode"], record["surface"], record["agents"])].append(record)
     lines = [
         "| lead backend | information | surface | agents | tasks | success | judged feasible | median messages "
-        "| median wire bytes | model calls | median duration (s) |",
-        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| median wire bytes | model calls | median duration (s) | median makespan / single crafter |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for (backend, mode, surface, agents), rows in sorted(groups.items()):
         lines.append(
             f"| {backend} | {mode} | {surface} | {agents} | {len(rows)} | {_rate(rows, 'success')} "
             f"| {_rate(rows, 'feasible')} | {_median(r['messages'] for r in rows)} "
             f"| {_median(r['wire_bytes'] for r in rows)} | {sum(r['model_calls'] for r in rows)} "
-            f"| {_median(r['duration_s'] for r in rows)} |"
+            f"| {_median(r['duration_s'] for r in rows)} | {_ratio(rows)} |"
         )
     return lines
+
+
+def _speedup(record: dict[str, Any]) -> float | None:
+    """The chosen plan's simulated makespan over the best single-crafter plan's (below 1: the team is faster)."""
+    planned, single = record.get("planned_makespan_s"), record.get("single_crafter_s")
+    return planned / single if planned is not None and single else None
+
+
+def _ratio(rows: list[dict[str, Any]]) -> str:
+    ratios = [ratio for row in rows if (ratio := _speedup(row)) is not None]
+    return f"{median(ratios):.2f}" if ratios else "–"
+
+
+def _refused(records: list[dict[str, Any]]) -> list[str]:
+    lines = ["## Refused as written", "", "| file | task | code | why |", "|---|---|---|---|"]
+    for record in records:
+        why = str(record["message"]).replace("|", "\\|")
+        lines.append(f"| {Path(record['file']).name} | {record['task']} | {record['code']} | {why} |")
+    return [*lines, ""]
 
 
 def _trace(record: dict[str, Any]) -> list[str]:
@@ -73,6 +91,10 @@ def _trace(record: dict[str, Any]) -> list[str]:
         f"within {record['time_limit_s']:.0f} s. Lead: {record['lead']} ({record['backend']}). {verdict}.",
         "",
     ]
+    if record.get("planned_makespan_s") is not None:
+        single = record.get("single_crafter_s")
+        versus = f"; the best single-crafter plan: {single:.1f} s" if single is not None else ""
+        lines += [f"Plan makespan on the simulator: {record['planned_makespan_s']:.1f} s{versus}.", ""]
     if record["wire"]:
         lines += ["Wire:", "", "```"]
         lines += [f"{m['from']} → {m['to']} {m['kind']} ({m['bytes']} B): {m['payload']}" for m in record["wire"]]
@@ -95,16 +117,21 @@ def _trace(record: dict[str, Any]) -> list[str]:
 
 
 def write_team_report(run_dir: Path) -> Path:
-    records = sorted(read_team_records(run_dir), key=lambda r: (r["agents"], r["task"], r["mode"], r["surface"]))
+    every = sorted(read_team_records(run_dir), key=lambda r: (r["agents"], r["task"], r["mode"], r["surface"]))
+    records = [record for record in every if not record.get("refused")]
+    refused = [record for record in every if record.get("refused")]
     lines = [
         f"# Team tasks: {run_dir.name}",
         "",
         f"{len(records)} task runs. Success is each task's own test on the final world within its time limit; "
         "'judged feasible' is the team's verdict before any action. Peers answer by a deterministic rule from "
-        "their own bag (zero model calls); the planner lead makes none either.",
+        "their own bag (zero model calls); the planner lead makes none either. Makespan / single crafter: the "
+        "committed plan's simulated completion time over that of the fastest plan in which one agent makes "
+        "every item, both from the true bags.",
         "",
         *_summary(records),
         "",
+        *(_refused(refused) if refused else []),
         "## Traces",
         "",
     ]

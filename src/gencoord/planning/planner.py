@@ -329,6 +329,13 @@ def _measured(seconds: float | None) -> float | None:
     return None if seconds is None or math.isinf(seconds) else seconds
 
 
+def _crafters(task: TeamTask, feasibility: Feasibility) -> list[str]:
+    names = [agent.name for agent in task.agents]
+    if not feasibility.runs:  # nothing to craft: the goal is held or gathered, and handed to its holder
+        return [task.goal.holder] if task.goal.holder in names else names
+    return [agent.name for agent in task.agents if CRAFT_SKILL not in agent.blocked]
+
+
 def plan_team(task: TeamTask, lead: str, prior: Prior) -> TeamPlan:
     """The lead's n-party proposal for ``task`` as the lead knows it: the draft of least makespan.
 
@@ -339,13 +346,7 @@ def plan_team(task: TeamTask, lead: str, prior: Prior) -> TeamPlan:
     feasibility = diagnose(task, prior)
     if not feasibility.feasible:
         return TeamPlan(feasibility)
-    names = [agent.name for agent in task.agents]
-    holder = task.goal.holder
-    if not feasibility.runs:  # nothing to craft: the goal is held or gathered, and handed to its holder
-        crafters = [holder] if holder in names else names
-    else:
-        crafters = [agent.name for agent in task.agents if CRAFT_SKILL not in agent.blocked]
-    attempts = _candidates(task, feasibility, crafters, prior)
+    attempts = _candidates(task, feasibility, _crafters(task, feasibility), prior)
     drafts = [candidate for found in attempts.values() if not isinstance(found, str) for candidate in found]
     if not drafts:
         why = "; ".join(f"{name}: {reason}" for name, reason in attempts.items())
@@ -381,6 +382,26 @@ def plan_team(task: TeamTask, lead: str, prior: Prior) -> TeamPlan:
         makespan_s=_measured(seconds),
         single_crafter_s=_measured(single),
     )
+
+
+def single_crafter_makespan(task: TeamTask, lead: str, prior: Prior) -> float | None:
+    """The fastest plan in which one agent makes every item (peers only hand over what they hold or gather).
+
+    The baseline a report sets each chosen plan against; None when no such plan runs.
+    """
+    feasibility = diagnose(task, prior)
+    if not feasibility.feasible:
+        return None
+    cap = prior.vocab.max_path_tasks
+    attempts = _candidates(task, feasibility, _crafters(task, feasibility), prior)
+    times = [
+        makespan(task, _proposal(c.draft, lead), lead, prior)
+        for found in attempts.values()
+        if not isinstance(found, str)
+        for c in found
+        if c.single and c.draft.longest() <= cap
+    ]
+    return min((seconds for seconds in times if seconds is not None), default=None)
 
 
 def _proposal(draft: _Draft, lead: str) -> Proposal:

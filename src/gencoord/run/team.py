@@ -38,6 +38,7 @@ from gencoord.dsl.ast import Path, Proposal
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import GencoordError, ParseError, ResolutionError, WorldError
 from gencoord.planning.feasibility import closure_items, diagnose, planning_game, quick_runs
+from gencoord.planning.planner import makespan, single_crafter_makespan
 from gencoord.prior.contract import check_proposal
 from gencoord.prior.episode import PublicEpisode
 from gencoord.prior.gamedata import GameData
@@ -88,6 +89,8 @@ class TeamResult:
     execution: Execution | None = None
     outcome: Outcome | None = None
     seconds: dict[str, float] = field(default_factory=dict)  # measured: protocol, world
+    planned_makespan_s: float | None = None  # the commitment's dry run on the simulator, from the true bags
+    single_crafter_s: float | None = None  # the fastest plan in which one agent makes everything, likewise
 
     @property
     def model_calls(self) -> int:
@@ -303,6 +306,11 @@ def run_team_task(
             return finish(code="NO_AGREEMENT", message=f"no proposal was accepted in {MAX_ROUNDS} rounds")
         plan = materialize(commitment, prior, episode)
         program = compile_plan(plan, world, prior.game)
+        result = replace(
+            result,
+            planned_makespan_s=makespan(task, proposal, lead, prior),
+            single_crafter_s=single_crafter_makespan(task, lead, prior),
+        )
     except GencoordError as error:  # NO_ASSIGNMENT: the lead finds the goal out of the team's reach after all
         return finish(code=error.reason, message=error.message, feasible=error.reason != "NO_ASSIGNMENT")
     protocol_s = time.perf_counter() - clock

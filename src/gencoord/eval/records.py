@@ -1,0 +1,68 @@
+"""Run folders' shared mechanics: one writer at a time, and append-only JSON lines that survive a crash.
+
+Every run folder, ``gencoord run``'s and ``gencoord tasks run``'s, is written through these:
+an exclusive lock held for the whole run (a second writer fails at once, naming the first),
+and records appended a whole line at a time, so a crash leaves at most one torn line at
+the end, which a resumed run cuts off before it appends.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from gencoord.errors import ConfigError
+
+LOCK = ".lock"
+
+
+@contextlib.contextmanager
+def run_lock(run_dir: Path) -> Iterator[None]:
+    """Hold the folder's exclusive lock, or fail at once naming the process that holds it."""
+    try:
+        fd = os.open(run_dir / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise ConfigError("BAD_OUTPUT", f"cannot lock {run_dir}: {exc.strerror}") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "another process"
+            raise ConfigError(
+                "RUN_LOCKED", f"{run_dir} is being written by process {holder}; wait for it, or stop it first"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def read_jsonl(path: Path, repair: bool = False) -> list[dict[str, Any]]:
+    """Every complete record of ``path``; a torn last line (a crash mid-append) is skipped, or cut with ``repair``."""
+    data = path.read_bytes() if path.exists() else b""
+    complete, newline, tail = data.rpartition(b"\n")
+    records: list[dict[str, Any]] = []
+    for number, line in enumerate(complete.split(b"\n"), start=1):
+        if line:
+            try:
+                records.append(json.loads(line))
+            except ValueError:
+                raise ConfigError("RECORDS_CORRUPT", f"{path}: line {number} is not a JSON record") from None
+    if tail:
+        try:
+            records.append(json.loads(tail))
+        except ValueError:  # torn by a crash: the job will run again
+            if repair:
+                with path.open("r+b") as handle:
+                    handle.truncate(len(complete) + len(newline))
+        else:
+            if repair:  # a whole record that only lacks its newline
+                with path.open("ab") as handle:
+                    handle.write(b"\n")
+    return records
