@@ -50,6 +50,7 @@ class GameData:
     recipes: dict[str, tuple[Recipe, ...]]
     blocks: dict[str, Block]
     tool_speeds: dict[str, dict[str, float]]
+    tag_variants: tuple[tuple[str, Recipe], ...] = ()  # (result, variant) the tags restored beyond the raw data
 
     @classmethod
     def load(cls, path: Path) -> GameData:
@@ -60,9 +61,13 @@ class GameData:
             for item, variants in raw["recipes"].items()
         }  # a recipe that makes nothing (minecraft-data's map-extending entry for "air") is not one
         recipes = {item: variants for item, variants in recipes.items() if variants}
+        raw_recipes = recipes
         tags = path.with_name("tags.toml")
         if tags.is_file():
             recipes = expand_dye_tags(recipes, tomllib.loads(tags.read_text(encoding="utf-8")))
+        restored = tuple(
+            (item, recipe) for item, variants in recipes.items() for recipe in variants[len(raw_recipes.get(item, ())) :]
+        )  # expansion only appends, so what follows an item's raw variants is what the tags restored
         return cls(
             game_version=raw["game_version"],
             source=raw["source"],
@@ -78,6 +83,7 @@ class GameData:
                 for name, b in raw["blocks"].items()
             },
             tool_speeds=raw["tool_speeds"],
+            tag_variants=restored,
         )
 
     @cached_property

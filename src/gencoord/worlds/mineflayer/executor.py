@@ -241,6 +241,12 @@ class MinecraftExecutor:
                 "fuel": dict(self._physics.fuel_ticks),
                 "ticksPerItem": self._physics.smelt_ticks_per_item,
             },
+            # recipe variants the simulator's data has beyond minecraft-data's (ingredient tags it collapsed):
+            # the server crafts them and the bots ask for them, so both worlds craft from one recipe table
+            "recipes": [
+                {"result": item, "count": recipe.count, "ingredients": dict(recipe.ingredients)}
+                for item, recipe in self.game.tag_variants
+            ],
             "contents": {name: dict(items) for name, items in world.contents.items()},
             "agents": [
                 {

@@ -17,6 +17,7 @@ const mineflayer = require('mineflayer')
 const { pathfinder, Movements } = require('mineflayer-pathfinder')
 const { Vec3 } = require('vec3')
 const { memoryReading } = require('./memory')
+const { addRecipes } = require('./recipes')
 const { SKILLS, SkillFailure, collectOwed, forgetOwed, inventoryOf, sleep } = require('./skills')
 
 const LOGIN_TIMEOUT_MS = 20000
@@ -221,6 +222,8 @@ async function reset (spec) {
   state.furnace = spec.furnace
   await state.serv?.call('freeStations')
   await state.serv?.call('furnaceRules', spec.furnace)
+  await state.serv?.call('addRecipes', { recipes: spec.recipes ?? [] })
+  for (const bot of Object.values(state.bots)) addRecipes(bot.registry, spec.recipes ?? [])
   for (const bot of Object.values(state.bots)) {
     bot.pathfinder.setGoal(null)
     if (bot.currentWindow) bot.closeWindow(bot.currentWindow)

@@ -9,7 +9,7 @@
 // containers, which the verifier compares with what the bots saw.
 
 const { Vec3 } = require('vec3')
-const { matchRecipe } = require('./recipes')
+const { matchRecipe, addRecipes } = require('./recipes')
 
 const TOSS_PICKUP_MS = 2000 // vanilla: a player-thrown stack waits 40 ticks
 const DROP_PICKUP_MS = 500 // vanilla: a mined block's drop waits 10 ticks
@@ -624,6 +624,10 @@ module.exports.server = function (serv) {
     // the receiver from a player behind it at a narrower angle).
     handTo ({ giver, receiver }) {
       handedTo.set(giver, { receiver, until: Date.now() + HANDED_TO_MS })
+    },
+    // Recipe variants the simulator's table has beyond minecraft-data's (see recipes.js).
+    addRecipes (variants) {
+      addRecipes(registry, variants)
     },
     // What smelts into what and how long each fuel burns: the simulator's own table.
     furnaceRules ({ smelting, fuel, ticksPerItem }) {

@@ -77,4 +77,22 @@ function matchRecipe (registry, grid) {
   return null
 }
 
-module.exports = { matchRecipe }
+// Shapeless variants the caller's recipe table has beyond minecraft-data's (dyeing takes any
+// wool of another colour, a tag minecraft-data collapsed to one member), added to a registry's
+// recipe list once: [{ result, count, ingredients: { name: n } }]. The server matches grids
+// against them and the bots' prismarine-recipe finds them, so both sides craft the same table.
+function addRecipes (registry, variants) {
+  const added = registry.gencoordAdded ?? (registry.gencoordAdded = new Set())
+  for (const { result, count, ingredients } of variants) {
+    const key = `${result}:${Object.entries(ingredients).sort().map(([name, n]) => `${name}*${n}`).join(',')}`
+    if (added.has(key)) continue
+    const item = registry.itemsByName[result]
+    const ids = Object.entries(ingredients).flatMap(([name, n]) => Array(n).fill(registry.itemsByName[name]?.id))
+    if (!item || ids.some((id) => id === undefined)) continue
+    const list = registry.recipes[item.id] ?? (registry.recipes[item.id] = [])
+    list.push({ ingredients: ids, result: { id: item.id, count } })
+    added.add(key)
+  }
+}
+
+module.exports = { matchRecipe, addRecipes }

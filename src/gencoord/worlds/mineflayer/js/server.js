@@ -59,6 +59,7 @@ async function main () {
     freeStations: () => { serv.gencoord.freeStations(); return {} },
     handTo: (handover) => { serv.gencoord.handTo(handover); return {} },
     furnaceRules: (rules) => { serv.gencoord.furnaceRules(rules); return {} },
+    addRecipes: ({ recipes }) => { serv.gencoord.addRecipes(recipes); return {} },
     sites: ({ sites }) => blocksIn(serv, sites),
     memory: memoryReading,
     // Fault injection for the reliability tests: drop a player as a lost connection would.

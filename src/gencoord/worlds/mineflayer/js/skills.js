@@ -30,6 +30,7 @@ const LANDING_MS = 2000 // a bot that stepped off a block two high is on the gro
 const CLOSE_IN_MS = 1500 // a straight last stretch of a walk: a few blocks at walking speed
 const EYE_HEIGHT = 1.62 // a level look: the walk is straight ahead, not up or down
 const LEVEL_GAP = 1 // blocks between giver's and receiver's feet a thrown stack still reaches (pickup: 1.5)
+const SYNC_MS = 1000 // a server answers a resync click within a tick or two; one that never does is not waited on
 
 class SkillFailure extends Error {
   constructor (code, message, retryAfterS = null) {
@@ -425,9 +426,21 @@ async function craftItem (ctx, bot, action) {
   }
   const before = countOf(bot, action.item)
   const made = recipe.result.count * action.runs
-  await bot.craft(recipe, action.runs, table ?? undefined)
+  // One run at a time, each from the server's own record of the bag: mineflayer models its
+  // clicks and stacks just picked up ahead of the server, and a model that drifted during a
+  // multi-run craft put ingredients where the server had none ("missing ingredient" mid-craft).
+  for (let run = 0; run < action.runs; run++) {
+    await syncBag(bot)
+    await bot.craft(recipe, 1, table ?? undefined)
+  }
+  await syncBag(bot)
   await waitFor(() => countOf(bot, action.item) >= before + made, 2000,
     () => new SkillFailure('CRAFT_FAILED', `${bot.username} crafted ${countOf(bot, action.item) - before} of ${made} ${action.item}`))
+}
+
+// The client's model of its bag made the server's: a resync click, answered with the whole window.
+async function syncBag (bot) {
+  await Promise.race([bot._syncWindow(bot.inventory), sleep(SYNC_MS)])
 }
 
 // The server answers a taken station with a chat line instead of a window: try it first.
