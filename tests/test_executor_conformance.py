@@ -47,8 +47,9 @@ class _LeakyExecutor(SimExecutor):
         records: list[ActionRecord] = super().run(program, start, stop, on_handoff)
         for record in records:
             if record.ok and record.action.name == "give_item":
-                receiver = record.action.to  # type: ignore[attr-defined]
-                self.inventories[receiver][record.action.item] -= 1  # type: ignore[attr-defined]
+                held = self.inventories[record.action.to]  # type: ignore[attr-defined]
+                if held.get(record.action.item):  # type: ignore[attr-defined]
+                    held[record.action.item] -= 1  # type: ignore[attr-defined]
         return records
 
 

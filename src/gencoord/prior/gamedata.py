@@ -66,7 +66,9 @@ class GameData:
         if tags.is_file():
             recipes = expand_dye_tags(recipes, tomllib.loads(tags.read_text(encoding="utf-8")))
         restored = tuple(
-            (item, recipe) for item, variants in recipes.items() for recipe in variants[len(raw_recipes.get(item, ())) :]
+            (item, recipe)
+            for item, variants in recipes.items()
+            for recipe in variants[len(raw_recipes.get(item, ())) :]
         )  # expansion only appends, so what follows an item's raw variants is what the tags restored
         return cls(
             game_version=raw["game_version"],

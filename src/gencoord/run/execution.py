@@ -23,11 +23,11 @@ def run_observed(
     check_at = {index: check for check, index in checks}
     seen: dict[int, HandoffObservation] = {}
 
-    def judge(index: int, before: Mapping[str, Items], after: Mapping[str, Items]) -> bool:
+    def judge(index: int, before: Mapping[str, Items], after: Mapping[str, Items], delivered: int | None) -> bool:
         check = check_at.get(index)
         if check is None:
             return True
-        seen[index] = observe_handoff(check, before, after)
+        seen[index] = observe_handoff(check, before, after, delivered)
         return seen[index].verified
 
     records = executor.run(program, 0, len(program.actions), judge)

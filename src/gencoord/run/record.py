@@ -136,6 +136,7 @@ def observation_record(h: HandoffObservation) -> dict[str, Any]:
         "quantity": h.check.quantity,
         "giver": {"agent": h.check.giver, "before": h.giver_before, "after": h.giver_after},
         "receiver": {"agent": h.check.receiver, "before": h.receiver_before, "after": h.receiver_after},
+        "delivered": h.delivered,
         "verified": h.verified,
     }
 

@@ -71,23 +71,34 @@ class HandoffObservation:
     giver_after: int
     receiver_before: int
     receiver_after: int
+    delivered: int | None = None  # what this hand-over itself put in the receiver's bag, as the world credits it
+
+    @property
+    def received(self) -> int:
+        """This hand-over's items in the receiver's bag: the world's attribution, else the count's change."""
+        return self.receiver_after - self.receiver_before if self.delivered is None else self.delivered
 
     @property
     def verified(self) -> bool:
-        return self.receiver_after - self.receiver_before >= self.check.quantity
+        return self.received >= self.check.quantity
 
     def describe(self) -> str:
         c = self.check
+        own = "" if self.delivered is None else f", {self.delivered} of them from this hand-over"
         return (
             f"{c.giver} {c.item} {self.giver_before}→{self.giver_after}, "
-            f"{c.receiver} {self.receiver_before}→{self.receiver_after} (expected +{c.quantity})"
+            f"{c.receiver} {self.receiver_before}→{self.receiver_after}{own} (expected +{c.quantity})"
         )
 
 
 def observe_handoff(
-    check: HandoffCheck, before: Mapping[str, Mapping[str, int]], after: Mapping[str, Mapping[str, int]]
+    check: HandoffCheck,
+    before: Mapping[str, Mapping[str, int]],
+    after: Mapping[str, Mapping[str, int]],
+    delivered: int | None = None,
 ) -> HandoffObservation:
-    """H from every agent's inventory just before and just after the hand-over action."""
+    """H from every agent's inventory just before and just after the hand-over action, and, where
+    the world attributes pickups to their throws, from what this hand-over itself delivered."""
 
     def held(inventories: Mapping[str, Mapping[str, int]], agent: str) -> int:
         return inventories.get(agent, {}).get(check.item, 0)
@@ -98,6 +109,7 @@ def observe_handoff(
         held(after, check.giver),
         held(before, check.receiver),
         held(after, check.receiver),
+        delivered,
     )
 
 

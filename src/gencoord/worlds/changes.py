@@ -42,7 +42,14 @@ class RemoveItems:
     count: int
 
 
-WorldChange = DepleteSource | BlockRoute | OccupyStation | RemoveItems
+@dataclass(frozen=True, slots=True)
+class LoseThrow:
+    """The giver's next hand-over is lost in flight: the stack leaves its bag and never lands."""
+
+    giver: str
+
+
+WorldChange = DepleteSource | BlockRoute | OccupyStation | RemoveItems | LoseThrow
 
 
 @runtime_checkable

@@ -14,6 +14,7 @@ fixes it: a consumer starts after its hand-over, and independent agents overlap.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
@@ -34,7 +35,7 @@ from gencoord.worlds.actions import (
     Wait,
     Withdraw,
 )
-from gencoord.worlds.changes import Changeable, DepleteSource, RemoveItems
+from gencoord.worlds.changes import Changeable, DepleteSource, LoseThrow, RemoveItems
 from gencoord.worlds.executor import ActionRecord, Executor
 from gencoord.worlds.spec import AgentSpec, WorldSpec
 
@@ -163,7 +164,12 @@ def a_rejected_handoff_stops_its_consumer(executor: Executor, prior: Prior) -> N
     ]
     seen: list[tuple[int, int, int]] = []
 
-    def reject(index: int, before: Mapping[str, Mapping[str, int]], after: Mapping[str, Mapping[str, int]]) -> bool:
+    def reject(
+        index: int,
+        before: Mapping[str, Mapping[str, int]],
+        after: Mapping[str, Mapping[str, int]],
+        delivered: int | None,
+    ) -> bool:
         seen.append((index, before.get(A, {}).get("oak_planks", 0), after.get(A, {}).get("oak_planks", 0)))
         return False
 
@@ -173,6 +179,83 @@ def a_rejected_handoff_stops_its_consumer(executor: Executor, prior: Prior) -> N
     expect(ran == [0, 1, 2], f"the consumer and the giver's next action never start; ran {ran}")
     expect(all(r.ok for r in records), f"what ran succeeded, got {[_failure_code(r) for r in records]}")
     expect(executor.snapshot().inventories[A] == {"oak_planks": 8}, "nothing was crafted from the rejected items")
+
+
+def _crowd(prior: Prior, counts: Sequence[int]) -> tuple[WorldSpec, list[str]]:
+    """A receiver and one giver per count, on a line at different distances, each holding its planks."""
+    givers = [f"giver_{i + 1}" for i in range(len(counts))]
+    xs = [2 * i - len(counts) + 1 for i in range(len(counts))]  # -7, -5, ... 7 for eight: every walk a different length
+    agents = (
+        AgentSpec(A, (0.0, 64.0, 3.0), {}),
+        *(AgentSpec(g, (float(x), 64.0, 7.0), {"oak_planks": n}) for g, x, n in zip(givers, xs, counts, strict=True)),
+    )
+    return WorldSpec(agents, dict(prior.default_episode.refs), {}), givers
+
+
+def _overlapping(executor: Executor, prior: Prior, counts: Sequence[int], seed: int, lost: int | None) -> None:
+    """Every giver walks to the receiver and throws at once; the receiver's craft waits for all of them."""
+    world, givers = _crowd(prior, counts)
+    executor.reset(world)
+    order = list(range(len(givers)))
+    random.Random(seed).shuffle(order)  # the program lists the givers in any order
+    actions: list[Action] = []
+    gives: dict[int, int] = {}  # action index → giver number
+    for number in order:
+        actions.append(GoTo(givers[number], f"g{number}#1", A, "agent"))
+        gives[len(actions)] = number
+        actions.append(GiveItem(givers[number], f"g{number}#1", A, "oak_planks", counts[number]))
+    total = sum(counts)
+    actions.append(CraftItem(A, "a#1", "stick", total // 2, "oak_planks", None))
+    program = conformance_program(actions, {len(actions) - 1: tuple(gives)}, handoffs=tuple(gives))
+    credited: dict[int, int] = {}
+
+    def own(
+        index: int,
+        before: Mapping[str, Mapping[str, int]],
+        after: Mapping[str, Mapping[str, int]],
+        delivered: int | None,
+    ) -> bool:
+        change = after.get(A, {}).get("oak_planks", 0) - before.get(A, {}).get("oak_planks", 0)
+        credited[index] = change if delivered is None else delivered
+        return credited[index] >= counts[gives[index]]
+
+    if lost is not None:
+        assert isinstance(executor, Changeable)
+        executor.change(LoseThrow(givers[lost]))
+    records = {r.index: r for r in executor.run(program, 0, len(actions), own)}
+    expected = {index: 0 if number == lost else counts[number] for index, number in gives.items()}
+    expect(
+        credited == expected, f"each hand-over credits only its own planks: expected {expected}, credited {credited}"
+    )
+    craft = len(actions) - 1
+    if lost is None:
+        expect(
+            all(r.ok for r in records.values()),
+            f"every action succeeds: {[_failure_code(r) for r in records.values()]}",
+        )
+        sticks = executor.snapshot().inventories[A].get("stick", 0)
+        expect(sticks == 4 * (total // 2), f"the receiver crafted from all {total} planks: {sticks} sticks")
+        expect(records[craft].start_s >= max(records[i].end_s for i in gives), "the craft starts after every hand-over")
+        return
+    failed = [index for index, record in records.items() if not record.ok]
+    named = [index for index, number in gives.items() if number == lost]
+    expect(failed == named, f"exactly the lost hand-over fails: failed {failed}, lost {named}")
+    expect(craft not in records, "the consumer of a lost hand-over never starts")
+
+
+def overlapping_handoffs_are_each_their_own(executor: Executor, prior: Prior) -> None:
+    """k = 2, 5 and 8 givers hand one item to one receiver at once, listed in any order: each
+    hand-over is credited with its own items only (the world's attribution, or counts that no
+    other delivery moved), and the receiver's craft starts once all of them have landed."""
+    for seed, counts in enumerate(([3, 1], [2, 1, 4, 1, 2], [1, 2, 3, 1, 1, 2, 3, 1])):
+        _overlapping(executor, prior, counts, seed, lost=None)
+
+
+def a_lost_overlapping_handoff_fails_alone(executor: Executor, prior: Prior) -> None:
+    """One of four overlapping hand-overs is lost in flight: that one, and only that one, is not
+    credited and fails; the others land; the consumer never starts. Asked of a world that can change."""
+    if isinstance(executor, Changeable):
+        _overlapping(executor, prior, [2, 1, 3, 2], seed=7, lost=2)
 
 
 def agents_work_at_once(executor: Executor, prior: Prior) -> None:
@@ -341,6 +424,8 @@ CHECKS: dict[str, Check] = {
         running_in_spans_equals_running_at_once,
         a_failed_action_stops_what_waits_on_it,
         a_rejected_handoff_stops_its_consumer,
+        overlapping_handoffs_are_each_their_own,
+        a_lost_overlapping_handoff_fails_alone,
         agents_work_at_once,
         missing_ingredient_and_no_recipe_are_different_failures,
         deposits_withdrawals_and_placements_show_in_ground_truth,

@@ -79,10 +79,12 @@ class CallOrder:
             )
 
 
-HandoffHook = Callable[[int, Mapping[str, Items], Mapping[str, Items]], bool]
-"""Judges a hand-over the moment it lands: (action index, every agent's inventory just before
-the action, just after) → whether it counts. A hand-over judged False stops its dependants
-as a failed action does."""
+HandoffHook = Callable[[int, Mapping[str, Items], Mapping[str, Items], int | None], bool]
+"""Judges a hand-over the moment it ends: (action index, every agent's inventory just before
+the action, just after, what this hand-over itself put in the receiver's bag) → whether it
+counts. The last is the world's own attribution (None where a world cannot tell, and then the
+receiver's counts decide): while other deliveries of the same item land at the same receiver,
+the counts include theirs. A hand-over judged False stops its dependants as a failed action does."""
 
 
 class Cascade:
@@ -128,8 +130,8 @@ class Executor(Protocol):
     def run(self, program: Program, start: int, stop: int, on_handoff: HandoffHook | None = None) -> list[ActionRecord]:
         """Execute ``program.actions[start:stop]`` with agents working at once, as :class:`Cascade`
         says: a failure stops its dependants and independent work goes on. ``on_handoff`` judges
-        each action of ``program.handoffs`` that succeeds. Records come in program order; an
-        action that never ran has none."""
+        each action of ``program.handoffs`` that ran, failed ones too (a lost stack is a hand-over
+        that did not verify). Records come in program order; an action that never ran has none."""
         ...
 
     def snapshot(self) -> WorldSnapshot: ...

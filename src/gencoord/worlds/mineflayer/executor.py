@@ -36,7 +36,7 @@ from gencoord.worlds.actions import (
     Program,
     Withdraw,
 )
-from gencoord.worlds.changes import BlockRoute, DepleteSource, OccupyStation, RemoveItems, WorldChange
+from gencoord.worlds.changes import BlockRoute, DepleteSource, LoseThrow, OccupyStation, RemoveItems, WorldChange
 from gencoord.worlds.executor import (
     ActionFailure,
     ActionRecord,
@@ -130,6 +130,7 @@ class _Done:
     failure: ActionFailure | None
     after: dict[str, Items]  # the actor's (and a receiver's) inventory after the action
     around: tuple[dict[str, Items], dict[str, Items]]  # every agent's inventory before and after, when asked
+    delivered: int | None = None  # a hand-over's own pickups, as the embedded server credits them
 
 
 def _counts(raw: Mapping[str, Any]) -> Items:
@@ -223,6 +224,8 @@ class MinecraftExecutor:
             args = {"kind": "deplete", "source": change.source}
         elif isinstance(change, OccupyStation):
             args = {"kind": "occupy", "station": change.station, "seconds": round(change.seconds, 1)}
+        elif isinstance(change, LoseThrow):
+            args = {"kind": "lose_throw", "player": self._players[change.giver]}
         else:
             args = {"kind": "clear", "player": self._players[change.agent], "item": change.item, "count": change.count}
         self._bridge.call("change", args, RESET_TIMEOUT_S)
@@ -285,12 +288,17 @@ class MinecraftExecutor:
                     done = future.result()
                     action = program.actions[index]
                     records.append(ActionRecord(index, action, done.began, done.ended, done.failure, done.after))
+                    if done.failure is None:
+                        self._account(action)
+                    # a failed hand-over is judged too: it delivered what it did
+                    if (
+                        on_handoff is not None
+                        and index in judged
+                        and not on_handoff(index, *done.around, done.delivered)
+                    ):
+                        cascade.stop(index)
                     if done.failure is not None:
                         cascade.stop(index)
-                    else:
-                        self._account(action)
-                        if on_handoff is not None and index in judged and not on_handoff(index, *done.around):
-                            cascade.stop(index)
                     settled.add(index)
         with contextlib.suppress(WorldError):  # a drop still in the air lands now; a lost one shows in the snapshot
             self._bridge.call("settle", {}, OBSERVE_TIMEOUT_S)
@@ -425,17 +433,17 @@ class MinecraftExecutor:
     def _timed(self, action: Action, around: bool) -> _Done:
         """One action on its agent's thread; with ``around``, every agent's inventory just before and after."""
         began = time.perf_counter() - self._zero
-        failure, after, seen = self._act(action, around)
-        return _Done(began, time.perf_counter() - self._zero, failure, after, seen)
+        failure, after, seen, delivered = self._act(action, around)
+        return _Done(began, time.perf_counter() - self._zero, failure, after, seen, delivered)
 
     def _act(
         self, action: Action, around: bool
-    ) -> tuple[ActionFailure | None, dict[str, Items], tuple[dict[str, Items], dict[str, Items]]]:
+    ) -> tuple[ActionFailure | None, dict[str, Items], tuple[dict[str, Items], dict[str, Items]], int | None]:
         assert self._bridge is not None
         nothing: tuple[dict[str, Items], dict[str, Items]] = ({}, {})
         refused = self._refuse(action)
         if refused is not None:
-            return refused, {}, nothing
+            return refused, {}, nothing, 0 if isinstance(action, GiveItem) else None
         fields = asdict(action)
         for key in ("agent", "to") + (
             ("target",) if isinstance(action, GoTo) and action.target_kind == "agent" else ()
@@ -446,16 +454,17 @@ class MinecraftExecutor:
         try:
             answer = self._bridge.call("act", request, ACT_TIMEOUT_S)
         except WorldError as error:
-            return ActionFailure(error.reason, error.message), {}, nothing
+            return ActionFailure(error.reason, error.message), {}, nothing, None
         failure = answer.get("failure")
         inventories = self._by_agent(answer.get("inventories") or {})
         seen = answer.get("around") or {}
         observed = (self._by_agent(seen.get("before") or {}), self._by_agent(seen.get("after") or {}))
+        delivered = int(answer["delivered"]) if isinstance(answer.get("delivered"), int) else None
         if failure:
             wait = failure.get("retry_after_s")
             code, message = str(failure["code"]), str(failure["message"])
-            return ActionFailure(code, message, None if wait is None else float(wait)), inventories, observed
-        return None, inventories, observed
+            return ActionFailure(code, message, None if wait is None else float(wait)), inventories, observed, delivered
+        return None, inventories, observed, delivered
 
     def _by_agent(self, by_player: Mapping[str, Mapping[str, Any]]) -> dict[str, Items]:
         return {self._names.get(player, player): _counts(items) for player, items in by_player.items()}
@@ -479,6 +488,8 @@ def _named_in(change: WorldChange) -> tuple[str | None, str | None]:
     """The agent, or the ref, a change is about."""
     if isinstance(change, RemoveItems):
         return change.agent, None
+    if isinstance(change, LoseThrow):
+        return change.giver, None
     if isinstance(change, BlockRoute):
         return None, change.ref
     if isinstance(change, DepleteSource):

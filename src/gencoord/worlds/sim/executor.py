@@ -31,7 +31,7 @@ from gencoord.worlds.actions import (
     Wait,
     Withdraw,
 )
-from gencoord.worlds.changes import BlockRoute, DepleteSource, OccupyStation, WorldChange
+from gencoord.worlds.changes import BlockRoute, DepleteSource, LoseThrow, OccupyStation, WorldChange
 from gencoord.worlds.executor import (
     ActionFailure,
     ActionRecord,
@@ -129,6 +129,8 @@ class SimExecutor:
         self.busy_until = dict(world.busy_until)
         self.clocks = dict.fromkeys(self.positions, 0.0)
         self._ends: dict[int, float] = {}
+        self.losing: set[str] = set()  # givers whose next hand-over is lost in flight (LoseThrow)
+        self._delivered = 0  # what the last give put in its receiver's bag
         return self.snapshot()
 
     def run(self, program: Program, start: int, stop: int, on_handoff: HandoffHook | None = None) -> list[ActionRecord]:
@@ -145,6 +147,7 @@ class SimExecutor:
             began = max(self.clocks.get(agent, 0.0), ready)
             before = {name: dict(items) for name, items in self.inventories.items()} if index in judged else {}
             failure = None
+            self._delivered = 0
             try:
                 if agent not in self.inventories:
                     raise _RefusedError("UNKNOWN_AGENT", f"{agent} is not in this world")
@@ -156,9 +159,11 @@ class SimExecutor:
             self.clocks[agent] = ended
             self._ends[index] = ended
             records.append(ActionRecord(index, action, began, ended, failure, self._inventories_after(action)))
-            if failure is not None or (
-                on_handoff is not None and index in judged and not on_handoff(index, before, self.inventories)
-            ):
+            if index in judged and on_handoff is not None:  # a failed hand-over too: it delivered what it did
+                judged_ok = on_handoff(index, before, self.inventories, self._delivered)
+                if not judged_ok:
+                    cascade.stop(index)
+            if failure is not None:
                 cascade.stop(index)
         return records
 
@@ -188,6 +193,8 @@ class SimExecutor:
         elif isinstance(change, OccupyStation):
             now = max(self.clocks.values(), default=0.0)
             self.busy_until[change.station] = max(self.busy_until.get(change.station, 0.0), now + change.seconds)
+        elif isinstance(change, LoseThrow):
+            self.losing.add(change.giver)
         else:
             held = self.inventories.get(change.agent, {})
             lost = min(change.count, held.get(change.item, 0))
@@ -298,7 +305,14 @@ class SimExecutor:
         target = self.inventories[action.to]
         self._make_room(target, action.item, action.count, action.to, self.physics.inventory_slots)
         _take(self.inventories[action.agent], action.item, action.count, action.agent)
+        if action.agent in self.losing:
+            self.losing.discard(action.agent)
+            raise _RefusedError(
+                "HANDOFF_NOT_RECEIVED",
+                f"{action.to} received 0 of {action.count} {action.item}; the stack was lost in flight",
+            )
         _add(target, action.item, action.count)
+        self._delivered = action.count
         return began + self._ticks(self.physics.toss_ticks + self.physics.pickup_delay_ticks)
 
     def _deposit(self, action: Deposit, began: float) -> float:

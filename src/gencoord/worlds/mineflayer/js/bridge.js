@@ -246,9 +246,12 @@ async function reset (spec) {
 // What a skill may know of the world: the layout, what bots saw, and what the operator did to
 // the world (walls round refs, stations that may be taken: a skill still learns each from the server).
 function context () {
-  // handTo: tell the embedded server whom a hand-over is thrown to (another server has no such rule)
-  const handTo = state.serv ? (giver, receiver) => state.serv.call('handTo', { giver, receiver }) : async () => {}
-  return { bots: state.bots, layout: state.layout, seen: state.seen, drops: state.drops, walls: state.walls, mayBeBusy: state.mayBeBusy, furnace: state.furnace, acting: state.acting, fetching: state.fetching, handTo }
+  // handTo: tell the embedded server whom a hand-over is thrown to, and get the hand-over's id;
+  // delivered: what that hand-over's own throws put in its receiver's bag. Another server has
+  // neither (null): a hand-over there is judged by the receiver's count alone.
+  const handTo = state.serv ? async (giver, receiver) => (await state.serv.call('handTo', { giver, receiver })).handover : async () => null
+  const delivered = async (handover) => (await state.serv.call('delivered', { handover }))?.received ?? 0
+  return { bots: state.bots, layout: state.layout, seen: state.seen, drops: state.drops, walls: state.walls, mayBeBusy: state.mayBeBusy, furnace: state.furnace, acting: state.acting, fetching: state.fetching, handTo, delivered }
 }
 
 // Every player's inventory as the server holds it (the bots' view on a server we do not run).
@@ -302,16 +305,21 @@ async function actOnce (action) {
   if (!skill) return { failure: { code: 'UNSUPPORTED_ACTION', message: `the Minecraft world has no ${action.name} skill` }, inventories: inventories() }
   try {
     const ended = [bot, state.bots[action.to]].filter(Boolean).map((b) => b.gcEnded)
-    await Promise.race([skill(context(), bot, action), ...ended])
-    return { failure: null, inventories: inventories() }
+    const done = await Promise.race([skill(context(), bot, action), ...ended])
+    return { failure: null, inventories: inventories(), ...moved(done) }
   } catch (err) {
     bot.pathfinder.setGoal(null)
     if (bot.currentWindow) bot.closeWindow(bot.currentWindow)
     const failure = err instanceof SkillFailure || err instanceof BridgeError
       ? { code: err.code, message: err.message, retry_after_s: err.retryAfterS ?? null }
       : { code: state.dead[action.agent] ? 'BOT_DISCONNECTED' : 'SKILL_ERROR', message: `${action.name}: ${err.message}` }
-    return { failure, inventories: inventories() }
+    return { failure, inventories: inventories(), ...moved(err) }
   }
+}
+
+// A hand-over's own count of what reached its receiver (see giveItem), when the skill knows it.
+function moved (outcome) {
+  return Number.isInteger(outcome?.delivered) ? { delivered: outcome.delivered } : {}
 }
 
 function botSites () {
@@ -377,6 +385,10 @@ const CHANGES = {
   async occupy ({ station, seconds }) {
     state.mayBeBusy.add(station)
     await runCommands([cmd(['occupy', ...state.layout.refs[station].position, seconds])])
+  },
+  async lose_throw ({ player }) {
+    if (!state.serv) throw new BridgeError('UNSUPPORTED_CHANGE', 'only the embedded server can lose a thrown stack')
+    await state.serv.call('loseNextThrow', { giver: player })
   },
   async clear ({ player, item, count }) {
     const bot = state.bots[player]

@@ -142,6 +142,9 @@ module.exports.server = function (serv) {
       const taken = giveItems(nearest, entity.gcItem.type, entity.gcItem.count)
       if (taken === 0) continue
       entity._writeNearby('collect', { collectedEntityId: id, collectorEntityId: nearest.id, pickupItemCount: taken })
+      const handover = handovers.get(entity.gcItem.handover)
+      if (handover && nearest.username === handover.receiver) handover.received += taken
+      else if (handover) handover.stray += taken
       entity.gcItem.count -= taken
       if (entity.gcItem.count === 0) {
         itemEntities.delete(id)
@@ -155,15 +158,24 @@ module.exports.server = function (serv) {
 
   // A thrown stack lands 1.8 blocks ahead of the thrower, where vanilla's throw carries it.
   // What a closed window cannot put back is dropped for anyone (aimed false).
+  // A throw within a declared hand-over (the giver's every stack of it, however many slots it
+  // takes) carries the hand-over's id, so each pickup is credited to the hand-over it belongs
+  // to, never to another delivery of the same item landing at the same receiver.
   function toss (player, type, count, aimed = true) {
     const yaw = (player.yaw ?? 0) * 2 * Math.PI / 256 // flying-squid keeps angles as bytes
     const heading = new Vec3(-Math.sin(yaw), 0, Math.cos(yaw))
-    const declared = handedTo.get(player.username)
-    handedTo.delete(player.username)
-    const owner = !aimed ? null : declared && Date.now() < declared.until ? declared.receiver : facedPlayer(player, heading)
-    spawnItem(player.world, player.position.plus(heading.scaled(1.8)), type, count, TOSS_PICKUP_MS, owner, THROWN_KEEPS_MS)
+    const declared = aimed ? handedTo.get(player.username) : undefined
+    const live = declared && Date.now() < declared.until ? declared : null
+    const owner = !aimed ? null : live ? live.receiver : facedPlayer(player, heading)
+    if (live) handovers.get(live.id).thrown += count
+    if (live && losesNextThrow.delete(player.username)) return // lost in flight: a fault test's stack never lands
+    const entity = spawnItem(player.world, player.position.plus(heading.scaled(1.8)), type, count, TOSS_PICKUP_MS, owner, THROWN_KEEPS_MS)
+    if (live) entity.gcItem.handover = live.id
   }
-  const handedTo = new Map() // giver → { receiver, until }: the hand-over its next throw is
+  const handedTo = new Map() // giver → { receiver, until, id }: the hand-over its throws belong to
+  const handovers = new Map() // id → { receiver, thrown, received, stray }: what each hand-over moved
+  const losesNextThrow = new Set() // givers whose next hand-over throw vanishes (fault injection)
+  let lastHandover = 0
 
   // The player nearest the thrower's heading, within a narrow cone and a throw's range.
   function facedPlayer (thrower, heading) {
@@ -623,7 +635,19 @@ module.exports.server = function (serv) {
     // The giver's next throw is a hand-over to this receiver (facing alone cannot tell, in a crowd,
     // the receiver from a player behind it at a narrower angle).
     handTo ({ giver, receiver }) {
-      handedTo.set(giver, { receiver, until: Date.now() + HANDED_TO_MS })
+      const id = ++lastHandover
+      handedTo.set(giver, { receiver, until: Date.now() + HANDED_TO_MS, id })
+      handovers.set(id, { receiver, thrown: 0, received: 0, stray: 0 })
+      return { handover: id }
+    },
+    // What a hand-over has moved so far: thrown by its giver, picked up by its receiver, by anyone else.
+    delivered ({ handover }) {
+      const moved = handovers.get(handover)
+      return moved ? { thrown: moved.thrown, received: moved.received, stray: moved.stray } : null
+    },
+    // Fault injection: the giver's next hand-over throw is lost in flight (it leaves the bag, never lands).
+    loseNextThrow ({ giver }) {
+      losesNextThrow.add(giver)
     },
     // Recipe variants the simulator's table has beyond minecraft-data's (see recipes.js).
     addRecipes (variants) {
@@ -637,6 +661,9 @@ module.exports.server = function (serv) {
     clearItems () {
       for (const entity of itemEntities.values()) entity.destroy()
       itemEntities.clear()
+      handedTo.clear()
+      handovers.clear()
+      losesNextThrow.clear()
     }
   }
 }

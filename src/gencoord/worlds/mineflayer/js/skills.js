@@ -68,7 +68,7 @@ function need (bot, name, count) {
 
 async function waitFor (predicate, timeoutMs, onTimeout) {
   const until = Date.now() + timeoutMs
-  while (!predicate()) {
+  while (!(await predicate())) {
     if (Date.now() > until) throw onTimeout()
     await sleep(50)
   }
@@ -271,7 +271,6 @@ async function giveItem (ctx, bot, action) {
   if (gap > REACH) throw new SkillFailure('OUT_OF_REACH', `${bot.username} is ${gap.toFixed(1)} blocks from ${action.to} (reach ${REACH})`)
   need(bot, action.item, action.count)
   const before = countOf(peer, action.item)
-  const received = () => countOf(peer, action.item) >= before + action.count
   // within reach but too far, or too high or low, for a thrown stack (it stays at the thrower's
   // feet height) to land where the receiver can pick it up: step in on the receiver's level,
   // as a player would, rather than throw it on the ground
@@ -282,7 +281,11 @@ async function giveItem (ctx, bot, action) {
   }
   await bot.lookAt(peer.entity.position.offset(0, 0.2, 0), true)
   await bot.waitForTicks(2) // the rotation reaches the server on the next tick
-  await ctx.handTo(bot.username, action.to)
+  // What reached the receiver from this hand-over's own throws, as the server credits each pickup;
+  // the receiver's count would also count other deliveries of the item landing at once.
+  const handover = await ctx.handTo(bot.username, action.to)
+  const got = handover === null ? async () => countOf(peer, action.item) - before : () => ctx.delivered(handover)
+  const received = async () => (await got()) >= action.count
   await bot.toss(itemId(bot, action.item), null, action.count)
   // A handoff is confirmed by the receiver's inventory, never assumed from the toss. A stack
   // that lands out of the receiver's reach (it was still walking when the giver aimed, or the
@@ -293,9 +296,12 @@ async function giveItem (ctx, bot, action) {
   } else if (!(await settles(received, TOSS_PICKUP_MS + TOSS_GRACE_MS))) {
     await fetchStack(ctx, peer, await landed(bot, peer, action.item))
   }
-  await waitFor(received, HANDOFF_TIMEOUT_MS,
-    () => new SkillFailure('HANDOFF_NOT_RECEIVED',
-      `${action.to} received ${countOf(peer, action.item) - before} of ${action.count} ${action.item}; ${whereLeft(bot, peer, action.item)}`))
+  let arrived = 0
+  await waitFor(async () => (arrived = await got()) >= action.count, HANDOFF_TIMEOUT_MS, () => Object.assign(
+    new SkillFailure('HANDOFF_NOT_RECEIVED',
+      `${action.to} received ${Math.max(0, arrived)} of ${action.count} ${action.item}; ${whereLeft(bot, peer, action.item)}`),
+    { delivered: handover === null ? undefined : arrived }))
+  return { delivered: handover === null ? undefined : arrived }
 }
 
 // What a failed hand-over left on the ground, for the record: the one thing its reader needs.
