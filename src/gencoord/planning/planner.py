@@ -8,6 +8,7 @@ on top of it the planner drafts who does what, in three families:
 - one crafter, supplied from its own bag, then by the peers holding the most of each item
   (fewest givers), then by gathering;
 - one crafter alone, gathering what it lacks instead of asking (its own recipe plan);
+- one crafter, with what must be gathered dug by every agent that may, a share each, at once;
 - sub-assemblies: a peer that holds every ingredient of an intermediate crafts it and
   hands over the product, in parallel with the crafter's own work (each such split alone,
   and all of them at once).
@@ -135,10 +136,14 @@ def _craft(result: str, recipe: Recipe, times: int, game: GameData, prior: Prior
 
 
 def _draft(
-    task: TeamTask, crafter: str, feasibility: Feasibility, splits: dict[int, str], prior: Prior
+    task: TeamTask, crafter: str, feasibility: Feasibility, splits: dict[int, str], prior: Prior, spread: bool = False
 ) -> _Draft | str:
     """The paths when ``crafter`` makes the goal and each run of ``splits`` (index → peer) is that
-    peer's sub-assembly from its own bag; why not, when the team's skills cannot supply it that way."""
+    peer's sub-assembly from its own bag; why not, when the team's skills cannot supply it that way.
+
+    With ``spread``, what must be gathered is split evenly over every agent that may gather
+    (each digs its share at once and hands it over), rather than gathered by one.
+    """
     blocked = {agent.name: set(agent.blocked) for agent in task.agents}
     holdings = {agent.name: dict(agent.inventory) for agent in task.agents}
     game = planning_game(task, prior)
@@ -188,13 +193,15 @@ def _draft(
                 draft.handoffs += 1
                 left -= share
         if left and item in task.world.resources:
-            gatherer = next(iter(gatherers), None)
-            if gatherer is None:
+            if not gatherers:
                 return f"nobody may gather {item} and hand it over"
-            obtained[gatherer].append(_task(GATHER_SKILL, prior, q=left, item=item, loc=source_ref(item)))
-            if gatherer != crafter:
-                deliveries[gatherer].append(_task(DELIVER_SKILL, prior, q=left, item=item, to=crafter))
-                draft.handoffs += 1
+            crew = gatherers[: min(left, len(gatherers))] if spread else gatherers[:1]
+            for turn, gatherer in enumerate(crew):
+                share = left // len(crew) + (turn < left % len(crew))
+                obtained[gatherer].append(_task(GATHER_SKILL, prior, q=share, item=item, loc=source_ref(item)))
+                if gatherer != crafter:
+                    deliveries[gatherer].append(_task(DELIVER_SKILL, prior, q=share, item=item, to=crafter))
+                    draft.handoffs += 1
             left = 0
         if left:
             return f"{left} more {item} is held only by agents that may not hand it over (resource.deliver)"
@@ -298,7 +305,7 @@ def makespan(task: TeamTask, proposal: Proposal, lead: str, prior: Prior) -> flo
 class _Candidate:
     crafter: str
     draft: _Draft
-    single: bool  # one agent makes every item (sub-assemblies are the other kind)
+    single: bool  # one agent makes and gathers everything; peers only hand over what they hold
 
 
 def _candidates(
@@ -321,6 +328,11 @@ def _candidates(
         alone = _alone(task, crafter, prior) if len(task.agents) > 1 else None
         if alone is not None:
             drafts.append(_Candidate(crafter, alone, True))
+        if task.world.resources and len(task.agents) > 1:  # dig in parallel: every gatherer takes a share
+            for subset in ({}, splits) if splits else ({},):
+                spread = _draft(task, crafter, feasibility, subset, prior, spread=True)
+                if isinstance(spread, _Draft):
+                    drafts.append(_Candidate(crafter, spread, False))
         found[crafter] = drafts
     return found
 
@@ -385,7 +397,7 @@ def plan_team(task: TeamTask, lead: str, prior: Prior) -> TeamPlan:
 
 
 def single_crafter_makespan(task: TeamTask, lead: str, prior: Prior) -> float | None:
-    """The fastest plan in which one agent makes every item (peers only hand over what they hold or gather).
+    """The fastest plan in which one agent makes and gathers everything (peers only hand over what they hold).
 
     The baseline a report sets each chosen plan against; None when no such plan runs.
     """

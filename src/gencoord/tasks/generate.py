@@ -7,6 +7,11 @@ agent's bag, and a third neither but oak logs to gather (the table is made, then
 Every generated task is feasible by construction; ``essential`` names the leaves nothing
 can stand in for (every recipe on the way has one variant), so removing a unit of one
 must make the task unreachable.
+
+:func:`random_mindcraft_task` writes one in MINDcraft's crafting format, as MINDcraft's
+files are made: the recipe tree's leaves split over the agents, a crafting table in agent
+0's bag, and, some of the time, the leaves a survival world grows left for the team to
+gather (its ``missing_items``).
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 from dataclasses import dataclass
+from typing import Any
 
 from gencoord.prior.prior import Prior
 from gencoord.tasks.team import TeamAgent, TeamGoal, TeamTask, TeamWorld
@@ -84,3 +90,43 @@ def random_task(
         id=task_id, agents=team, goal=TeamGoal(item=target, count=count), world=TeamWorld(crafting_table=placed)
     )
     return GeneratedTask(task, leaves, frozenset(essential))
+
+
+def random_mindcraft_task(
+    prior: Prior, rng: random.Random, agents: int, world: frozenset[str], gathered: float = 0.3
+) -> dict[str, Any] | None:
+    """One random feasible task as a MINDcraft crafting-file entry; None when the draw is unusable.
+
+    With probability ``gathered``, every leaf that ``world`` offers to gather (MINDcraft's
+    survival world: logs, sand, flowers) is taken out of the bags and named in
+    ``missing_items``, so the team must dig it. Blocked commands are drawn as MINDcraft's files draw
+    them: ``!getCraftingPlan`` for none, agent 0, or every agent.
+    """
+    generated = random_task(prior, rng, agents, distractors=rng.randint(0, 2))
+    if generated is None:
+        return None
+    task = generated.task
+    missing: list[str] = []
+    if rng.random() < gathered:
+        missing = sorted(item for item in generated.leaves if item in world)
+    bags = {
+        str(index): {item: n for item, n in agent.inventory.items() if item not in missing}
+        for index, agent in enumerate(task.agents)
+    }
+    if task.world.crafting_table:  # MINDcraft's world has no standing table: agent 0 holds one
+        bags["0"]["crafting_table"] = bags["0"].get("crafting_table", 0) + 1
+    plan = rng.choice(["full_plan", "partial_plan", "no_plan"])
+    barred = {"full_plan": set(), "partial_plan": {0}, "no_plan": set(range(agents))}[plan]
+    return {
+        "goal": f"Collaborate with other agents to craft an {task.goal.item}",
+        "conversation": f"Let's work together to craft an {task.goal.item}.",
+        "initial_inventory": bags,
+        "agent_count": agents,
+        "target": task.goal.item,
+        "number_of_target": task.goal.count,
+        "type": "techtree",
+        "timeout": 300,
+        "blocked_actions": {str(i): ["!getCraftingPlan"] if i in barred else [] for i in range(agents)},
+        "missing_items": missing,
+        "requires_crafting_table": True,
+    }

@@ -62,6 +62,11 @@ class TaskFile:
     refused: tuple[Refusal, ...]
 
 
+def mindcraft_world() -> frozenset[str]:
+    """What a MINDcraft crafting world offers to gather (``data/mindcraft.toml``)."""
+    return frozenset(_mindcraft()["world"]["resources"])
+
+
 def _document(path: Path) -> Any:
     text = read_text(path, ConfigError)
     if path.suffix == ".toml":
