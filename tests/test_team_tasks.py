@@ -69,11 +69,10 @@ def test_own_format_loads_into_the_same_object() -> None:
     assert pickaxe.holdings() == {"iron_ingot": 3, "stick": 2} and diagnose(pickaxe, PRIOR).feasible
 
 
-def test_old_and_unknown_item_names_are_refused_with_the_fix() -> None:
-    with pytest.raises(ConfigError) as legacy:
-        load_team_tasks(FIXTURES / "mindcraft_legacy_item.json")
-    assert legacy.value.reason == "LEGACY_ITEM" and "'rose_red' is a pre-1.13 item name" in legacy.value.message
-    assert "it is 'red_dye'" in legacy.value.message and "mindcraft_legacy_item.json" in legacy.value.message
+def test_old_names_are_read_as_todays_and_unknown_ones_refused_with_the_fix() -> None:
+    (legacy,) = load_team_tasks(FIXTURES / "mindcraft_legacy_item.json")
+    assert legacy.agents[0].inventory == {"red_dye": 1}
+    assert "pre-1.13 item name 'rose_red' read as 'red_dye'" in legacy.notes
     with pytest.raises(ConfigError) as unknown:
         load_team_tasks(FIXTURES / "mindcraft_unknown_item.json")
     assert unknown.value.reason == "UNKNOWN_ITEM" and "did you mean 'oak_planks'" in unknown.value.message
@@ -102,7 +101,7 @@ def test_the_dyeing_tag_is_restored_and_nothing_else_changes() -> None:
         ('{"x": {"agent_count": 2, "target": "stick", "blocked_actions": {"0": ["!fly"]}}}', "UNKNOWN_COMMAND"),
         ('{"x": {"agent_count": 1, "target": "stick", "initial_inventory": {"3": {"stick": 1}}}}', "BAD_TASK"),
         ('{"x": {"agent_count": 1, "target": {"stick": 1, "chest": 1}}}', "UNSUPPORTED_TARGET"),
-        ('{"x": {"agent_count": 1, "target": "stick", "number_of_target": 0}}', "BAD_TASK"),
+        ('{"x": {"agent_count": 1, "target": "stick", "number_of_target": 0}}', "BAD_COUNT"),
         ('{"hello": "world"}', "UNKNOWN_TASK_FORMAT"),
         ("not json", "INVALID_JSON"),
         ('{"tasks": [{"id": "a", "agents": [{"name": "x"}, {"name": "x"}], "goal": {"item": "stick"}}]}', "BAD_TASK"),
@@ -130,8 +129,10 @@ def test_tasks_check_prints_one_json_object_per_task() -> None:
     assert len(lines) == 8 and {"task", "agents", "feasible", "code", "message", "notes"} <= set(lines[0])
     cake = next(line for line in lines if line["task"] == "cake_five")
     assert cake["feasible"] is False and cake["code"] == "UNREACHABLE_GOAL" and cake["agents"] == 5
-    broken = runner.invoke(app, ["tasks", "check", str(FIXTURES / "mindcraft_unknown_item.json")])
-    assert broken.exit_code == 2 and "did you mean 'oak_planks'" in broken.stderr
+    broken = runner.invoke(app, ["tasks", "check", str(FIXTURES / "mindcraft_unknown_item.json"), "--jsonl"])
+    assert broken.exit_code == 0  # one task refused, on its own line: the file is still read
+    (refused,) = [json.loads(line) for line in broken.stdout.splitlines()]
+    assert refused["code"] == "UNKNOWN_ITEM" and "did you mean 'oak_planks'" in refused["message"]
     forced = runner.invoke(app, ["tasks", "check", str(FIXTURES / "own_format.toml"), "--format", "mindcraft"])
     assert forced.exit_code == 2
 

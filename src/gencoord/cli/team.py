@@ -207,6 +207,7 @@ def run_tasks(
                     reused.append(kept)
                 else:
                     todo.append(TeamItem(loaded.path, task))
+        for loaded in read:
             for refusal in loaded.refused:
                 kept = earlier(loaded.path, refusal.task, task_digest(refusal))
                 if kept:
@@ -231,13 +232,13 @@ def run_tasks(
                         _echo_summary(json.loads(line))
                 progress.advance(bar, count)
 
-            if refusals:
-                lines = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in refusals)
-                append(lines.encode("utf-8"), len(refusals), len(refusals))
             work = TeamTaskWork(mode, surface, backend, choice)
             try:
                 with stoppable():
                     lost, ray_report = run_team_batch(work, todo, out, workers, execution, append)
+                    if refusals:  # after every task, in a fresh run as in a resumed one
+                        lines = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in refusals)
+                        append(lines.encode("utf-8"), len(refusals), len(refusals))
             except KeyboardInterrupt as stop:
                 why = "terminated" if isinstance(stop, Terminated) else "interrupted"
                 fail(

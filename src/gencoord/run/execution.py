@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 
 from gencoord.protocol.plan import DispatchPlan, HandoffCheck
 from gencoord.runtime.verify import Execution, HandoffObservation, observe_handoff
-from gencoord.worlds.actions import Program
+from gencoord.worlds.actions import GiveItem, Program
 from gencoord.worlds.executor import ActionRecord, Executor, Items
 from gencoord.worlds.spec import WorldSpec
 
@@ -27,6 +27,9 @@ def run_observed(
         check = check_at.get(index)
         if check is None:
             return True
+        action = program.actions[index]
+        if delivered is not None and not (isinstance(action, GiveItem) and action.item == check.item):
+            delivered = 0  # the world credits what was thrown; a stack of another item is none of this hand-over's
         seen[index] = observe_handoff(check, before, after, delivered)
         return seen[index].verified
 

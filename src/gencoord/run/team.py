@@ -4,7 +4,9 @@ The lead (the agent that must hold the goal, else the first that can look the pl
 its blocked skills, the shared prior and the public goal. Everything it learns about a
 teammate crosses the wire, counted byte by byte:
 
-1. If the lead's own bag makes the goal, it commits its own path (``REQ -``): no message.
+1. If the lead's own bag makes the goal sooner than any hand-over could land, it commits its own
+   path (``REQ -``): no message. Otherwise it asks, and its plan alone is one candidate among the
+   team's: it wins only where it is really the fastest.
 2. Otherwise one bounded supply question to each peer (``ASK``, the items the goal's
    recipes can use) and one answer from each (``HAVE``: counts of those items only, and
    the skills it cannot use). The lead now judges feasibility: an unreachable goal is
@@ -38,7 +40,7 @@ from gencoord.dsl.ast import Path, Proposal
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import GencoordError, ParseError, ResolutionError, WorldError
 from gencoord.planning.feasibility import closure_items, diagnose, planning_game, quick_runs
-from gencoord.planning.planner import makespan, single_crafter_makespan
+from gencoord.planning.planner import makespan, plan_team, single_crafter_makespan
 from gencoord.prior.contract import check_proposal
 from gencoord.prior.episode import PublicEpisode
 from gencoord.prior.gamedata import GameData
@@ -60,6 +62,7 @@ from gencoord.tasks.team import ANY, TeamAgent, TeamTask
 from gencoord.tasks.world import team_world
 from gencoord.worlds.executor import Executor
 from gencoord.worlds.sim.executor import SimExecutor
+from gencoord.worlds.sim.physics import TICKS_PER_S, default_physics
 
 MAX_ROUNDS = 3
 """Proposals the lead may make before the team gives up (``NO_AGREEMENT``)."""
@@ -271,8 +274,8 @@ def run_team_task(
     try:
         if mode is TeamMode.CENTRALIZED:
             view = task
-        elif task.goal.holder in (ANY, lead) and quick_runs(from_the_bag(solo), prior) is not None:
-            view = solo  # its own bag makes the goal: nothing to gather, so nobody to ask
+        elif task.goal.holder in (ANY, lead) and _quicker_alone(solo, lead, prior):
+            view = solo  # its own bag makes the goal before any hand-over could land: nobody to ask
         else:
             view = _gather_view(task, lead, prior, speaker)
         judged = diagnose(view, prior)
@@ -345,6 +348,20 @@ def run_team_task(
         outcome=outcome,
         seconds=seconds,
     )
+
+
+HANDOVER_FLOOR_S = (default_physics().toss_ticks + default_physics().pickup_delay_ticks) / TICKS_PER_S
+"""The least time a hand-over takes (the toss, then vanilla's pickup delay): no plan that moves an
+item between agents ends sooner, so a lead that finishes alone within it need not ask."""
+
+
+def _quicker_alone(solo: TeamTask, lead: str, prior: Prior) -> bool:
+    """Whether the lead's own bag, with nothing gathered, makes the goal within a hand-over's time."""
+    bag = from_the_bag(solo)
+    if quick_runs(bag, prior) is None:
+        return False
+    alone = plan_team(bag, lead, prior).makespan_s
+    return alone is not None and alone <= HANDOVER_FLOOR_S
 
 
 def from_the_bag(task: TeamTask) -> TeamTask:

@@ -311,8 +311,8 @@ def read_task_file(path: Path, fmt: TaskFormat = TaskFormat.AUTO, prior: Prior |
             raise ConfigError("BAD_TASK_FILE", f"{origin}: gencoord's format is a 'tasks' list")
         entries = [(_entry_id(raw, number), raw) for number, raw in enumerate(document["tasks"], start=1)]
     else:
-        if not isinstance(document, dict):
-            raise ConfigError("BAD_TASK_FILE", f"{origin}: MINDcraft's format maps task ids to tasks")
+        if not isinstance(document, dict) or not any(isinstance(raw, dict) for raw in document.values()):
+            raise ConfigError("BAD_TASK_FILE", f"{origin}: MINDcraft's format maps task ids to task objects")
         entries = [(str(task_id), raw) for task_id, raw in document.items()]
     tasks: list[TeamTask] = []
     refused: list[Refusal] = []
