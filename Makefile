@@ -68,6 +68,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/selector_accuracy.py
 	$(BIN)/python benchmarks/constrained.py
 	$(BIN)/python benchmarks/team_tasks.py
+	$(BIN)/python benchmarks/mindcraft.py --generated 40 --minecraft 20
 	$(BIN)/python benchmarks/gate_oracle.py
 	$(BIN)/python benchmarks/scale.py
 	$(BIN)/python benchmarks/minecraft.py

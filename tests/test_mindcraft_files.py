@@ -240,3 +240,44 @@ def test_the_shipped_train_split_runs_whole_on_the_simulator() -> None:
         lead = next(agent for agent in result.task.agents if agent.name == result.lead)
         alone = result.task.model_copy(update={"agents": [lead], "world": TeamWorld(crafting_table=False)})
         assert diagnose(alone, PRIOR).feasible, result.task.id
+
+
+SINGLE_INGREDIENT = ["nether_bricks", "iron_block", "stone_bricks", "bookshelf", "hay_block"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(SINGLE_INGREDIENT), st.integers(2, 8), st.integers(1, 3), st.integers(0, 2**32))
+def test_overlapping_same_item_handovers_each_verify_their_own_items(
+    goal: str, agents: int, count: int, seed: int
+) -> None:
+    """Many givers of one item to one crafter, at once: every H counts its own hand-over, and they add up."""
+    recipe = PRIOR.game.recipes[goal][0]
+    needs = {item: n * recipe.crafts_for(count) for item, n in recipe.ingredients.items()}
+    rng = random.Random(seed)
+    bags: list[dict[str, int]] = [{} for _ in range(agents)]
+    for item, n in needs.items():
+        for _ in range(n):
+            bag = bags[rng.randrange(agents)]
+            bag[item] = bag.get(item, 0) + 1
+    bags[0]["crafting_table"] = 1
+    entry = {"agent_count": agents, "target": goal, "number_of_target": count,
+             "initial_inventory": {str(i): bag for i, bag in enumerate(bags)}}  # fmt: skip
+    with tempfile.TemporaryDirectory() as folder:
+        (task,) = read_task_file(_file(Path(folder), {"t": entry}), prior=PRIOR).tasks
+    result = run_team_task(task, PRIOR)
+    assert result.success, (result.code, result.message)
+    assert result.execution is not None and result.outcome is not None and result.commitment is not None
+    assert result.outcome.handoff in (True, None)
+    assert len(result.execution.handoffs) == len(result.commitment.handoffs)
+    for seen in result.execution.handoffs:
+        assert seen.delivered == seen.check.quantity and seen.verified
+    for handoff in result.commitment.handoffs:  # what was credited into each bag is what was committed
+        credited = sum(
+            seen.delivered or 0
+            for seen in result.execution.handoffs
+            if (seen.check.receiver, seen.check.item) == (handoff.receiver, handoff.item)
+        )
+        committed = sum(
+            h.quantity for h in result.commitment.handoffs if (h.receiver, h.item) == (handoff.receiver, handoff.item)
+        )
+        assert credited == committed

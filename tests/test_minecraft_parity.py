@@ -69,6 +69,9 @@ def test_mindcraft_format_tasks_end_the_same_in_both_worlds(minecraft: Minecraft
         if (sim.success, sim.code) != (real.success, real.code):
             disagreements.append(f"{task.id}: sim {sim.code or 'success'}, minecraft {real.code}: {real.message}")
             continue
+        assert (real.outcome is None) == (sim.outcome is None), task.id
+        if real.outcome is not None and sim.outcome is not None:  # C/H/T/F/G the same in both worlds
+            assert real.outcome.stages == sim.outcome.stages, task.id
         if real.execution is not None:  # each hand-over credited with exactly its own items, in both worlds
             assert _credited(real) == _credited(sim), task.id
             assert all(received == quantity for _, _, quantity, received in _credited(real)), task.id

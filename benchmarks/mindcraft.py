@@ -1,0 +1,208 @@
+"""MINDcraft's crafting files as they ship, measured in one run: planning, the simulator, real Minecraft.
+
+    .venv/bin/python benchmarks/mindcraft.py [DIR] [--minecraft N] [--generated N]
+
+DIR (default: ../shared/data/mindcraft/crafting, MINDcraft's train split) is every ``*.json``
+in it, read as MINDcraft ships them. Reported, by agent count:
+  * per-task planning + commitment time, in-process (the lead's whole exchange: supply
+    questions, the planner's drafts and their dry runs, peers' answers, resolution);
+  * simulator tasks per second end to end (records included), and success;
+  * messages per task, and the committed plan's simulated makespan over the best
+    single-crafter plan's (one agent makes and gathers everything);
+  * with ``--minecraft N``: N tasks (evenly drawn) on the embedded real server, wall time
+    per task and whether each ends as it did on the simulator;
+  * with ``--generated N``: N generated tasks per team size 2–5 in the same format
+    (``random_mindcraft_task``, half of them with logs to dig), for the team sizes the
+    train split lacks.
+Results are printed and written to benchmarks/results/mindcraft.json. Not a test: nothing
+here asserts a time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import random
+import statistics
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from gencoord import __version__
+from gencoord.prior.load import team_prior
+from gencoord.run.team import TeamResult, run_team_task
+from gencoord.tasks.generate import random_mindcraft_task
+from gencoord.tasks.team import TeamTask
+from gencoord.tasks.team_files import mindcraft_world, read_task_file
+
+TRAIN = Path(__file__).resolve().parents[2] / "shared" / "data" / "mindcraft" / "crafting"
+OUT = Path(__file__).parent / "results" / "mindcraft.json"
+
+
+def _load(folder: Path) -> tuple[list[TeamTask], int]:
+    prior = team_prior()
+    tasks: list[TeamTask] = []
+    refused = 0
+    for path in sorted(folder.glob("*.json")):
+        loaded = read_task_file(path, prior=prior)
+        tasks += loaded.tasks
+        refused += len(loaded.refused)
+    return tasks, refused
+
+
+def _generated(per_size: int, seed: int = 0) -> list[TeamTask]:
+    prior, rng = team_prior(), random.Random(seed)
+    document = {}
+    for size in range(2, 6):
+        made = 0
+        while made < per_size:
+            entry = random_mindcraft_task(prior, rng, size, mindcraft_world(), gathered=0.5)
+            if entry is not None:
+                document[f"generated_{size}_{made}"] = entry
+                made += 1
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "generated.json"
+        path.write_text(json.dumps(document), encoding="utf-8")
+        return list(read_task_file(path, prior=prior).tasks)
+
+
+def _ratio(result: TeamResult) -> float | None:
+    planned, single = result.planned_makespan_s, result.single_crafter_s
+    return planned / single if planned is not None and single else None
+
+
+def _median(values: list[float]) -> float | None:
+    return round(statistics.median(values), 4) if values else None
+
+
+def _simulate(tasks: list[TeamTask]) -> tuple[list[TeamResult], float]:
+    prior = team_prior()
+    began = time.perf_counter()
+    results = [run_team_task(task, prior) for task in tasks]
+    return results, time.perf_counter() - began
+
+
+def _by_agents(results: list[TeamResult]) -> dict[str, dict[str, object]]:
+    groups: dict[int, list[TeamResult]] = defaultdict(list)
+    for result in results:
+        groups[len(result.task.agents)].append(result)
+    rows: dict[str, dict[str, object]] = {}
+    for agents, group in sorted(groups.items()):
+        feasible = [r for r in group if r.feasible]
+        ratios = [ratio for r in group if (ratio := _ratio(r)) is not None]
+        rows[str(agents)] = {
+            "tasks": len(group),
+            "feasible": len(feasible),
+            "succeeded": sum(r.success for r in group),
+            "success_of_feasible": round(sum(r.success for r in feasible) / len(feasible), 4) if feasible else None,
+            "median_protocol_ms": _median([1000 * r.seconds.get("protocol", 0.0) for r in group]),
+            "median_messages": _median([float(len(r.wire.messages)) for r in group]),
+            "mean_messages": round(statistics.mean(len(r.wire.messages) for r in group), 2),
+            "succeeded_without_messages": sum(1 for r in group if r.success and not r.wire.messages),
+            "median_makespan_s": _median([r.planned_makespan_s for r in group if r.planned_makespan_s is not None]),
+            "median_single_crafter_s": _median([r.single_crafter_s for r in group if r.single_crafter_s is not None]),
+            "median_makespan_over_single_crafter": _median(ratios),
+            "mean_makespan_over_single_crafter": round(statistics.mean(ratios), 4) if ratios else None,
+        }
+    return rows
+
+
+def _minecraft(tasks: list[TeamTask], sim: dict[str, TeamResult], count: int) -> dict[str, object]:
+    from gencoord.worlds.mineflayer import MinecraftExecutor  # noqa: PLC0415 - only when asked for
+
+    prior = team_prior()
+    step = max(1, len(tasks) // count)
+    chosen = tasks[::step][:count]
+    executor = MinecraftExecutor()
+    walls: list[float] = []
+    rows = []
+    try:
+        for task in chosen:
+            began = time.perf_counter()
+            real = run_team_task(task, prior, executor=executor)
+            walls.append(time.perf_counter() - began)
+            twin = sim[task.id]
+            rows.append(
+                {
+                    "task": task.id,
+                    "agents": len(task.agents),
+                    "success": real.success,
+                    "code": real.code,
+                    "message": real.message,
+                    "agrees_with_simulator": (real.success, real.code) == (twin.success, twin.code),
+                    "wall_s": round(walls[-1], 2),
+                }
+            )
+    finally:
+        executor.close()
+    return {
+        "tasks": len(rows),
+        "succeeded": sum(1 for row in rows if row["success"]),
+        "agree": sum(1 for row in rows if row["agrees_with_simulator"]),
+        "median_wall_s": _median(walls),
+        "cold_start": executor.timings,
+        "rows": rows,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("folder", nargs="?", type=Path, default=TRAIN)
+    parser.add_argument("--minecraft", type=int, default=0, help="tasks to run on real Minecraft as well")
+    parser.add_argument("--generated", type=int, default=0, help="generated tasks per team size 2-5")
+    args = parser.parse_args()
+    tasks, refused = _load(args.folder)
+    results, seconds = _simulate(tasks)
+    summary: dict[str, object] = {
+        "folder": str(args.folder),
+        "tasks": len(tasks),
+        "refused_as_written": refused,
+        "simulator_s": round(seconds, 3),
+        "simulator_tasks_per_s": round(len(tasks) / seconds, 1) if seconds else None,
+        "by_agents": _by_agents(results),
+    }
+    if args.generated:
+        generated = _generated(args.generated)
+        made, made_s = _simulate(generated)
+        summary["generated"] = {"tasks": len(generated), "simulator_s": round(made_s, 3), "by_agents": _by_agents(made)}
+    if args.minecraft:
+        summary["minecraft"] = _minecraft(tasks, {r.task.id: r for r in results}, args.minecraft)
+    summary |= {"gencoord": __version__, "python": platform.python_version(), "machine": platform.machine()}
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    console = Console()
+    for title, rows in [("MINDcraft files", summary["by_agents"])] + (
+        [("generated, same format", summary["generated"]["by_agents"])] if args.generated else []  # type: ignore[index]
+    ):
+        table = Table(title=title)
+        for column in ("agents", "tasks", "succeeded", "protocol ms", "messages", "makespan s", "single s", "ratio"):
+            table.add_column(column, justify="right")
+        for agents, row in rows.items():  # type: ignore[attr-defined]
+            table.add_row(
+                agents,
+                str(row["tasks"]),
+                f"{row['succeeded']}/{row['feasible']}",
+                str(row["median_protocol_ms"]),
+                str(row["mean_messages"]),
+                str(row["median_makespan_s"]),
+                str(row["median_single_crafter_s"]),
+                str(row["median_makespan_over_single_crafter"]),
+            )
+        console.print(table)
+    console.print(
+        f"{len(tasks)} tasks on the simulator in {seconds:.2f} s ({summary['simulator_tasks_per_s']} tasks/s)"
+    )
+    if args.minecraft:
+        real: dict[str, object] = summary["minecraft"]  # type: ignore[assignment]
+        line = f"{real['succeeded']}/{real['tasks']} succeeded, {real['agree']} agree with the simulator"
+        console.print(f"Minecraft: {line}, median {real['median_wall_s']} s a task")
+    console.print(f"→ {OUT}")
+
+
+if __name__ == "__main__":
+    main()
