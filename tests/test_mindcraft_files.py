@@ -93,6 +93,7 @@ def test_every_mindcraft_command_is_known_and_an_unknown_one_is_named(tmp_path: 
     assert set(MINDCRAFT_COMMANDS) <= mapped
     crafter = next(task for task in loaded.tasks if task.agents[0].blocked == ["craft.item"])
     assert not diagnose(crafter, PRIOR).feasible  # barring !craftRecipe bars the only crafter
+    assert any("!craftRecipe → craft.item" in note for note in crafter.notes)  # the mapping stays with the task
 
 
 def test_a_barred_crafting_plan_moves_the_lead_to_a_teammate_that_can_look_it_up() -> None:

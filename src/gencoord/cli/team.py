@@ -39,7 +39,8 @@ from gencoord.planning.feasibility import diagnose
 from gencoord.prior.load import team_prior
 from gencoord.run.team import TeamMode
 from gencoord.run.team_record import SUMMARY_FIELDS, refusal_record, task_digest
-from gencoord.tasks.team_files import TaskFormat, read_task_file
+from gencoord.tasks.team import TeamTask
+from gencoord.tasks.team_files import Refusal, TaskFile, TaskFormat, read_task_file
 from gencoord.worlds.choice import DEFAULT_VIEW_PORT, WorldChoice
 
 tasks_app = typer.Typer(
@@ -185,37 +186,10 @@ def run_tasks(
     err = console(stderr=True)
     with run_lock(out):
         done = {record_key(record): record for record in read_team_records(out, repair=True)}
-
-        def earlier(source: str, task: str, digest: str) -> dict[str, Any] | None:
-            """The record this run can reuse: same settings, same task content, same gencoord."""
-            record = done.get((source, task, mode.value, surface.value, choice.kind, lead.name))
-            if record is None:
-                return None
-            if record.get("task_sha256") == digest and record.get("gencoord") == __version__:
-                return record
-            stale.append(task)
-            return None
-
-        stale: list[str] = []
-        todo: list[TeamItem] = []
-        reused: list[dict[str, Any]] = []
-        refusals: list[dict[str, Any]] = []
-        for loaded in read:
-            for task in loaded.tasks:
-                kept = earlier(loaded.path, task.id, task_digest(task))
-                if kept:
-                    reused.append(kept)
-                else:
-                    todo.append(TeamItem(loaded.path, task))
-        for loaded in read:
-            for refusal in loaded.refused:
-                kept = earlier(loaded.path, refusal.task, task_digest(refusal))
-                if kept:
-                    reused.append(kept)
-                else:
-                    refusals.append(refusal_record(refusal, loaded.path, mode, surface.value, choice.kind, lead.name))
+        settings = (mode.value, surface.value, choice.kind, lead.name)
+        todo, reused, refusals, stale = _resume(read, done, settings)
         if stale:
-            err.print(Text(f"{len(stale)} recorded tasks are stale (their task or gencoord changed) and run again"))
+            err.print(Text(f"{stale} recorded tasks are stale (their task or gencoord changed) and run again"))
         if jsonl:
             for kept in reused:
                 _echo_summary(kept)
@@ -262,3 +236,33 @@ def run_tasks(
                 style="yellow",
             )
         )
+
+
+def _resume(
+    read: list[TaskFile], done: dict[tuple[str, ...], dict[str, Any]], settings: tuple[str, str, str, str]
+) -> tuple[list[TeamItem], list[dict[str, Any]], list[dict[str, Any]], int]:
+    """(tasks to run, records to reuse, refusals to record, stale records) for one run's settings.
+
+    A record is reused only when it was made from the same task content by the same gencoord;
+    refusals come after every task, in a fresh run as in a resumed one.
+    """
+    mode, surface, world, backend = settings
+    entries: list[tuple[str, TeamTask | Refusal]] = [(f.path, task) for f in read for task in f.tasks]
+    entries += [(f.path, refusal) for f in read for refusal in f.refused]
+    todo: list[TeamItem] = []
+    reused: list[dict[str, Any]] = []
+    refusals: list[dict[str, Any]] = []
+    stale = 0
+    for source, entry in entries:
+        ident = entry.id if isinstance(entry, TeamTask) else entry.task
+        record = done.get((source, ident, *settings))
+        same = record is not None and record.get("task_sha256") == task_digest(entry)
+        if same and record is not None and record.get("gencoord") == __version__:
+            reused.append(record)
+            continue
+        stale += record is not None
+        if isinstance(entry, TeamTask):
+            todo.append(TeamItem(source, entry))
+        else:
+            refusals.append(refusal_record(entry, source, TeamMode(mode), surface, world, backend))
+    return todo, reused, refusals, stale

@@ -110,6 +110,7 @@ class _Bars:
     skills: list[str]
     plans: bool
     unmodelled: list[str]
+    mapped: list[str]  # "!craftRecipe → craft.item", for the task's notes
 
 
 def _bars(where: str, commands: Any) -> _Bars:
@@ -118,10 +119,11 @@ def _bars(where: str, commands: Any) -> _Bars:
     table = _mindcraft()
     unmodelled = {command for group in table["unmodelled"].values() for command in group}
     skills: list[str] = []
-    plans, ignored = True, []
+    plans, ignored, mapped = True, [], []
     for command in commands:
         if command in table["blocked_commands"]:
             skills += [skill for skill in table["blocked_commands"][command] if skill not in skills]
+            mapped.append(f"{command} → {', '.join(table['blocked_commands'][command])}")
         elif command in table["knowledge_commands"]:
             plans = False
         elif command in unmodelled:
@@ -133,7 +135,7 @@ def _bars(where: str, commands: Any) -> _Bars:
                 f"{where}: {command[:60]!r} is not a MINDcraft command (gencoord knows all {known} of "
                 "src/agent/commands; data/mindcraft.toml lists them)",
             )
-    return _Bars(skills, plans, ignored)
+    return _Bars(skills, plans, ignored, mapped)
 
 
 def _index_map(where: str, field: str, value: Any) -> dict[int, Any]:
@@ -271,6 +273,8 @@ def from_mindcraft(task_id: str, raw: dict[str, Any], origin: str) -> TeamTask:
         bars = _bars(f"{where}: agent {index}", blocked.get(index, []))
         bag = _inventory(f"{where}: agent {index}", inventories.get(index) or {})
         skills = bars.skills + (["resource.obtain"] if restricted and "resource.obtain" not in bars.skills else [])
+        if bars.mapped:
+            notes.append(f"{name}: MINDcraft's blocked commands bar gencoord skills: {'; '.join(bars.mapped)}")
         if bars.unmodelled:
             ignored = ", ".join(bars.unmodelled)
             notes.append(f"{name}: blocked commands with no gencoord analogue, not modelled: {ignored}")
