@@ -282,3 +282,27 @@ def test_overlapping_same_item_handovers_each_verify_their_own_items(
             h.quantity for h in result.commitment.handoffs if (h.receiver, h.item) == (handoff.receiver, handoff.item)
         )
         assert credited == committed
+
+
+def test_a_peer_gathers_and_makes_a_sub_assembly_while_the_crafter_works(tmp_path: Path) -> None:
+    """A lectern from nothing but a table and leather: one crafter alone fills a path to the cap of 8.
+    The peer gathers sugar cane and makes the paper meanwhile, so the team finishes first."""
+    entry = {
+        "goal": "Collaborate with other agents to craft a lectern",
+        "agent_count": 2,
+        "initial_inventory": {"0": {"crafting_table": 1}, "1": {"leather": 3}},
+        "target": "lectern",
+        "number_of_target": 1,
+        "blocked_actions": {"0": [], "1": []},
+        "missing_items": [],
+        "requires_crafting_table": True,
+    }
+    (task,) = read_task_file(_file(tmp_path, {"lectern": entry}), prior=PRIOR).tasks
+    result = run_team_task(task, PRIOR)
+    assert result.success, (result.code, result.message)
+    assert result.commitment is not None
+    paths = {path.agent: [t.skill for t in path.tasks] for path in result.commitment.paths}
+    assert all(len(skills) <= PRIOR.vocab.max_path_tasks for skills in paths.values())
+    assert all("craft.item" in skills for skills in paths.values())  # both agents craft
+    assert result.planned_makespan_s is not None and result.single_crafter_s is not None
+    assert result.planned_makespan_s < result.single_crafter_s

@@ -110,8 +110,8 @@ def _smelt(result: str, source: str, times: int, runs: Runs, prior: Prior) -> li
     ]
 
 
-def _craft_order(runs: Runs, table_made: bool) -> list[tuple[str, Recipe, int]]:
-    """Recipe runs with every ingredient crafted before the recipes that use it.
+def _order(runs: Runs, table_made: bool = False) -> list[int]:
+    """Indices of recipe runs with every ingredient crafted before the recipes that use it.
 
     When the plan crafts the crafting table it places, every 3×3 run also waits for that craft.
     """
@@ -122,7 +122,11 @@ def _craft_order(runs: Runs, table_made: bool) -> list[tuple[str, Recipe, int]]:
         | ({table} if table_made and table is not None and recipe.grid > 2 and index != table else set())
         for index, (_, recipe, _) in enumerate(runs)
     }
-    return [runs[index] for index in TopologicalSorter(graph).static_order()]
+    return list(TopologicalSorter(graph).static_order())
+
+
+def _craft_order(runs: Runs, table_made: bool) -> list[tuple[str, Recipe, int]]:
+    return [runs[index] for index in _order(runs, table_made)]
 
 
 def _craft(result: str, recipe: Recipe, times: int, game: GameData, prior: Prior) -> Task:
@@ -149,9 +153,16 @@ def _draft(
     game = planning_game(task, prior)
     draft = _Draft()
     made: dict[str, list[Task]] = defaultdict(list)
-    for index, maker in sorted(splits.items()):
+    for index in (index for index in _order(feasibility.runs) if index in splits):
+        maker = splits[index]
         result, recipe, times = feasibility.runs[index]
         for ingredient, amount in recipe.ingredients.items():
+            short = amount * times - holdings[maker].get(ingredient, 0)
+            if short > 0:
+                if ingredient not in task.world.resources or GATHER_SKILL in blocked[maker]:
+                    return f"{maker} lacks {short} {ingredient} for its {result}"
+                made[maker].append(_task(GATHER_SKILL, prior, q=short, item=ingredient, loc=source_ref(ingredient)))
+                holdings[maker][ingredient] = amount * times
             holdings[maker][ingredient] -= amount * times
         holdings[maker][result] = holdings[maker].get(result, 0) + recipe.count * times
         made[maker].append(_craft(result, recipe, times, game, prior))
@@ -173,6 +184,7 @@ def _draft(
     ]
     obtained: dict[str, list[Task]] = defaultdict(list)
     deliveries: dict[str, list[Task]] = defaultdict(list)
+    load = {agent: len(made[agent]) for agent in gatherers}  # a sub-assembly maker is already busy
     for item, amount in sorted(needs.items()):
         if amount <= 0:
             continue
@@ -195,9 +207,7 @@ def _draft(
         if left and item in task.world.resources:
             if not gatherers:
                 return f"nobody may gather {item} and hand it over"
-            crew = gatherers[: min(left, len(gatherers))] if spread else gatherers[:1]
-            for turn, gatherer in enumerate(crew):
-                share = left // len(crew) + (turn < left % len(crew))
+            for gatherer, share in _shares(left, gatherers if spread else gatherers[:1], load).items():
                 obtained[gatherer].append(_task(GATHER_SKILL, prior, q=share, item=item, loc=source_ref(item)))
                 if gatherer != crafter:
                     deliveries[gatherer].append(_task(DELIVER_SKILL, prior, q=share, item=item, to=crafter))
@@ -240,31 +250,78 @@ def _draft(
     return draft
 
 
-def _sub_assemblies(task: TeamTask, crafter: str, feasibility: Feasibility) -> dict[int, str]:
-    """Runs a peer can make from its own bag alone, each given to the peer holding most of its inputs.
+def _shares(amount: int, crew: list[str], load: dict[str, int]) -> dict[str, int]:
+    """``amount`` units dealt one by one to whoever of ``crew`` has least to gather so far.
 
-    Only intermediates (never the goal or a heat source) whose every ingredient the peer
-    holds, for every time the run is made, and whose product the crafter then consumes.
+    ``load`` counts each agent's units across every item of the draft, so two logs of
+    different kinds go to two agents rather than both to the first; ties go to the earlier
+    (the crafter first).
+    """
+    shares: dict[str, int] = {}
+    for _ in range(amount):
+        gatherer = min(crew, key=lambda agent: (load[agent], crew.index(agent)))
+        load[gatherer] += 1
+        shares[gatherer] = shares.get(gatherer, 0) + 1
+    return shares
+
+
+def _sub_assemblies(task: TeamTask, crafter: str, feasibility: Feasibility) -> dict[int, str]:
+    """Runs a peer can make itself, each given to the first such peer, in crafting order.
+
+    Only intermediates (never the goal or a heat source). The peer supplies every ingredient
+    from its own bag, from what it may gather in the world, or from a sub-assembly of its own
+    made earlier (paper for the books it then makes), so a chain of runs moves off the
+    crafter's path and the product is handed over once.
     """
     goal = task.goal.item
     free = {agent.name: dict(agent.inventory) for agent in task.agents}
+    blocked = {agent.name: set(agent.blocked) for agent in task.agents}
+
+    def supplies(agent: str, recipe: Recipe, times: int) -> bool:
+        may_gather = GATHER_SKILL not in blocked[agent]
+        return all(
+            free[agent].get(item, 0) >= amount * times or (may_gather and item in task.world.resources)
+            for item, amount in recipe.ingredients.items()
+        )
+
     splits: dict[int, str] = {}
-    for index, (result, recipe, times) in enumerate(feasibility.runs):
+    for index in _order(feasibility.runs):
+        result, recipe, times = feasibility.runs[index]
         if result in (goal, TABLE) or is_heat(result) or smelted_input(recipe) is not None:
             continue
-        makers = [
-            agent.name
-            for agent in task.agents
-            if agent.name != crafter
-            and not {CRAFT_SKILL, DELIVER_SKILL} & set(agent.blocked)
-            and all(free[agent.name].get(i, 0) >= n * times for i, n in recipe.ingredients.items())
-        ]
-        if makers:
-            maker = makers[0]
+        maker = next(
+            (
+                agent.name
+                for agent in task.agents
+                if agent.name != crafter
+                and not {CRAFT_SKILL, DELIVER_SKILL} & blocked[agent.name]
+                and supplies(agent.name, recipe, times)
+            ),
+            None,
+        )
+        if maker is not None:
             for ingredient, amount in recipe.ingredients.items():
-                free[maker][ingredient] -= amount * times
+                free[maker][ingredient] = max(0, free[maker].get(ingredient, 0) - amount * times)
+            free[maker][result] = free[maker].get(result, 0) + recipe.count * times
             splits[index] = maker
     return splits
+
+
+def _chains(splits: dict[int, str], runs: Runs) -> list[dict[int, str]]:
+    """Each split with the earlier splits of the same maker it feeds on: the subsets a draft may take alone."""
+    chains: list[dict[int, str]] = []
+    for index, maker in splits.items():
+        chain, todo = {index}, [index]
+        while todo:
+            recipe = runs[todo.pop()][1]
+            for other, (result, _, _) in enumerate(runs):
+                if other not in chain and splits.get(other) == maker and result in recipe.ingredients:
+                    chain.add(other)
+                    todo.append(other)
+        subset = {other: maker for other in sorted(chain)}
+        if subset not in chains:
+            chains.append(subset)
+    return chains
 
 
 def _alone(task: TeamTask, crafter: str, prior: Prior) -> _Draft | None:
@@ -320,7 +377,8 @@ def _candidates(
             continue
         drafts = [_Candidate(crafter, base, True)]
         splits = _sub_assemblies(task, crafter, feasibility)
-        subsets = [{index: maker} for index, maker in splits.items()] + ([splits] if len(splits) > 1 else [])
+        chains = _chains(splits, feasibility.runs)
+        subsets = chains + ([splits] if splits not in chains else [])
         for subset in subsets:
             split = _draft(task, crafter, feasibility, subset, prior)
             if isinstance(split, _Draft):

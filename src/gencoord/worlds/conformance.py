@@ -327,6 +327,21 @@ def acting_out_of_reach_fails(executor: Executor, prior: Prior) -> None:
     expect(len(records) == 1 and _failure_code(records[0]) == "OUT_OF_REACH", "a deposit from afar is OUT_OF_REACH")
 
 
+def a_giver_follows_a_receiver_that_moved_on(executor: Executor, prior: Prior) -> None:
+    """The receiver walked off after the giver came up to it (to dig, to a station): the giver
+    walks up to it again and hands over, as a player would; the stack is not thrown into the void."""
+    executor.reset(conformance_world(prior, {B: {"oak_planks": 4}}))
+    actions: list[Action] = [
+        GoTo(B, "b#1", A, "agent"),
+        GoTo(A, "a#1", "depot_chest", "ref"),
+        GiveItem(B, "b#1", A, "oak_planks", 4),
+    ]
+    records = executor.run(conformance_program(actions, {1: (0,), 2: (1,)}, handoffs=(2,)), 0, len(actions))
+    expect([r.ok for r in records] == [True] * 3, f"every action succeeds, got {[_failure_code(r) for r in records]}")
+    final = executor.snapshot()
+    expect(final.inventories[A] == {"oak_planks": 4}, f"{A} holds the 4 planks, has {final.inventories[A]}")
+
+
 def a_workcell_refuses_what_its_mode_forbids(executor: Executor, prior: Prior) -> None:
     executor.reset(conformance_world(prior, {B: {"oak_planks": 2}}, forbidden={B: frozenset({"craft_item"})}))
     records = executor.run(conformance_program([CraftItem(B, "b#1", "stick", 1, "oak_planks", None)]), 0, 1)
@@ -430,6 +445,7 @@ CHECKS: dict[str, Check] = {
         missing_ingredient_and_no_recipe_are_different_failures,
         deposits_withdrawals_and_placements_show_in_ground_truth,
         acting_out_of_reach_fails,
+        a_giver_follows_a_receiver_that_moved_on,
         a_workcell_refuses_what_its_mode_forbids,
         a_refused_transfer_moves_nothing,
         a_furnace_smelts_at_vanilla_speed,

@@ -249,12 +249,15 @@ class SimExecutor:
         return ticks / TICKS_PER_S
 
     # ------------------------------------------------------------------ actions
+    def _beside(self, agent: str) -> Position:
+        x, y, z = self.positions[agent]
+        return (x + 1.0, y, z)  # stand next to the agent, not inside it
+
     def _go_to(self, action: GoTo, began: float) -> float:
         if action.target_kind == "agent":
             if action.target not in self.positions:
                 raise _RefusedError("UNKNOWN_AGENT", f"{action.target} is not in this world")
-            x, y, z = self.positions[action.target]
-            goal: Position = (x + 1.0, y, z)  # stand next to the agent, not inside it
+            goal = self._beside(action.target)
         else:
             assert self._world is not None
             if action.target not in self._world.refs:
@@ -301,7 +304,12 @@ class SimExecutor:
     def _give_item(self, action: GiveItem, began: float) -> float:
         if action.to not in self.inventories:
             raise _RefusedError("UNKNOWN_AGENT", f"{action.to} is not in this world")
-        self._within_reach(action.agent, self.positions[action.to], action.to)
+        if _distance(self.positions[action.agent], self.positions[action.to]) > self.physics.reach_blocks:
+            # the receiver moved on after the giver walked up (to dig, to a station): the giver
+            # follows it, as a player would, and as the Minecraft skill does
+            goal = self._beside(action.to)
+            began += _distance(self.positions[action.agent], goal) / self.physics.walk_blocks_per_s
+            self.positions[action.agent] = goal
         target = self.inventories[action.to]
         self._make_room(target, action.item, action.count, action.to, self.physics.inventory_slots)
         _take(self.inventories[action.agent], action.item, action.count, action.agent)

@@ -18,13 +18,13 @@ const { pathfinder, Movements } = require('mineflayer-pathfinder')
 const { Vec3 } = require('vec3')
 const { memoryReading } = require('./memory')
 const { addRecipes } = require('./recipes')
-const { SKILLS, SkillFailure, collectOwed, forgetOwed, inventoryOf, sleep } = require('./skills')
+const { SKILLS, SkillFailure, collectOwed, collectStacks, forgetOwed, inventoryOf, sleep } = require('./skills')
 
 const LOGIN_TIMEOUT_MS = 20000
 const SETUP_TIMEOUT_MS = 15000
 const SERVER_TIMEOUT_MS = 20000
 
-const state = { serv: null, bots: {}, dead: {}, layout: null, seen: {}, drops: {}, walls: {}, mayBeBusy: new Set(), commander: null, embedded: false, acting: new Set(), fetching: new Map() }
+const state = { serv: null, bots: {}, dead: {}, layout: null, seen: {}, drops: {}, walls: {}, mayBeBusy: new Set(), commander: null, embedded: false, acting: new Set(), fetching: new Map(), owedStacks: new Map() }
 
 class BridgeError extends Error {
   constructor (code, message) {
@@ -218,6 +218,7 @@ async function reset (spec) {
   state.seen = {}
   state.walls = {}
   state.mayBeBusy = new Set()
+  state.owedStacks.clear() // stacks of the last episode are cleared below
   forgetOwed()
   state.furnace = spec.furnace
   await state.serv?.call('freeStations')
@@ -251,7 +252,8 @@ function context () {
   // neither (null): a hand-over there is judged by the receiver's count alone.
   const handTo = state.serv ? async (giver, receiver) => (await state.serv.call('handTo', { giver, receiver })).handover : async () => null
   const delivered = async (handover) => (await state.serv.call('delivered', { handover }))?.received ?? 0
-  return { bots: state.bots, layout: state.layout, seen: state.seen, drops: state.drops, walls: state.walls, mayBeBusy: state.mayBeBusy, furnace: state.furnace, acting: state.acting, fetching: state.fetching, handTo, delivered }
+  const stackOf = async (handover) => (await state.serv.call('delivered', { handover }))?.at ?? null
+  return { bots: state.bots, layout: state.layout, seen: state.seen, drops: state.drops, walls: state.walls, mayBeBusy: state.mayBeBusy, furnace: state.furnace, acting: state.acting, fetching: state.fetching, owedStacks: state.owedStacks, handTo, delivered, stackOf }
 }
 
 // Every player's inventory as the server holds it (the bots' view on a server we do not run).
@@ -265,8 +267,8 @@ async function holdings () {
 // With `around`, the answer carries every inventory just before and just after: what a
 // hand-over check compares.
 async function act ({ action, around = false }) {
-  // a receiver walking onto a stack thrown out of its reach finishes that first (see giveItem)
-  while (state.fetching.has(action.agent)) await state.fetching.get(action.agent)
+  // a receiver walks onto the stacks thrown out of its reach first (see giveItem)
+  if (state.bots[action.agent]) await collectStacks(context(), state.bots[action.agent])
   state.acting.add(action.agent)
   try {
     return await actAfterSettling(action, around)

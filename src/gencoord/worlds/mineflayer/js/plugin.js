@@ -640,10 +640,14 @@ module.exports.server = function (serv) {
       handovers.set(id, { receiver, thrown: 0, received: 0, stray: 0 })
       return { handover: id }
     },
-    // What a hand-over has moved so far: thrown by its giver, picked up by its receiver, by anyone else.
+    // What a hand-over has moved so far: thrown by its giver, picked up by its receiver, by anyone
+    // else; and where its stack still lies (null once none does).
     delivered ({ handover }) {
       const moved = handovers.get(handover)
-      return moved ? { thrown: moved.thrown, received: moved.received, stray: moved.stray } : null
+      if (!moved) return null
+      const lying = [...itemEntities.values()].find((e) => e.gcItem.handover === handover && serv.entities[e.id])
+      const at = lying ? { x: lying.position.x, y: lying.position.y, z: lying.position.z } : null
+      return { thrown: moved.thrown, received: moved.received, stray: moved.stray, at }
     },
     // Fault injection: the giver's next hand-over throw is lost in flight (it leaves the bag, never lands).
     loseNextThrow ({ giver }) {

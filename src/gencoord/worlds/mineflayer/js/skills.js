@@ -267,9 +267,12 @@ async function digAndCollect (ctx, bot, action, blockType, target) {
 async function giveItem (ctx, bot, action) {
   const peer = ctx.bots[action.to]
   if (!peer) throw new SkillFailure('UNKNOWN_AGENT', `${action.to} is not in this world`)
+  need(bot, action.item, action.count)
+  // the receiver moved on after the giver walked up (to dig, to a station): follow it, as a
+  // player would (the simulator's giver does the same)
+  if (bot.entity.position.distanceTo(peer.entity.position) > REACH) await goto(bot, peer.entity.position, 2, { level: true })
   const gap = bot.entity.position.distanceTo(peer.entity.position)
   if (gap > REACH) throw new SkillFailure('OUT_OF_REACH', `${bot.username} is ${gap.toFixed(1)} blocks from ${action.to} (reach ${REACH})`)
-  need(bot, action.item, action.count)
   const before = countOf(peer, action.item)
   // within reach but too far, or too high or low, for a thrown stack (it stays at the thrower's
   // feet height) to land where the receiver can pick it up: step in on the receiver's level,
@@ -288,19 +291,32 @@ async function giveItem (ctx, bot, action) {
   const received = async () => (await got()) >= action.count
   await bot.toss(itemId(bot, action.item), null, action.count)
   // A handoff is confirmed by the receiver's inventory, never assumed from the toss. A stack
-  // that lands out of the receiver's reach (it was still walking when the giver aimed, or the
-  // server had the giver's old heading) is walked onto while vanilla's pickup delay runs.
+  // that lands out of the receiver's reach (it was still walking when the giver aimed, the
+  // server had the giver's old heading, or it walked off during the pickup delay) is owed to
+  // it: the receiver walks onto it before its next action, or at once when it is idle.
+  // Where the stack lies is the server's word for this hand-over's own throw when it has one
+  // (several stacks of one item can lie round a receiver fed by a crowd).
+  const where = handover === null
+    ? async () => nearestStack(bot, peer, action.item, TOSS_CARRY + 1)?.position ?? null
+    : async () => { const at = await ctx.stackOf(handover); return at && new Vec3(at.x, at.y, at.z) }
   const stack = await landed(bot, peer, action.item)
-  if (stack && !withinPickup(peer.entity.position, stack.position)) {
-    await fetchStack(ctx, peer, stack)
-  } else if (!(await settles(received, TOSS_PICKUP_MS + TOSS_GRACE_MS))) {
-    await fetchStack(ctx, peer, await landed(bot, peer, action.item))
+  if ((stack && !withinPickup(peer.entity.position, stack.position)) || !(await settles(received, TOSS_PICKUP_MS + TOSS_GRACE_MS))) {
+    oweStack(ctx, peer.username, where)
   }
   let arrived = 0
-  await waitFor(async () => (arrived = await got()) >= action.count, HANDOFF_TIMEOUT_MS, () => Object.assign(
+  let goneSince = null // no stack of it on the ground, and not (yet) credited to the receiver
+  const failure = () => Object.assign(
     new SkillFailure('HANDOFF_NOT_RECEIVED',
       `${action.to} received ${Math.max(0, arrived)} of ${action.count} ${action.item}; ${whereLeft(bot, peer, action.item)}`),
-    { delivered: handover === null ? undefined : arrived }))
+    { delivered: handover === null ? undefined : arrived })
+  await waitFor(async () => {
+    if ((arrived = await got()) >= action.count) return true
+    if (!ctx.acting.has(action.to)) await collectStacks(ctx, peer, true)
+    if ((arrived = await got()) >= action.count) return true
+    if ((await where()) !== null) goneSince = null
+    else if (Date.now() - (goneSince ??= Date.now()) > STACK_SEEN_MS) throw failure() // lost, or somebody else has it
+    return false
+  }, RECEIVER_FREE_MS + HANDOFF_TIMEOUT_MS, failure)
   return { delivered: handover === null ? undefined : arrived }
 }
 
@@ -337,15 +353,28 @@ async function landed (giver, receiver, item) {
   return (await settles(() => find() !== undefined, STACK_SEEN_MS)) ? find() : null
 }
 
-// The receiver walks onto a stack thrown out of its reach, once it has finished whatever it
-// was doing; its own next action waits until it has.
-async function fetchStack (ctx, receiver, stack) {
+// A stack thrown to `name` that it has yet to walk onto; `where` finds it (null once gone).
+function oweStack (ctx, name, where) {
+  ctx.owedStacks.set(name, [...(ctx.owedStacks.get(name) ?? []), where])
+}
+
+// The receiver walks onto every stack owed to it, then waits out the pickup. The bridge calls
+// this before each of the receiver's actions; a giver calls it (`onlyIdle`) when the receiver
+// has nothing to do. One walk at a time per receiver: the other caller waits for it.
+async function collectStacks (ctx, receiver, onlyIdle = false) {
   const name = receiver.username
-  if (!stack) return // nothing to walk to: it is picked up already, or somebody else has it (the caller's wait says which)
-  await waitFor(() => !ctx.acting.has(name) && !ctx.fetching.has(name), RECEIVER_FREE_MS,
-    () => new SkillFailure('HANDOFF_NOT_RECEIVED', `the stack landed out of ${name}'s reach while ${name} was busy`))
-  const at = stack.position
-  const walk = goto(receiver, at, 1, { straight: true })
+  while (ctx.fetching.has(name)) await ctx.fetching.get(name)
+  const owed = ctx.owedStacks.get(name)
+  if (!owed || (onlyIdle && ctx.acting.has(name))) return
+  ctx.owedStacks.delete(name)
+  const walk = (async () => {
+    for (const where of owed) {
+      const at = await where()
+      if (!at) continue // picked up already
+      if (!withinPickup(receiver.entity.position, at)) await goto(receiver, at, 1, { straight: true })
+      await settles(async () => (await where()) === null, TOSS_PICKUP_MS + TOSS_GRACE_MS)
+    }
+  })()
   ctx.fetching.set(name, walk.catch(() => {}))
   try {
     await walk
@@ -570,4 +599,4 @@ const SKILLS = {
   wait
 }
 
-module.exports = { SKILLS, SkillFailure, collectOwed, forgetOwed, inventoryOf, sleep }
+module.exports = { SKILLS, SkillFailure, collectOwed, collectStacks, forgetOwed, inventoryOf, sleep }
