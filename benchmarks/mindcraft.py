@@ -13,7 +13,8 @@ in it, read as MINDcraft ships them. Reported, by agent count:
     per task and whether each ends as it did on the simulator;
   * with ``--generated N``: N generated tasks per team size 2–5 in the same format
     (``random_mindcraft_task``, half of them with logs to dig), for the team sizes the
-    train split lacks.
+    train split lacks; with ``--minecraft-generated M``, 3·M of those with 3–5 agents (evenly
+    drawn) on real Minecraft as well.
 Results are printed and written to benchmarks/results/mindcraft.json. Not a test: nothing
 here asserts a time.
 """
@@ -175,6 +176,9 @@ def main() -> None:
     parser.add_argument("folder", nargs="?", type=Path, default=TRAIN)
     parser.add_argument("--minecraft", type=int, default=0, help="tasks to run on real Minecraft as well")
     parser.add_argument("--generated", type=int, default=0, help="generated tasks per team size 2-5")
+    parser.add_argument(
+        "--minecraft-generated", type=int, default=0, help="of those, tasks per team size 3-5 to run on Minecraft too"
+    )
     args = parser.parse_args()
     tasks, refused = _load(args.folder)
     results, seconds = _simulate(tasks)
@@ -190,6 +194,11 @@ def main() -> None:
         generated = _generated(args.generated)
         made, made_s = _simulate(generated)
         summary["generated"] = {"tasks": len(generated), "simulator_s": round(made_s, 3), "by_agents": _by_agents(made)}
+        if args.minecraft_generated:
+            larger = [task for task in generated if len(task.agents) >= 3]
+            summary["generated"]["minecraft"] = _minecraft(  # type: ignore[index]
+                larger, {r.task.id: r for r in made}, 3 * args.minecraft_generated
+            )
     if args.minecraft:
         summary["minecraft"] = _minecraft(tasks, {r.task.id: r for r in results}, args.minecraft)
     summary |= {"gencoord": __version__, "python": platform.python_version(), "machine": platform.machine()}
@@ -219,10 +228,13 @@ def main() -> None:
     console.print(
         f"{len(tasks)} tasks on the simulator in {seconds:.2f} s ({summary['simulator_tasks_per_s']} tasks/s)"
     )
-    if args.minecraft:
-        real: dict[str, object] = summary["minecraft"]  # type: ignore[assignment]
-        line = f"{real['succeeded']}/{real['tasks']} succeeded, {real['agree']} agree with the simulator"
-        console.print(f"Minecraft: {line}, median {real['median_wall_s']} s a task")
+    for title, real in (
+        ("Minecraft, the files", summary.get("minecraft")),
+        ("Minecraft, generated 3-5 agents", summary.get("generated", {}).get("minecraft")),  # type: ignore[attr-defined]
+    ):
+        if real:
+            line = f"{real['succeeded']}/{real['tasks']} succeeded, {real['agree']} agree with the simulator"
+            console.print(f"{title}: {line}, median {real['median_wall_s']} s a task")
     console.print(f"→ {OUT}")
 
 

@@ -1,4 +1,4 @@
-"""Packages depend one way: the layer order written in the README, checked on every import.
+"""Packages depend one way: the layer order of ``[tool.gencoord] layers`` in pyproject.toml, checked on every import.
 
 Imports inside functions count too (they are still dependencies, only deferred), so a
 lazy import cannot hide a cycle. The package root's ``__init__`` is the public surface,
@@ -8,7 +8,7 @@ which re-exports from every layer, and is the one exemption.
 from __future__ import annotations
 
 import ast
-import re
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -18,11 +18,10 @@ SOURCE = ROOT / "src" / "gencoord"
 
 
 def _layers() -> list[list[str]]:
-    """The README's ``Layer order:`` line: groups joined by arrows, lowest first."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    found = re.search(r"^Layer order: `([^`]+)`", text, flags=re.MULTILINE)
-    assert found, "README.md must state the layer order on a line starting 'Layer order: `'"
-    return [[name.strip() for name in group.split(",")] for group in found.group(1).split("→")]
+    """The groups of units, lowest first."""
+    with (ROOT / "pyproject.toml").open("rb") as file:
+        layers: list[list[str]] = tomllib.load(file)["tool"]["gencoord"]["layers"]
+    return layers
 
 
 def _unit(module: Path) -> str:
@@ -54,7 +53,7 @@ def _target_unit(name: str) -> str | None:
 def test_every_unit_is_placed() -> None:
     placed = {name for group in _layers() for name in group}
     units = {_unit(path) for path in SOURCE.rglob("*.py") if "node_modules" not in path.parts} - {"__init__"}
-    assert units <= placed, f"not in the README's layer order: {sorted(units - placed)}"
+    assert units <= placed, f"not in pyproject.toml's layer order: {sorted(units - placed)}"
 
 
 def test_imports_go_down_the_layers() -> None:

@@ -102,7 +102,10 @@ def train(
         ),
     ] = 0.0,
     batch: Annotated[
-        int, typer.Option(min=1, help="tiny: rows per optimizer step; 16 trained the held-out recipe best (README).")
+        int,
+        typer.Option(
+            min=1, help="tiny: rows per optimizer step; 16 trained the held-out recipe best (docs/models.md)."
+        ),
     ] = 8,
     layers: Annotated[int, typer.Option(min=1, max=12, help="tiny: decoder layers.")] = 2,
     hidden: Annotated[
@@ -137,7 +140,7 @@ def train(
             min=1e-6,
             max=1.0,
             help="tiny: peak learning rate (AdamW, cosine to a tenth; default 5e-3); with --restructuring, "
-            "2.5e-3 and --warmup 500 fit the training templates better (README).",
+            "2.5e-3 and --warmup 500 fit the training templates better (docs/models.md).",
         ),
     ] = None,
     warmup: Annotated[int | None, typer.Option(min=0, help="tiny: linear warm-up steps (default 50).")] = None,

@@ -6,7 +6,7 @@ furnace beside it when the task has one, the agents on a ring around it, one sou
 gatherable item on an outer ring, and a chest for a goal that must end in one. A resource
 that some block drops when broken by hand is a resource area of that block; anything else
 the world offers without limit (mob drops, ores that need a pickaxe) is a stocked supply
-chest, which the task's notes and the README say, since that is a simplification of the
+chest, which the task's notes and docs/team-tasks.md say, since that is a simplification of the
 real game.
 """
 

@@ -17,7 +17,7 @@ branches are; ``TinyPreset.slot_names`` keeps every instance name out of the voc
 familiar names are copied through slots as held-out ones are. Held-out templates reach 11–22%
 exact match with renaming, 31–39% with restructuring too, 48–55% with siblings and 3 layers,
 45–70% (three seeds) with slot names as well, and 89.1% with place siblings and batch 16
-(seed 1; benchmarks/held_out_names.py, README).
+(seed 1; benchmarks/held_out_names.py, docs/models.md).
 """
 
 from __future__ import annotations
