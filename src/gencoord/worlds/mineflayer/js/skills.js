@@ -466,7 +466,17 @@ async function craftItem (ctx, bot, action) {
   // multi-run craft put ingredients where the server had none ("missing ingredient" mid-craft).
   for (let run = 0; run < action.runs; run++) {
     await syncBag(bot)
-    await bot.craft(recipe, 1, table ?? undefined)
+    try {
+      await bot.craft(recipe, 1, table ?? undefined)
+    } catch (err) {
+      // A table's window whose contents had not reached the client when mineflayer began to
+      // click it (seen late in long runs on a loaded server): nothing was crafted and the
+      // closed window put the grid back, so the run is tried once more from a resynced bag.
+      if (!table || !/missing ingredient/.test(err.message)) throw err
+      await syncBag(bot)
+      if (shortfall(recipe).length > 0) throw err
+      await bot.craft(recipe, 1, table)
+    }
   }
   await syncBag(bot)
   await waitFor(() => countOf(bot, action.item) >= before + made, 2000,
