@@ -35,16 +35,17 @@ from gencoord.eval.ray_runner import FAILED, ray_line
 from gencoord.eval.records import run_lock
 from gencoord.eval.team_batch import TeamItem, TeamTaskWork, run_team_batch
 from gencoord.eval.team_report import TEAM_RECORDS, read_team_records, record_key, write_team_report
+from gencoord.planning.build import judge_build
 from gencoord.planning.feasibility import diagnose
 from gencoord.prior.load import team_prior
 from gencoord.run.team import TeamMode
-from gencoord.run.team_record import SUMMARY_FIELDS, refusal_record, task_digest
-from gencoord.tasks.team import TeamTask
-from gencoord.tasks.team_files import Refusal, TaskFile, TaskFormat, read_task_file
+from gencoord.run.team_record import SUMMARY_FIELDS, goal_record, refusal_record, task_digest
+from gencoord.tasks.build import BuildTask
+from gencoord.tasks.team_files import AnyTask, Refusal, TaskFile, TaskFormat, read_task_file
 from gencoord.worlds.choice import DEFAULT_VIEW_PORT, WorldChoice
 
 tasks_app = typer.Typer(
-    help="Team tasks: any number of agents, private inventories, a crafting goal.", no_args_is_help=True
+    help="Team tasks: any number of agents, private inventories, a crafting goal or a blueprint.", no_args_is_help=True
 )
 app.add_typer(tasks_app, name="tasks")
 
@@ -82,7 +83,7 @@ def check(
                 *(Text(cell) for cell in (Path(source).name, refusal.task, "–", "–", "refused", refusal.message))
             )
     for path, task in ((Path(loaded.path), task) for loaded in read for task in loaded.tasks):
-        verdict = diagnose(task, prior)
+        verdict = judge_build(task) if isinstance(task, BuildTask) else diagnose(task, prior)
         if jsonl:
             typer.echo(
                 json.dumps(
@@ -90,7 +91,7 @@ def check(
                         "file": str(path),
                         "task": task.id,
                         "agents": len(task.agents),
-                        "goal": {"item": task.goal.item, "count": task.goal.count, "holder": task.goal.holder},
+                        "goal": goal_record(task),
                         "feasible": verdict.feasible,
                         "code": verdict.code,
                         "message": verdict.reason or None,
@@ -109,7 +110,7 @@ def check(
                     path.name,
                     task.id,
                     str(len(task.agents)),
-                    f"{task.goal.count} {task.goal.item}",
+                    _goal_text(task),
                     feasible,
                     why,
                 )
@@ -117,6 +118,13 @@ def check(
         )
     if not jsonl:
         out.print(table)
+
+
+def _goal_text(task: AnyTask) -> str:
+    if isinstance(task, BuildTask):
+        width, levels, depth = task.blueprint.size()
+        return f"blueprint {width}×{levels}×{depth}, {sum(task.blueprint.needs().values())} blocks"
+    return f"{task.goal.count} {task.goal.item}"
 
 
 _SURFACES = (SurfaceName.DSL, SurfaceName.FREEFORM)
@@ -247,21 +255,21 @@ def _resume(
     refusals come after every task, in a fresh run as in a resumed one.
     """
     mode, surface, world, backend = settings
-    entries: list[tuple[str, TeamTask | Refusal]] = [(f.path, task) for f in read for task in f.tasks]
+    entries: list[tuple[str, AnyTask | Refusal]] = [(f.path, task) for f in read for task in f.tasks]
     entries += [(f.path, refusal) for f in read for refusal in f.refused]
     todo: list[TeamItem] = []
     reused: list[dict[str, Any]] = []
     refusals: list[dict[str, Any]] = []
     stale = 0
     for source, entry in entries:
-        ident = entry.id if isinstance(entry, TeamTask) else entry.task
+        ident = entry.task if isinstance(entry, Refusal) else entry.id
         record = done.get((source, ident, *settings))
         same = record is not None and record.get("task_sha256") == task_digest(entry)
         if same and record is not None and record.get("gencoord") == __version__:
             reused.append(record)
             continue
         stale += record is not None
-        if isinstance(entry, TeamTask):
+        if not isinstance(entry, Refusal):
             todo.append(TeamItem(source, entry))
         else:
             refusals.append(refusal_record(entry, source, TeamMode(mode), surface, world, backend))

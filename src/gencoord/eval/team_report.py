@@ -13,10 +13,13 @@ from pathlib import Path
 from statistics import median
 from typing import Any
 
+from gencoord.eval.build_figures import build_figure
 from gencoord.eval.records import read_jsonl
 
 TEAM_RECORDS = "team_records.jsonl"
 TEAM_REPORT = "report.md"
+BUILD_FIGURES = "builds"
+"""Beside the report: one image per construction task run, its levels as grids of verdicts."""
 
 
 def read_team_records(run_dir: Path, repair: bool = False) -> list[dict[str, Any]]:
@@ -82,18 +85,45 @@ def _refused(records: list[dict[str, Any]]) -> list[str]:
     return [*lines, ""]
 
 
-def _trace(record: dict[str, Any]) -> list[str]:
+def _goal(record: dict[str, Any]) -> str:
+    goal = record["goal"]
+    if "blueprint" in goal:
+        width, levels, depth = goal["blueprint"]["size"]
+        return f"Blueprint {width}×{levels}×{depth} ({goal['blueprint']['blocks']} blocks) standing"
+    return f"Goal: {goal['count']} {goal['item']} held by {goal['holder']}"
+
+
+def _picture(record: dict[str, Any], run_dir: Path) -> list[str]:
+    """The blueprint check as an image beside the report, and its score per level."""
+    build = record.get("build")
+    if not build:
+        return []
+    name = "".join(c if c.isalnum() or c in "-_." else "_" for c in f"{record['task']}-{record['world']}")[:120]
+    path = build_figure(record, run_dir / BUILD_FIGURES / f"{name}.png")
+    levels = ", ".join(f"{level['level']}: {level['score']:.2f}" for level in build["levels"])
+    return [
+        f"Blueprint check: score {build['score']:.3f}, {build['matches']} cells match, "
+        f"{build['mismatches']} differ (per level {levels}).",
+        "",
+        f"![{record['task']}]({BUILD_FIGURES}/{path.name})",
+        "",
+    ]
+
+
+def _trace(record: dict[str, Any], run_dir: Path) -> list[str]:
     verdict = "success" if record["success"] else f"{record['code']}: {record['message']}"
     lines = [
         f"### {record['task']} ({record['agents']} agents, {record['mode']}, {record['surface']}, {record['world']})",
         "",
-        f"Goal: {record['goal']['count']} {record['goal']['item']} held by {record['goal']['holder']} "
-        f"within {record['time_limit_s']:.0f} s. Lead: {record['lead']} ({record['backend']}). {verdict}.",
+        f"{_goal(record)} within {record['time_limit_s']:.0f} s. Lead: {record['lead']} ({record['backend']}). "
+        f"{verdict}.",
         "",
+        *_picture(record, run_dir),
     ]
     if record.get("planned_makespan_s") is not None:
         single = record.get("single_crafter_s")
-        versus = f"; the best single-crafter plan: {single:.1f} s" if single is not None else ""
+        who = "one agent building alone" if record.get("build") else "the best single-crafter plan"
+        versus = f"; {who}: {single:.1f} s" if single is not None else ""
         lines += [f"Plan makespan on the simulator: {record['planned_makespan_s']:.1f} s{versus}.", ""]
     if record["wire"]:
         lines += ["Wire:", "", "```"]
@@ -136,7 +166,7 @@ def write_team_report(run_dir: Path) -> Path:
         "",
     ]
     for record in records:
-        lines += _trace(record)
+        lines += _trace(record, run_dir)
     path = run_dir / TEAM_REPORT
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path

@@ -8,7 +8,8 @@ episode, which bindings are admissible, and which recipes the game has.
 from __future__ import annotations
 
 from gencoord.dsl.ast import Path, Proposal, Task, Value
-from gencoord.errors import ContractError, Location, did_you_mean
+from gencoord.dsl.cells import parse_cells
+from gencoord.errors import ContractError, Location, ParseError, did_you_mean
 from gencoord.prior.episode import PublicEpisode
 from gencoord.prior.model import KeySpec
 from gencoord.prior.prior import Prior
@@ -86,6 +87,10 @@ def check_task(task: Task, actor: str, section: str, index: int, prior: Prior, e
         if prior.game.recipe(str(item), None if material is None else str(material)) is None:
             source = f" from {material!r}" if material is not None else ""
             raise ContractError("NO_RECIPE", f"Minecraft has no crafting recipe for {item!r}{source}", where())
+    if spec.consumes is not None and spec.consumes in prior.keys and prior.keys[spec.consumes].type == "cells":
+        placed = len(parse_cells(str(args[spec.consumes])))
+        if args.get("q") != placed:
+            raise ContractError("CELL_COUNT", f"q={args.get('q')!r} but the cell list names {placed} cells", where("q"))
     binding = args.get("bind")
     if binding is not None and episode.template is not None and prior.codebook.get(str(binding)) != episode.template:
         options = ", ".join(prior.templates[episode.template].bindings)
@@ -120,6 +125,18 @@ def _value_problem(spec: KeySpec, value: Value, prior: Prior, episode: PublicEpi
         if ref_kind is None:
             return f"unknown reference{did_you_mean(value, episode.refs)}"
         return None if ref_kind in spec.kinds else f"is a {ref_kind}; expected a {' or '.join(spec.kinds)}"
+    if kind == "cells":
+        try:
+            placements = parse_cells(value)
+        except ParseError as error:
+            return error.message
+        unplaceable = next((block for block, _ in placements if not placeable(block, prior)), None)
+        return None if unplaceable is None else f"{unplaceable!r} is not a block an item places"
     if kind == "binding":
         return None if value in prior.codebook else f"not in the binding codebook{did_you_mean(value, prior.codebook)}"
     return None if value in prior.roles else f"unknown destination role (known: {', '.join(prior.roles)})"
+
+
+def placeable(block: str, prior: Prior) -> bool:
+    """Whether an item of that name places a block of that name (stone does; water and wall_torch do not)."""
+    return prior.game.is_item(block) and block in prior.game.blocks

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 
 from gencoord.dsl.ast import Task
+from gencoord.dsl.cells import block_counts, parse_cells
 from gencoord.prior.prior import Prior
 
 
@@ -22,6 +23,10 @@ def consumption(task: Task, prior: Prior) -> dict[str, int]:
         material = task.get("input")
         recipe = prior.game.recipe(str(task.get("item")), None if material is None else str(material))
         return recipe.needs(quantity) if recipe is not None else {}
+    if (
+        spec.consumes in prior.keys and prior.keys[spec.consumes].type == "cells"
+    ):  # a build task uses one block per cell it names
+        return block_counts(parse_cells(str(task.get(spec.consumes))))
     return {str(task.get(spec.consumes)): quantity}
 
 

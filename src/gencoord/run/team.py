@@ -32,6 +32,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
+from typing import TypeVar
 
 from gencoord.backends.base import Backend
 from gencoord.backends.planner import PlannerBackend
@@ -57,12 +58,17 @@ from gencoord.run.execution import run_checked
 from gencoord.runtime.compile import compile_plan
 from gencoord.runtime.materialize import materialize
 from gencoord.runtime.verify import Execution, Outcome, judge
+from gencoord.tasks.blueprint import BuildScore
+from gencoord.tasks.build import BuildTask
 from gencoord.tasks.context import LocalContext
 from gencoord.tasks.team import ANY, TeamAgent, TeamTask
 from gencoord.tasks.world import team_world
 from gencoord.worlds.executor import Executor
 from gencoord.worlds.sim.executor import SimExecutor
 from gencoord.worlds.sim.physics import TICKS_PER_S, default_physics
+
+Viewed = TypeVar("Viewed", TeamTask, BuildTask)
+"""A task as the lead sees it: its own bag, and what peers said of theirs."""
 
 MAX_ROUNDS = 3
 """Proposals the lead may make before the team gives up (``NO_AGREEMENT``)."""
@@ -75,7 +81,7 @@ class TeamMode(StrEnum):
 
 @dataclass(frozen=True)
 class TeamResult:
-    task: TeamTask
+    task: TeamTask | BuildTask
     mode: TeamMode
     surface: SurfaceName
     lead: str
@@ -94,6 +100,7 @@ class TeamResult:
     seconds: dict[str, float] = field(default_factory=dict)  # measured: protocol, world
     planned_makespan_s: float | None = None  # the commitment's dry run on the simulator, from the true bags
     single_crafter_s: float | None = None  # the fastest plan in which one agent makes everything, likewise
+    built: BuildScore | None = None  # a construction task: the blueprint check on the final world
 
     @property
     def model_calls(self) -> int:
@@ -190,7 +197,7 @@ def projected(proposal: Proposal, peer: str) -> Proposal:
     return Proposal(own, lines)
 
 
-def _peer_decision(proposal: Proposal, peer: TeamAgent, lead: str, prior: Prior) -> Response:
+def peer_decision(proposal: Proposal, peer: TeamAgent, lead: str, prior: Prior) -> Response:
     """A peer's rule: accept the path asked of it when its own bag, what it is handed, and its skills carry it out."""
     mine = next(request.plan for request in proposal.peer_requests if request.target == peer.name)
     blocked = next((task.skill for task in mine if task.skill in peer.blocked), None)
@@ -224,18 +231,20 @@ def _first_short(path: Path, peer: TeamAgent, prior: Prior) -> tuple[str, int]:
     return "", 0
 
 
-def _corrected(view: TeamTask, peer: str, response: Response) -> TeamTask:
+def corrected(view: Viewed, peer: str, response: Response) -> Viewed:
+    """The lead's view once a peer said it holds less (COUNTER) or cannot use a skill (REJECT)."""
+    return view.model_copy(update={"agents": [_told(agent, peer, response) for agent in view.agents]})
+
+
+def _told(agent: TeamAgent, peer: str, response: Response) -> TeamAgent:
     fields = dict(response.extra)
-    agents = []
-    for known in view.agents:
-        if known.name == peer and response.decision == "COUNTER" and "item" in fields:
-            have = int(fields.get("have", "0")) if fields.get("have", "0").isdigit() else 0
-            inventory = {**known.inventory, fields["item"]: have}
-            known = known.model_copy(update={"inventory": {k: v for k, v in inventory.items() if v > 0}})  # noqa: PLW2901
-        elif known.name == peer and response.decision == "REJECT" and "skill" in fields:
-            known = known.model_copy(update={"blocked": sorted({*known.blocked, fields["skill"]})})  # noqa: PLW2901
-        agents.append(known)
-    return view.model_copy(update={"agents": agents})
+    if agent.name == peer and response.decision == "COUNTER" and "item" in fields:
+        have = int(fields.get("have", "0")) if fields.get("have", "0").isdigit() else 0
+        inventory = {**agent.inventory, fields["item"]: have}
+        return agent.model_copy(update={"inventory": {k: v for k, v in inventory.items() if v > 0}})
+    if agent.name == peer and response.decision == "REJECT" and "skill" in fields:
+        return agent.model_copy(update={"blocked": sorted({*agent.blocked, fields["skill"]})})
+    return agent
 
 
 def _context(view: TeamTask, lead: str, episode: PublicEpisode, surface: SurfaceName) -> LocalContext:
@@ -293,7 +302,7 @@ def run_team_task(
             responses = {}
             for target in (request.target for request in proposal.peer_requests):
                 heard = speaker.propose(projected(proposal, target), lead, target)
-                decision = _peer_decision(heard, _agent(task, target), lead, prior)
+                decision = peer_decision(heard, _agent(task, target), lead, prior)
                 responses[target] = speaker.respond(decision, heard, target, lead)
             refused = {peer: response for peer, response in responses.items() if response.decision != "ACCEPT"}
             if not refused:
@@ -301,7 +310,7 @@ def run_team_task(
                 commitment = resolve_team(proposal, lead, holdings, prior, episode)
                 break
             for peer, response in refused.items():
-                view = _corrected(view, peer, response)
+                view = corrected(view, peer, response)
             judged = diagnose(view, prior)
             if not judged.feasible:
                 return finish(feasible=False, code=judged.code, message=judged.reason)

@@ -16,8 +16,10 @@ from gencoord import __version__
 from gencoord.dsl.serialize import format_path
 from gencoord.run.record import action_rows, observation_record, plan_record
 from gencoord.run.team import TeamMode, TeamResult
+from gencoord.tasks.blueprint import AIR, BuildScore
+from gencoord.tasks.build import BuildTask
 from gencoord.tasks.team import TeamTask
-from gencoord.tasks.team_files import Refusal
+from gencoord.tasks.team_files import AnyTask, Refusal
 
 TEAM_RECORD_VERSION = 2
 SUMMARY_FIELDS = (
@@ -52,13 +54,13 @@ def summary(result: TeamResult) -> dict[str, Any]:
     }
 
 
-def task_digest(task: TeamTask | Refusal) -> str:
+def task_digest(task: AnyTask | Refusal) -> str:
     """What a record was made from: the task's whole content, or the refusal's code and words.
 
     A resumed run reuses a record only when this and the gencoord version match, so a task
     fixed in its file, or a new gencoord, runs again.
     """
-    content = task.model_dump_json() if isinstance(task, TeamTask) else json.dumps([task.code, task.message])
+    content = json.dumps([task.code, task.message]) if isinstance(task, Refusal) else task.model_dump_json()
     return hashlib.sha256(content.encode("utf-8")).hexdigest()
 
 
@@ -72,7 +74,8 @@ def team_record(result: TeamResult, source: str, world: str) -> dict[str, Any]:
         "refused": False,
         "file": source,
         "source": result.task.source,
-        "goal": {"item": result.task.goal.item, "count": result.task.goal.count, "holder": result.task.goal.holder},
+        "goal": goal_record(result.task),
+        "build": None if result.built is None or not isinstance(result.task, BuildTask) else build_record(result),
         "time_limit_s": result.task.time_limit_s,
         "mode": result.mode.value,
         "surface": result.surface.value,
@@ -107,6 +110,58 @@ def team_record(result: TeamResult, source: str, world: str) -> dict[str, Any]:
         "notes": result.task.notes,
     }
     return body
+
+
+def goal_record(task: AnyTask) -> dict[str, Any]:
+    """What the task asks for: an item held, or a blueprint standing."""
+    if isinstance(task, TeamTask):
+        return {"item": task.goal.item, "count": task.goal.count, "holder": task.goal.holder}
+    width, levels, depth = task.blueprint.size()
+    return {"blueprint": {"size": [width, levels, depth], "blocks": sum(task.blueprint.needs().values())}}
+
+
+MISMATCHES_KEPT = 50
+"""Mismatched cells a record lists one by one (the grids show every cell)."""
+
+
+def build_record(result: TeamResult) -> dict[str, Any]:
+    """The blueprint check: score overall and per level, and per level a grid a person reads at a glance.
+
+    Each grid row is one z, each character one x: ``#`` a block as the blueprint says, ``x`` a
+    wrong or missing block, ``!`` a block where air must be, ``.`` air as it should be.
+    """
+    assert isinstance(result.task, BuildTask) and result.built is not None
+    built: BuildScore = result.built
+    expected = result.task.blueprint.relative()
+    wrong = {m.cell: m for m in built.mismatched}
+    width, levels, depth = result.task.blueprint.size()
+    grids = []
+    for level in range(levels):
+        rows = []
+        for z in range(depth):
+            row = ""
+            for x in range(width):
+                cell = (x, level, z)
+                if cell not in wrong:
+                    row += "#" if expected.get(cell, AIR) != AIR else "."
+                else:
+                    row += "!" if wrong[cell].expected == AIR else "x"
+            rows.append(row)
+        grids.append(rows)
+    return {
+        "score": round(built.score, 6),
+        "matches": built.matches,
+        "mismatches": built.mismatches,
+        "levels": [
+            {"level": s.level, "matches": s.matches, "mismatches": s.mismatches, "score": round(s.score, 6)}
+            for s in built.levels
+        ],
+        "grids": grids,
+        "mismatched": [
+            {"cell": list(m.cell), "expected": m.expected, "actual": m.actual}
+            for m in built.mismatched[:MISMATCHES_KEPT]
+        ],
+    }
 
 
 def refusal_record(

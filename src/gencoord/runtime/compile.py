@@ -9,10 +9,12 @@ consuming task before the handoff lands. Where the plan leaves a choice to the w
 
 from __future__ import annotations
 
+import heapq
 import math
 from typing import Literal
 
-from gencoord.errors import CompileError, Location
+from gencoord.dsl.cells import Cell, parse_cells
+from gencoord.errors import CompileError, Location, ParseError
 from gencoord.prior.gamedata import GameData
 from gencoord.protocol.plan import DispatchPlan, PlannedTask
 from gencoord.worlds.actions import (
@@ -24,12 +26,14 @@ from gencoord.worlds.actions import (
     GiveItem,
     GoTo,
     ObtainBlock,
+    PlaceAt,
     PlaceBlock,
     PlaceStation,
     Program,
     Wait,
     Withdraw,
 )
+from gencoord.worlds.placing import NEIGHBOURS, offset, support_ranks, two_high
 from gencoord.worlds.spec import WorldSpec
 
 
@@ -117,6 +121,15 @@ class _Compiler:
                 *self.go(actor, ident, site),
                 *(PlaceBlock(actor, ident, site, item) for _ in range(_int(task, "q"))),
             ]
+        if skill == "build.place":
+            site = _need(task, "site")
+            if site not in self.world.builds:
+                raise CompileError("NOT_A_BUILD_SITE", f"{ident}: {site} has no exact cells in this world")
+            try:
+                placements = parse_cells(_need(task, "cells"))
+            except ParseError as error:
+                raise CompileError(error.reason, f"{ident}: {error.message}", Location(key="cells")) from None
+            return [PlaceAt(actor, ident, site, cell, block) for block, cell in placements]
         raise CompileError("UNKNOWN_SKILL", f"{ident}: no executor actions for skill {skill!r}")
 
     def obtain(self, task: PlannedTask) -> list[Action]:
@@ -169,8 +182,88 @@ def compile_plan(plan: DispatchPlan, world: WorldSpec, game: GameData) -> Progra
             deps.append(waits if position == 0 else ())
             actions.append(action)
         last[task.id] = len(actions) - 1
+    _support(actions, deps)
     handoffs = tuple(last[check.producer] for check in plan.handoffs if check.producer in last)
     if len(handoffs) < len(plan.handoffs):
         missing = next(check.producer for check in plan.handoffs if check.producer not in last)
         raise CompileError("NO_HANDOFF_ACTION", f"the handoff task {missing} compiled to no action")
-    return Program(tuple(actions), tuple(deps), handoffs)
+    return _in_dependency_order(Program(tuple(actions), tuple(deps), handoffs))
+
+
+def _in_dependency_order(program: Program) -> Program:
+    """``program`` with every action after what it waits for; unchanged when it already is.
+
+    A placement may wait for a teammate's later task (the block under it); executors apply
+    effects in program order, so the actions are interleaved: each agent's own order kept,
+    otherwise the earliest action first. A wait that can never end is refused (``DEADLOCK``).
+    """
+    actions, deps = program.actions, program.deps
+    if all(d < index for index, waits in enumerate(deps) for d in waits):
+        return program
+    previous: dict[str, int] = {}
+    blockers: list[set[int]] = []
+    for index, action in enumerate(actions):
+        own = {previous[action.agent]} if action.agent in previous else set()
+        blockers.append(own | set(deps[index]))
+        previous[action.agent] = index
+    waiting = [set(b) for b in blockers]
+    followers: dict[int, list[int]] = {}
+    for index, before in enumerate(blockers):
+        for b in before:
+            followers.setdefault(b, []).append(index)
+    ready = [index for index, before in enumerate(waiting) if not before]
+    heapq.heapify(ready)
+    order: list[int] = []
+    while ready:
+        index = heapq.heappop(ready)
+        order.append(index)
+        for after in followers.get(index, []):
+            waiting[after].discard(index)
+            if not waiting[after]:
+                heapq.heappush(ready, after)
+    if len(order) < len(actions):
+        stuck = next(actions[i] for i in range(len(actions)) if i not in set(order))
+        raise CompileError(
+            "DEADLOCK", f"{stuck.task} ({stuck.agent}) waits for a placement that waits for it: reorder the cells"
+        )
+    moved = {old: new for new, old in enumerate(order)}
+    return Program(
+        tuple(actions[old] for old in order),
+        tuple(tuple(sorted(moved[d] for d in deps[old])) for old in order),
+        tuple(moved[h] for h in program.handoffs),  # paired with the plan's hand-over checks, in their order
+    )
+
+
+def _support(actions: list[Action], deps: list[tuple[int, ...]]) -> None:
+    """Make each placement wait for the teammate's placement that gives it a face to go against.
+
+    The cell below when it is built, else the neighbour on the level nearest to what stands
+    (``support_ranks``). Support from the placer's own earlier placements needs no wait (its
+    actions run in order); a cell held up by another agent's block waits for that block. A
+    commitment that lists each agent's cells in rank order (the planner's) cannot deadlock:
+    every wait points to a strictly lower rank.
+    """
+    by_site: dict[str, dict[Cell, int]] = {}
+    for index, action in enumerate(actions):
+        if isinstance(action, PlaceAt):
+            cells = by_site.setdefault(action.site, {})
+            cells[action.cell] = index
+            if two_high(action.block):
+                cells[offset(action.cell, (0, 1, 0))] = index
+    for cells in by_site.values():
+        blocks = {cell: actions[index].block for cell, index in cells.items()}  # type: ignore[union-attr]
+        ranks = support_ranks(blocks)
+        for cell, index in cells.items():
+            action = actions[index]
+            assert isinstance(action, PlaceAt)
+            if action.cell != cell or cell not in ranks:
+                continue
+            holders = [offset(cell, face) for face in NEIGHBOURS]
+            lower = [near for near in holders if near in ranks and ranks[near] < ranks[cell]]
+            if not lower or cell[1] == 0:
+                continue
+            below = offset(cell, (0, -1, 0))
+            chosen = below if below in lower else min(lower, key=lambda near: (ranks[near], near))
+            helper = cells[chosen]
+            if actions[helper].agent != action.agent:
+                deps[index] = tuple(sorted({*deps[index], helper}))

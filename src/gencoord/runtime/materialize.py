@@ -11,6 +11,7 @@ is used only by the tasks that name it, after the task that places it.
 from __future__ import annotations
 
 from gencoord.dsl.ast import Task
+from gencoord.dsl.cells import block_counts, parse_cells
 from gencoord.errors import MaterializationError
 from gencoord.prior.episode import PublicEpisode
 from gencoord.prior.prior import Prior
@@ -68,6 +69,15 @@ def observable_effect(
     return None
 
 
+def _built(task: Task, ident: str) -> list[Conjunct]:
+    """A build task's effect: its site holds the blocks it places (the blueprint check judges each cell)."""
+    cells, site = task.get("cells"), task.get("site")
+    if not isinstance(cells, str) or site is None:
+        return []
+    counts = block_counts(parse_cells(cells))
+    return [Conjunct("site_has", str(site), block, count, ident) for block, count in sorted(counts.items())]
+
+
 def materialize(commitment: Commitment, prior: Prior, episode: PublicEpisode) -> DispatchPlan:
     preds: dict[TaskRef, list[str]] = {ref: [] for ref in commitment.order}
     successors: set[TaskRef] = set()
@@ -85,6 +95,7 @@ def materialize(commitment: Commitment, prior: Prior, episode: PublicEpisode) ->
             condition = observable_effect(task, ref[0], ident, prior, episode)
             if condition is not None:
                 terminal.append(condition)
+            terminal += _built(task, ident)
     if not terminal:
         raise MaterializationError("NO_TERMINAL", "no final task has an observable effect to verify")
     position = {ref: index for index, ref in enumerate(commitment.order)}

@@ -175,7 +175,20 @@ def check_task(task: TeamTask, prior: Prior, origin: str = "") -> TeamTask:
                 f"{where}: world.resources: no block breaks by hand into {resource!r}, so no world can offer it "
                 "to gather; give it to an agent instead",
             )
-    for agent in task.agents:
+    check_agents(task.agents, prior, where)
+    most = INVENTORY_SLOTS * prior.game.stack_sizes[task.goal.item]
+    if task.goal.count > most:
+        raise ConfigError(
+            "UNHOLDABLE_GOAL",
+            f"{where}: goal.count {task.goal.count} {task.goal.item}: one agent holds at most {most} "
+            f"({INVENTORY_SLOTS} stacks of {prior.game.stack_sizes[task.goal.item]})",
+        )
+    return task
+
+
+def check_agents(agents: list[TeamAgent], prior: Prior, where: str) -> list[TeamAgent]:
+    """``agents`` once every item and skill they name is real and every bag fits a player's inventory."""
+    for agent in agents:
         for item in agent.inventory:
             check_item(item, prior, f"{where}: agent {agent.name}'s inventory")
         unknown = [skill for skill in agent.blocked if skill not in prior.skills]
@@ -190,14 +203,7 @@ def check_task(task: TeamTask, prior: Prior, origin: str = "") -> TeamTask:
                 f"{where}: agent {agent.name}'s inventory needs {_stacks(agent.inventory, prior)} slots; "
                 f"a player has {INVENTORY_SLOTS}",
             )
-    most = INVENTORY_SLOTS * prior.game.stack_sizes[task.goal.item]
-    if task.goal.count > most:
-        raise ConfigError(
-            "UNHOLDABLE_GOAL",
-            f"{where}: goal.count {task.goal.count} {task.goal.item}: one agent holds at most {most} "
-            f"({INVENTORY_SLOTS} stacks of {prior.game.stack_sizes[task.goal.item]})",
-        )
-    return task
+    return agents
 
 
 def gathered_from(item: str, prior: Prior) -> str | None:

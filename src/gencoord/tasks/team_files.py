@@ -1,11 +1,12 @@
-"""Reading team-task files: gencoord's own TOML/JSON, and MINDcraft's crafting-task JSON.
+"""Reading team-task files: gencoord's own TOML/JSON, and MINDcraft's crafting and construction JSON.
 
 gencoord's format is a list of tasks (``[[tasks]]`` in TOML, ``{"tasks": [...]}`` in JSON),
 each the fields of :class:`TeamTask`. MINDcraft's is a map of task id → task, read as
 MINDcraft's own code reads it (``src/agent/tasks/tasks.js``: a target is a name, a list or
 a map, a count a number or a map, item names case-blind); ``data/mindcraft.toml`` says how
 its commands and worlds map onto gencoord. Both give the same validated objects, items
-checked against the prior.
+checked against the prior. A task with a blueprint (MINDcraft's ``"type": "construction"``,
+or a ``blueprint`` table in gencoord's format) is a :class:`BuildTask`; any other a :class:`TeamTask`.
 
 A file is the unit that can fail whole (not readable, not JSON or TOML, neither format);
 a task is the unit of every other problem: a bad task is refused with its own code and
@@ -27,7 +28,12 @@ from gencoord._config import package_text, parse_toml, read_text, validation_mes
 from gencoord.errors import ConfigError
 from gencoord.prior.load import default_prior
 from gencoord.prior.prior import Prior
+from gencoord.tasks.blueprint import Blueprint, from_layers
+from gencoord.tasks.build import BuildTask, check_build_task
 from gencoord.tasks.team import ANY, MAX_AGENTS, TeamTask, check_task
+
+AnyTask = TeamTask | BuildTask
+"""What a task file holds: a crafting task or a construction task."""
 
 
 class TaskFormat(StrEnum):
@@ -58,7 +64,7 @@ class TaskFile:
     """What a task file holds: the tasks that load, and a refusal for each that does not."""
 
     path: str
-    tasks: tuple[TeamTask, ...]
+    tasks: tuple[AnyTask, ...]
     refused: tuple[Refusal, ...]
 
 
@@ -95,12 +101,41 @@ def detect_format(document: Any, origin: str) -> TaskFormat:
     )
 
 
-def _validated(data: Any, origin: str) -> TeamTask:
+def _validated(data: Any, origin: str) -> AnyTask:
     try:
+        if isinstance(data, dict) and "blueprint" in data:
+            return BuildTask.model_validate({**data, "blueprint": _blueprint(data["blueprint"], origin, data)})
         return TeamTask.model_validate(data)
     except ValidationError as exc:
         task = data.get("id", "?") if isinstance(data, dict) else "?"
         raise ConfigError("BAD_TASK", f"{origin}: task {task}: {validation_message(exc)}") from None
+
+
+def _blueprint(raw: Any, origin: str, task: dict[str, Any]) -> Any:
+    """A blueprint in either shape: MINDcraft's levels as they are, gencoord's compact layers expanded."""
+    if not isinstance(raw, dict) or "layers" not in raw:
+        return raw
+    where = f"{origin}: task {task.get('id', '?')}: blueprint"
+    compact = {key: raw.get(key) for key in ("origin", "key", "layers")}
+    extra = sorted(set(raw) - set(compact))
+    if extra:
+        raise ConfigError("BAD_TASK", f"{where}: a layered blueprint takes origin, key and layers, not {extra[0]!r}")
+    origin_cell, key, layers = compact["origin"] or [0, 0, 0], compact["key"] or {}, compact["layers"]
+    if not (
+        isinstance(origin_cell, list)
+        and len(origin_cell) == 3
+        and all(isinstance(c, int) and not isinstance(c, bool) for c in origin_cell)
+    ):
+        raise ConfigError("BAD_TASK", f"{where}: origin must be three whole numbers [x, y, z]")
+    if not isinstance(key, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in key.items()):
+        raise ConfigError("BAD_TASK", f"{where}: key maps one-character symbols to block names")
+    if not (
+        isinstance(layers, list)
+        and all(isinstance(rows, list) and all(isinstance(row, str) for row in rows) for rows in layers)
+    ):
+        raise ConfigError("BAD_TASK", f"{where}: layers is a list of levels, each a list of row strings")
+    built: Blueprint = from_layers((origin_cell[0], origin_cell[1], origin_cell[2]), key, layers, where)
+    return built.model_dump()
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,13 +284,7 @@ def _notes(raw: dict[str, Any]) -> list[str]:
     return notes
 
 
-def from_mindcraft(task_id: str, raw: dict[str, Any], origin: str) -> TeamTask:
-    """One MINDcraft crafting task as a TeamTask (success: some agent holds the target count)."""
-    table = _mindcraft()
-    where = f"{origin}: task {task_id}"
-    inventories = _index_map(where, "initial_inventory", raw.get("initial_inventory"))
-    blocked = _index_map(where, "blocked_actions", raw.get("blocked_actions"))
-    indexes = sorted({*inventories, *blocked})
+def _team_size(where: str, raw: dict[str, Any], indexes: list[int]) -> int:
     count = raw.get("agent_count", max(indexes, default=0) + 1)
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
         raise ConfigError("BAD_TASK", f"{where}: agent_count must be a whole number of at least 1, not {count!r}")
@@ -263,6 +292,76 @@ def from_mindcraft(task_id: str, raw: dict[str, Any], origin: str) -> TeamTask:
         raise ConfigError("TOO_MANY_AGENTS", f"{where}: agent_count {count}; a team has at most {MAX_AGENTS} agents")
     if any(index >= count for index in indexes):
         raise ConfigError("BAD_TASK", f"{where}: agent_count {count} does not cover agents {indexes}")
+    return count
+
+
+def _timeout(where: str, raw: dict[str, Any], default: int) -> float:
+    timeout = raw.get("timeout", default)
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout < 10**7:
+        raise ConfigError("BAD_TASK", f"{where}: timeout must be a positive number of seconds, not {timeout!r}")
+    return float(timeout)
+
+
+_READ_BUILD = frozenset(
+    {
+        "agent_count",
+        "initial_inventory",
+        "blocked_actions",
+        "timeout",
+        "blueprint",
+        "goal",
+        "conversation",
+        "type",
+        "task_id",
+        "usernames",
+    }
+)
+
+
+def _build_from_mindcraft(task_id: str, raw: dict[str, Any], origin: str) -> BuildTask:
+    """One MINDcraft construction task (success: every blueprint cell as the blueprint says)."""
+    table = _mindcraft()
+    where = f"{origin}: task {task_id}"
+    inventories = _index_map(where, "initial_inventory", raw.get("initial_inventory"))
+    blocked = _index_map(where, "blocked_actions", raw.get("blocked_actions"))
+    count = _team_size(where, raw, sorted({*inventories, *blocked}))
+    notes = ["MINDcraft's goal and conversation texts are prompts for LLM agents; the goal is read from blueprint"]
+    agents = []
+    for index in range(count):
+        name = f"{table['agent_prefix']}{index}"
+        bars = _bars(f"{where}: agent {index}", blocked.get(index, []))
+        if bars.unmodelled:
+            notes.append(
+                f"{name}: blocked commands with no gencoord analogue, not modelled: {', '.join(bars.unmodelled)}"
+            )
+        bag = _inventory(f"{where}: agent {index}", inventories.get(index) or {})
+        agents.append({"name": name, "inventory": bag, "blocked": bars.skills, "can_plan": bars.plans})
+    unread = sorted(str(key)[:40] for key in raw if key not in _READ_BUILD)
+    if unread:
+        notes.append(f"fields gencoord does not read: {', '.join(unread)}")
+    data = {
+        "id": task_id,
+        "agents": agents,
+        "blueprint": raw.get("blueprint"),
+        "time_limit_s": _timeout(where, raw, 1000),
+        "source": "mindcraft",
+        "notes": notes,
+    }
+    task = _validated(data, origin)
+    assert isinstance(task, BuildTask)
+    return task
+
+
+def from_mindcraft(task_id: str, raw: dict[str, Any], origin: str) -> AnyTask:
+    """One MINDcraft task: a construction task as a BuildTask, any other as a crafting TeamTask
+    (success: some agent holds the target count)."""
+    if raw.get("type") == "construction" or "blueprint" in raw:
+        return _build_from_mindcraft(task_id, raw, origin)
+    table = _mindcraft()
+    where = f"{origin}: task {task_id}"
+    inventories = _index_map(where, "initial_inventory", raw.get("initial_inventory"))
+    blocked = _index_map(where, "blocked_actions", raw.get("blocked_actions"))
+    count = _team_size(where, raw, sorted({*inventories, *blocked}))
     target, amount = _target(where, raw)
     notes = _notes(raw)
     agents = []
@@ -284,9 +383,7 @@ def from_mindcraft(task_id: str, raw: dict[str, Any], origin: str) -> TeamTask:
         agents.append({"name": name, "inventory": bag, "blocked": skills, "can_plan": bars.plans})
     if not planners:
         notes.append("no agent may look the plan up: agent_0 leads from the shared recipe prior")
-    timeout = raw.get("timeout", 300)
-    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout < 10**7:
-        raise ConfigError("BAD_TASK", f"{where}: timeout must be a positive number of seconds, not {timeout!r}")
+    timeout = _timeout(where, raw, 300)
     data = {
         "id": task_id,
         "agents": agents,
@@ -318,7 +415,7 @@ def read_task_file(path: Path, fmt: TaskFormat = TaskFormat.AUTO, prior: Prior |
         if not isinstance(document, dict) or not any(isinstance(raw, dict) for raw in document.values()):
             raise ConfigError("BAD_TASK_FILE", f"{origin}: MINDcraft's format maps task ids to task objects")
         entries = [(str(task_id), raw) for task_id, raw in document.items()]
-    tasks: list[TeamTask] = []
+    tasks: list[AnyTask] = []
     refused: list[Refusal] = []
     seen: set[str] = set()
     for task_id, raw in entries:
@@ -329,7 +426,12 @@ def read_task_file(path: Path, fmt: TaskFormat = TaskFormat.AUTO, prior: Prior |
             if not isinstance(raw, dict):
                 raise ConfigError("BAD_TASK", f"{origin}: task {task_id} is not an object")
             task = _validated(raw, origin) if chosen is TaskFormat.GENCOORD else from_mindcraft(task_id, raw, origin)
-            tasks.append(check_task(task, prior, origin))
+            checked = (
+                check_build_task(task, prior, origin)
+                if isinstance(task, BuildTask)
+                else check_task(task, prior, origin)
+            )
+            tasks.append(checked)
         except ConfigError as error:
             refused.append(Refusal(task_id, error.reason, error.message))
     return TaskFile(origin, tuple(tasks), tuple(refused))
@@ -351,4 +453,11 @@ def load_team_tasks(path: Path, fmt: TaskFormat = TaskFormat.AUTO, prior: Prior 
     if loaded.refused:
         first = loaded.refused[0]
         raise ConfigError(first.code, first.message)
-    return list(loaded.tasks)
+    builds = [task.id for task in loaded.tasks if isinstance(task, BuildTask)]
+    if builds:
+        raise ConfigError(
+            "UNSUPPORTED_TASK_KIND",
+            f"{path}: task {builds[0]} is a construction task; experiments take crafting tasks "
+            "(run it with gencoord tasks run)",
+        )
+    return [task for task in loaded.tasks if isinstance(task, TeamTask)]

@@ -17,8 +17,9 @@ import math
 from gencoord.errors import ConfigError
 from gencoord.prior.episode import PublicEpisode, Ref
 from gencoord.prior.prior import Prior
+from gencoord.tasks.build import BuildTask
 from gencoord.tasks.team import ANY, TeamTask, gathered_from
-from gencoord.worlds.spec import AgentSpec, WorldSpec
+from gencoord.worlds.spec import AgentSpec, BuildSite, WorldSpec
 
 STATION = "crafting_station"
 """The station spot every team world has (``station.place`` puts a held table here)."""
@@ -68,4 +69,27 @@ def team_world(task: TeamTask, prior: Prior) -> tuple[PublicEpisode, WorldSpec]:
     unplaced = frozenset() if task.world.crafting_table else frozenset({STATION})
     episode = PublicEpisode(tuple(names), refs, None, unplaced)
     world = WorldSpec(agents, refs, deposits=deposits, unplaced=unplaced)
+    return episode, world
+
+
+BUILD_SITE = "build_site"
+"""The site of a construction task's blueprint: the one ref its commitment names."""
+
+
+def build_world(task: BuildTask) -> tuple[PublicEpisode, WorldSpec]:
+    """A construction task's world: the blueprint's box on the ground at the origin, the agents in a row in front.
+
+    The blueprint's lowest corner becomes site offset (0, 0, 0); the box is cleared before the
+    episode, as MINDcraft clears it. Agents start two blocks in front of the box (smaller z),
+    one every two blocks along x, clear of every cell.
+    """
+    width, levels, depth = task.blueprint.size()
+    origin = (0, _Y, 0)
+    refs = {BUILD_SITE: Ref(kind="site", block=None, position=origin)}
+    agents = tuple(
+        AgentSpec(agent.name, (float(2 * index), float(_Y), -2.0), dict(agent.inventory))
+        for index, agent in enumerate(task.agents)
+    )
+    episode = PublicEpisode(tuple(agent.name for agent in task.agents), refs)
+    world = WorldSpec(agents, refs, builds={BUILD_SITE: BuildSite(origin, (width, levels, depth))})
     return episode, world

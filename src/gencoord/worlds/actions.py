@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
+from gencoord.dsl.cells import Cell
+
 
 @dataclass(frozen=True, slots=True)
 class GoTo:
@@ -84,6 +86,18 @@ class PlaceBlock:
 
 
 @dataclass(frozen=True, slots=True)
+class PlaceAt:
+    """Place one ``block`` from the bag at ``cell`` (an offset of build site ``site``), walking within reach first."""
+
+    name: ClassVar[str] = "place_at"
+    agent: str
+    task: str
+    site: str
+    cell: Cell
+    block: str
+
+
+@dataclass(frozen=True, slots=True)
 class PlaceStation:
     """Put a held station block (a crafting table) down at the station spot ``station``."""
 
@@ -133,6 +147,7 @@ Action = (
     | Deposit
     | CraftItem
     | PlaceBlock
+    | PlaceAt
     | PlaceStation
     | FurnaceLoad
     | FurnaceCollect
@@ -148,6 +163,7 @@ ACTION_NAMES = frozenset(
         Deposit,
         CraftItem,
         PlaceBlock,
+        PlaceAt,
         PlaceStation,
         FurnaceLoad,
         FurnaceCollect,

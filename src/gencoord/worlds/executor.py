@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from gencoord.dsl.cells import Cell
 from gencoord.errors import CallOrderError
 from gencoord.worlds.actions import Action, Program
 from gencoord.worlds.spec import Position, WorldSpec
@@ -53,6 +54,7 @@ class WorldSnapshot:
     credits: Mapping[str, Mapping[str, Items]] = field(default_factory=dict)  # holder → agent → items added
     crafted: Mapping[str, Items] = field(default_factory=dict)  # agent → items it crafted
     discrepancies: tuple[str, ...] = ()  # where the agents' view and the world's ground truth disagree
+    blocks: Mapping[str, Mapping[Cell, str]] = field(default_factory=dict)  # build site → offset → block standing
 
 
 class CallOrder:

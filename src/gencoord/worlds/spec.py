@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from gencoord.dsl.cells import Cell
 from gencoord.prior.episode import Ref
 
 Position = tuple[float, float, float]
@@ -24,6 +25,29 @@ class AgentSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class BuildSite:
+    """A box of cells where blocks are placed at exact cells: a construction task's site.
+
+    ``origin`` is the world position of site offset (0, 0, 0), on the ground (level 0 rests on
+    it); ``size`` is (x, levels, z). Executors clear the box before an episode and report
+    every block standing in it.
+    """
+
+    origin: tuple[int, int, int]
+    size: tuple[int, int, int]
+
+    def contains(self, cell: Cell) -> bool:
+        return all(0 <= c < n for c, n in zip(cell, self.size, strict=True))
+
+    def world(self, cell: Cell) -> tuple[int, int, int]:
+        return (self.origin[0] + cell[0], self.origin[1] + cell[1], self.origin[2] + cell[2])
+
+    def cells(self) -> list[Cell]:
+        w, h, d = self.size
+        return [(x, y, z) for y in range(h) for z in range(d) for x in range(w)]
+
+
+@dataclass(frozen=True, slots=True)
 class WorldSpec:
     agents: tuple[AgentSpec, ...]
     refs: Mapping[str, Ref]
@@ -32,6 +56,7 @@ class WorldSpec:
     blocked: frozenset[str] = frozenset()  # refs whose direct route is blocked: reach them by a detour
     busy_until: Mapping[str, float] = field(default_factory=dict)  # station ref → seconds it stays occupied
     unplaced: frozenset[str] = frozenset()  # station spots with no block until an agent places one there
+    builds: Mapping[str, BuildSite] = field(default_factory=dict)  # site ref → its box of exact cells
 
     def agent(self, name: str) -> AgentSpec:
         return next(agent for agent in self.agents if agent.name == name)

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from gencoord.dsl.cells import Cell
 from gencoord.prior.gamedata import GameData
 from gencoord.prior.load import default_prior
 from gencoord.worlds.actions import (
@@ -25,6 +26,7 @@ from gencoord.worlds.actions import (
     GiveItem,
     GoTo,
     ObtainBlock,
+    PlaceAt,
     PlaceBlock,
     PlaceStation,
     Program,
@@ -41,8 +43,14 @@ from gencoord.worlds.executor import (
     Items,
     WorldSnapshot,
 )
+from gencoord.worlds.placing import offset, supported, two_high
 from gencoord.worlds.sim.physics import TICKS_PER_S, Physics, default_physics
-from gencoord.worlds.spec import Position, WorldSpec
+from gencoord.worlds.spec import BuildSite, Position, WorldSpec
+
+STAND_OFF = 2.0
+"""How far from a cell's centre a builder stands to place it: clear of the cell, well within reach."""
+CLIMB = 3
+"""Levels a builder reaches from where it stands; above that it climbs (onto what is built)."""
 
 
 class _RefusedError(Exception):
@@ -97,6 +105,7 @@ class SimExecutor:
             Deposit: self._deposit,
             CraftItem: self._craft_item,
             PlaceBlock: self._place_block,
+            PlaceAt: self._place_at,
             PlaceStation: self._place_station,
             FurnaceLoad: self._furnace_load,
             FurnaceCollect: self._furnace_collect,
@@ -116,6 +125,7 @@ class SimExecutor:
             name: dict(world.contents.get(name, {})) for name, ref in world.refs.items() if ref.kind == "container"
         }
         self.sites: dict[str, Items] = {name: {} for name, ref in world.refs.items() if ref.kind == "site"}
+        self.blocks: dict[str, dict[Cell, str]] = {name: {} for name in world.builds}  # cleared before each episode
         self.credits: dict[str, dict[str, Items]] = {}
         self.crafted: dict[str, Items] = {}
         self.deposits = {
@@ -177,6 +187,7 @@ class SimExecutor:
             sites={name: dict(items) for name, items in self.sites.items()},
             credits={holder: {a: dict(i) for a, i in by.items()} for holder, by in self.credits.items()},
             crafted={agent: dict(items) for agent, items in self.crafted.items()},
+            blocks={site: dict(cells) for site, cells in self.blocks.items()},
         )
 
     def close(self) -> None:
@@ -379,6 +390,49 @@ class SimExecutor:
         _add(self.sites[action.site], action.item, 1)
         self._credit(action.site, action.agent, action.item, 1)
         return began + self._ticks(self.physics.place_ticks)
+
+    def _build_site(self, name: str) -> BuildSite:
+        assert self._world is not None
+        site = self._world.builds.get(name)
+        if site is None:
+            self._ref(name, "site")  # unknown, or not a site
+            raise _RefusedError("NOT_A_BUILD_SITE", f"{name} is a site without exact cells")
+        return site
+
+    def _place_at(self, action: PlaceAt, began: float) -> float:
+        site = self._build_site(action.site)
+        standing = self.blocks[action.site]
+        cells = [action.cell, offset(action.cell, (0, 1, 0))] if two_high(action.block) else [action.cell]
+        where = ",".join(map(str, action.cell))
+        if not all(site.contains(cell) for cell in cells):
+            raise _RefusedError("OUTSIDE_SITE", f"cell {where} is outside {action.site}")
+        taken = next((cell for cell in cells if cell in standing), None)
+        if taken is not None:
+            raise _RefusedError("CELL_TAKEN", f"{standing[taken]} already stands at {action.site} cell {where}")
+        if not supported(action.cell, action.block, standing):
+            raise _RefusedError("NO_SUPPORT", f"{action.block} at {action.site} cell {where} has no face to go against")
+        _take(self.inventories[action.agent], action.block, 1, action.agent)
+        x, y, z = site.world(action.cell)
+        centre = (x + 0.5, float(y), z + 0.5)
+        walked = 0.0
+        if _distance(self.positions[action.agent], centre) > self.physics.reach_blocks:
+            stand = self._stand(action.agent, centre, site.origin[1] + max(0, action.cell[1] - CLIMB))
+            walked = _distance(self.positions[action.agent], stand) / self.physics.walk_blocks_per_s
+            self.positions[action.agent] = stand
+        for cell in cells:
+            standing[cell] = action.block
+        _add(self.sites[action.site], action.block, 1)
+        self._credit(action.site, action.agent, action.block, 1)
+        return began + walked + self._ticks(self.physics.place_ticks)
+
+    def _stand(self, agent: str, centre: Position, floor: int) -> Position:
+        """Where ``agent`` stands to place at ``centre``: STAND_OFF away on its own side, on ``floor``."""
+        x, _, z = self.positions[agent]
+        dx, dz = x - centre[0], z - centre[2]
+        length = math.hypot(dx, dz) or 1.0
+        if not math.hypot(dx, dz):
+            dx, dz = 0.0, -1.0
+        return (centre[0] + STAND_OFF * dx / length, float(floor), centre[2] + STAND_OFF * dz / length)
 
     def _place_station(self, action: PlaceStation, began: float) -> float:
         assert self._world is not None

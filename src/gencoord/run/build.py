@@ -1,0 +1,181 @@
+"""run_build_task: a construction task from private bags to a blueprint checked cell by cell.
+
+The same exchange as a crafting team task (``run/team.py``), with the blueprint as the public
+goal. The lead (the first agent that may look the plan up) knows its own bag:
+
+1. One bounded supply question to each peer, ``ASK <block> ...`` naming the blueprint's
+   blocks only, and one ``HAVE`` answer. A blueprint the team cannot build (too few
+   materials, a cell nothing holds up, nobody allowed to place) is refused here, before any
+   action, naming what is missing.
+2. The lead's planner (``planning/build.py``, a deterministic rule: zero model calls, and
+   the record says so) writes the SELF+REQ commitment: per agent, its hand-overs and one
+   ``build.place`` task whose cell list is its placement order. It is contract-checked, and
+   each peer receives its projection and answers ACCEPT, COUNTER or REJECT, as in crafting.
+3. The commitment is resolved, materialized and compiled (placements wait for the teammate
+   block under them), executed and verified: H per hand-over, T, and G by the benchmark's own
+   check of every blueprint cell, within the time limit.
+
+The centralized reference skips step 1's exchange: its planner sees every bag.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+from gencoord.dsl.surface import SurfaceName
+from gencoord.errors import GencoordError, WorldError
+from gencoord.planning.build import alone_makespan, judge_build, plan_build
+from gencoord.prior.contract import check_proposal
+from gencoord.prior.prior import Prior
+from gencoord.protocol.generation import Generation, Reply, Stage
+from gencoord.protocol.resolve import resolve_team
+from gencoord.protocol.response import parse_response
+from gencoord.protocol.supply import MAX_ASKED, SupplyQuery, answer, parse_answer, parse_query
+from gencoord.protocol.wire import Wire
+from gencoord.run.execution import run_checked
+from gencoord.run.team import MAX_ROUNDS, TeamMode, TeamResult, corrected, peer_decision, projected
+from gencoord.runtime.compile import compile_plan
+from gencoord.runtime.materialize import materialize
+from gencoord.runtime.verify import judge
+from gencoord.tasks.blueprint import score_build
+from gencoord.tasks.build import BuildTask
+from gencoord.tasks.team import TeamAgent
+from gencoord.tasks.world import BUILD_SITE, build_world
+from gencoord.worlds.executor import Executor
+from gencoord.worlds.sim.executor import SimExecutor
+
+PLANNER = "planner"
+"""The one lead construction tasks have: the rule of ``planning/build.py`` (model leads build nothing yet)."""
+
+
+def build_lead(task: BuildTask) -> str:
+    """The first agent that may look the plan up, else the first agent."""
+    return next((agent.name for agent in task.agents if agent.can_plan), task.agents[0].name)
+
+
+def _asked(task: BuildTask) -> SupplyQuery:
+    return SupplyQuery(tuple(sorted(task.blueprint.needs()))[:MAX_ASKED])
+
+
+def _gather_view(task: BuildTask, lead: str, wire: Wire) -> BuildTask:
+    """The lead's view after one bounded supply question to every peer (the blueprint's blocks only)."""
+    query = _asked(task)
+    agents = []
+    for agent in task.agents:
+        if agent.name == lead:
+            agents.append(agent)
+            continue
+        heard = parse_query(wire.send(lead, agent.name, "ASK", query.serialize()), lambda goal: ())
+        reply = answer(heard, dict(agent.inventory), list(agent.blocked))
+        said = parse_answer(wire.send(agent.name, lead, "HAVE", reply.serialize()), query)
+        agents.append(TeamAgent(name=agent.name, inventory=dict(said.holds), blocked=list(said.cannot)))
+    return task.model_copy(update={"agents": agents})
+
+
+def run_build_task(
+    task: BuildTask,
+    prior: Prior,
+    *,
+    mode: TeamMode = TeamMode.PRIVATE,
+    surface: SurfaceName = SurfaceName.DSL,
+    backend: str = PLANNER,
+    executor: Executor | None = None,
+) -> TeamResult:
+    """One construction task end to end; never raises for a task that cannot be built (the result says why).
+
+    ``surface`` and ``backend`` are the run's settings: a construction commitment travels in
+    the Short DSL and is written by the build planner, and any other setting is refused in
+    the result (nothing runs) rather than silently replaced.
+    """
+    clock = time.perf_counter()
+    episode, world = build_world(task)
+    lead, wire = build_lead(task), Wire()
+    result = TeamResult(task, mode, surface, lead, backend, True, False, None, None, wire)
+    executor = executor or SimExecutor(prior.game)
+
+    def finish(**changes: object) -> TeamResult:
+        return replace(result, seconds={"protocol": time.perf_counter() - clock}, **changes)  # type: ignore[arg-type]
+
+    if surface is not SurfaceName.DSL:
+        return finish(code="UNSUPPORTED_SURFACE", message="a construction commitment travels in the Short DSL only")
+    if backend != PLANNER:
+        return finish(
+            code="UNSUPPORTED_BACKEND",
+            message=f"construction tasks are led by the build planner; {backend} cannot lead one yet",
+        )
+
+    agents = {agent.name: agent for agent in task.agents}
+    try:
+        view = task if mode is TeamMode.CENTRALIZED else _gather_view(task, lead, wire)
+        commitment = None
+        generations: list[Generation] = []
+        for round_index in range(1, MAX_ROUNDS + 1):
+            verdict = judge_build(view)
+            if not verdict.feasible:
+                return finish(feasible=False, code=verdict.code, message=verdict.reason)
+            drafted = plan_build(view, lead, prior)
+            text = prior.serialize(drafted.proposal)
+            generations.append(Generation(lead, Stage.TEAM_LEAD.value, Reply(text, 0)))
+            result = replace(result, generations=tuple(generations), rounds=round_index)
+            proposal = prior.parse(text)
+            check_proposal(proposal, lead, prior, episode)
+            refused = {}
+            for target in (request.target for request in proposal.peer_requests):
+                heard = prior.parse(wire.send(lead, target, "PROPOSAL", prior.serialize(projected(proposal, target))))
+                decision = peer_decision(heard, agents[target], lead, prior)
+                response = parse_response(wire.send(target, lead, "RESPONSE", decision.serialize()))
+                if response.decision != "ACCEPT":
+                    refused[target] = response
+            if not refused:
+                holdings = {agent.name: dict(agent.inventory) for agent in view.agents}
+                commitment = resolve_team(proposal, lead, holdings, prior, episode)
+                result = replace(result, planned_makespan_s=drafted.makespan_s)
+                break
+            for peer, response in refused.items():
+                view = corrected(view, peer, response)
+        if commitment is None:
+            return finish(code="NO_AGREEMENT", message=f"no proposal was accepted in {MAX_ROUNDS} rounds")
+        plan = materialize(commitment, prior, episode)
+        program = compile_plan(plan, world, prior.game)
+        result = replace(result, single_crafter_s=alone_makespan(task, lead, prior))
+    except GencoordError as error:
+        return finish(code=error.reason, message=error.message)
+    protocol_s = time.perf_counter() - clock
+    started = time.perf_counter()
+    try:
+        execution = run_checked(plan, program, world, executor)
+    except WorldError as error:
+        seconds = {"protocol": protocol_s, "world": time.perf_counter() - started}
+        return replace(
+            result, code=error.reason, message=error.message, commitment=commitment, plan=plan, seconds=seconds
+        )
+    outcome = judge(plan, (), execution)
+    built = score_build(task.blueprint.relative(), execution.final.blocks.get(BUILD_SITE, {}))
+    in_time = execution.final.clock_s <= task.time_limit_s
+    success = outcome.fulfilled is True and built.success and in_time
+    code, message = outcome.reason, outcome.message
+    if outcome.failure is None and not built.success:
+        first = built.mismatched[0]
+        x, y, z = first.cell
+        code = "BLUEPRINT_MISMATCH"
+        message = (
+            f"{built.mismatches} of {built.matches + built.mismatches} cells differ (score {built.score:.3f}); "
+            f"first at offset {x},{y},{z}: {first.expected} expected, {first.actual} found"
+        )
+    elif outcome.failure is None and not in_time:
+        code = "TIME_LIMIT"
+        message = f"the build stood after {execution.final.clock_s:.1f} s; the limit is {task.time_limit_s:.0f} s"
+    seconds = {"protocol": protocol_s, "world": time.perf_counter() - started}
+    return replace(
+        result,
+        success=success,
+        code=None if success else code,
+        message=None if success else message,
+        commitment=commitment,
+        plan=plan,
+        execution=execution,
+        outcome=replace(outcome, success=success),
+        seconds=seconds,
+        built=built,
+    )

@@ -1,0 +1,51 @@
+"""Construction tasks: a team with private bags of materials, one blueprint, a time limit.
+
+The same agents as a crafting task (``TeamAgent``: a name, a bag, blocked skills), a
+blueprint instead of an item goal. Whether the team can build it is judged before any
+action (``planning/build.py``); what a file cannot say as a buildable blueprint is refused
+when it is read, with the reason (``tasks/blueprint.py``).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, model_validator
+
+from gencoord.prior.prior import Prior
+from gencoord.tasks.blueprint import Blueprint, check_blueprint
+from gencoord.tasks.team import MAX_AGENTS, TeamAgent, check_agents
+
+
+class BuildTask(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: Annotated[str, Field(min_length=1, max_length=200)]
+    agents: Annotated[list[TeamAgent], Field(min_length=1, max_length=MAX_AGENTS)]
+    blueprint: Blueprint
+    time_limit_s: PositiveFloat = 1000.0
+    source: Literal["gencoord", "mindcraft"] = "gencoord"
+    notes: list[str] = []
+
+    @model_validator(mode="after")
+    def _names_are_unique(self) -> BuildTask:
+        names = [agent.name for agent in self.agents]
+        repeated = sorted({name for name in names if names.count(name) > 1})
+        if repeated:
+            raise ValueError(f"agent names must be unique; repeated: {', '.join(repeated)}")
+        return self
+
+    def holdings(self) -> dict[str, int]:
+        pooled: dict[str, int] = {}
+        for agent in self.agents:
+            for item, count in agent.inventory.items():
+                pooled[item] = pooled.get(item, 0) + count
+        return pooled
+
+
+def check_build_task(task: BuildTask, prior: Prior, origin: str = "") -> BuildTask:
+    """The task with a state-free blueprint, once every block, item and skill it names is real."""
+    where = f"{origin}: task {task.id}" if origin else f"task {task.id}"
+    blueprint, notes = check_blueprint(task.blueprint, prior, f"{where}: blueprint")
+    agents = check_agents(task.agents, prior, where)
+    return task.model_copy(update={"blueprint": blueprint, "agents": agents, "notes": [*task.notes, *notes]})
