@@ -91,5 +91,6 @@ def build_world(task: BuildTask) -> tuple[PublicEpisode, WorldSpec]:
         for index, agent in enumerate(task.agents)
     )
     episode = PublicEpisode(tuple(agent.name for agent in task.agents), refs)
-    world = WorldSpec(agents, refs, builds={BUILD_SITE: BuildSite(origin, (width, levels, depth))})
+    filled = frozenset(task.blueprint.blocks())
+    world = WorldSpec(agents, refs, builds={BUILD_SITE: BuildSite(origin, (width, levels, depth), filled)})
     return episode, world

@@ -35,6 +35,7 @@ class BuildSite:
 
     origin: tuple[int, int, int]
     size: tuple[int, int, int]
+    filled: frozenset[Cell] = frozenset()  # where blocks will stand: a builder on a real body keeps off them
 
     def contains(self, cell: Cell) -> bool:
         return all(0 <= c < n for c, n in zip(cell, self.size, strict=True))

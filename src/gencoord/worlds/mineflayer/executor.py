@@ -31,6 +31,7 @@ from gencoord.worlds.actions import (
     GiveItem,
     GoTo,
     ObtainBlock,
+    PlaceAt,
     PlaceBlock,
     PlaceStation,
     Program,
@@ -112,7 +113,7 @@ def _ref_of(action: Action) -> tuple[str, str] | None:
         return action.source, "resource"
     if isinstance(action, Withdraw | Deposit):
         return action.container, "container"
-    if isinstance(action, PlaceBlock):
+    if isinstance(action, PlaceBlock | PlaceAt):
         return action.site, "site"
     if isinstance(action, CraftItem) and action.station is not None:
         return action.station, "station"
@@ -322,6 +323,8 @@ class MinecraftExecutor:
         discrepancies: list[str] = []
         if seen.get("server_error"):
             discrepancies.append(f"no ground truth, the bots' last view instead: {seen['server_error']}")
+        bot_blocks = _cells(seen["seen"].get("blocks") or {})
+        blocks = bot_blocks if server is None else _cells(server.get("blocks") or {})
         if server is None:
             inventories, containers, sites = bot_inventories, dict(self._seen_containers), bot_sites
         else:
@@ -338,6 +341,12 @@ class MinecraftExecutor:
             discrepancies += _differences("inventory", bot_inventories, inventories)
             discrepancies += _differences("site", bot_sites, sites)
             discrepancies += _differences("container", dict(seen["seen"]["containers"]), containers)
+            discrepancies += [
+                f"{site}: bots see {bot_blocks.get(site, {}).get(cell, 'air')} at {cell}, the server has {name}"
+                for site, cells in blocks.items()
+                for cell, name in cells.items()
+                if bot_blocks.get(site, {}).get(cell) != name
+            ][:20]
         return WorldSnapshot(
             clock_s=time.perf_counter() - self._zero,
             positions=positions,
@@ -347,6 +356,7 @@ class MinecraftExecutor:
             credits={holder: {a: dict(i) for a, i in by.items()} for holder, by in self._credits.items()},
             crafted={agent: dict(items) for agent, items in self._crafted.items()},
             discrepancies=tuple(discrepancies),
+            blocks=blocks,
         )
 
     def close(self) -> None:
@@ -474,14 +484,26 @@ class MinecraftExecutor:
         if isinstance(action, Deposit):
             held = self._credits.setdefault(action.container, {}).setdefault(action.agent, {})
             held[action.item] = held.get(action.item, 0) + action.count
-        elif isinstance(action, PlaceBlock):
+        elif isinstance(action, PlaceBlock | PlaceAt):
+            placed = action.item if isinstance(action, PlaceBlock) else action.block
             held = self._credits.setdefault(action.site, {}).setdefault(action.agent, {})
-            held[action.item] = held.get(action.item, 0) + 1
+            held[placed] = held.get(placed, 0) + 1
         elif isinstance(action, CraftItem):
             recipe = self.game.recipe(action.item, action.material)
             made = (recipe.count if recipe is not None else 1) * action.runs
             tally = self._crafted.setdefault(action.agent, {})
             tally[action.item] = tally.get(action.item, 0) + made
+
+
+def _cells(raw: Mapping[str, Mapping[str, str]]) -> dict[str, dict[Cell, str]]:
+    """Build sites' standing blocks from the bridge ("x,y,z" offsets → block names)."""
+    found: dict[str, dict[Cell, str]] = {}
+    for site, cells in raw.items():
+        found[site] = {}
+        for key, name in cells.items():
+            x, y, z = (int(c) for c in key.split(","))
+            found[site][(x, y, z)] = str(name)
+    return found
 
 
 def _named_in(change: WorldChange) -> tuple[str | None, str | None]:

@@ -44,6 +44,7 @@ class Layout:
     sites: dict[str, list[Cell]]  # site ref → the cells blocks may be placed on
     clear: list[tuple[Cell, Cell]]  # boxes emptied (set to air) before each episode
     drops: dict[str, str]  # block → the item that breaking it yields
+    builds: dict[str, dict[str, object]]  # build site ref → {origin, size, filled}: a box of exact cells
 
     def site_boxes(self) -> list[tuple[Cell, Cell]]:
         """One box per site covering its cells: what a reset must empty again."""
@@ -79,7 +80,7 @@ class Layout:
         return ring
 
     def as_json(self) -> dict[str, object]:
-        return {"refs": self.refs, "resources": self.resources, "sites": self.sites}
+        return {"refs": self.refs, "resources": self.resources, "sites": self.sites, "builds": self.builds}
 
 
 def _on_side(dx: int, dz: int, side: tuple[int, int], r: int) -> bool:
@@ -90,11 +91,16 @@ def shift(position: tuple[float, float, float], origin: Cell) -> tuple[float, fl
     return (position[0] + origin[0], position[1] + origin[1], position[2] + origin[2])
 
 
+def shift_cell(cell: Cell, origin: Cell) -> Cell:
+    return (cell[0] + origin[0], cell[1] + origin[1], cell[2] + origin[2])
+
+
 def lay_out(world: WorldSpec, game: GameData, origin: Cell = (0, 0, 0)) -> Layout:
     refs: dict[str, dict[str, object]] = {}
     resources: dict[str, list[Cell]] = {}
     sites: dict[str, list[Cell]] = {}
     drops: dict[str, str] = {}
+    builds: dict[str, dict[str, object]] = {}
     cells: list[Cell] = []
     for name, ref in world.refs.items():
         at: Cell = (ref.position[0] + origin[0], ref.position[1] + origin[1], ref.position[2] + origin[2])
@@ -115,14 +121,20 @@ def lay_out(world: WorldSpec, game: GameData, origin: Cell = (0, 0, 0)) -> Layou
             resources[name] = (ground + [(cx, cy + 1, cz) for cx, cy, cz in ground])[:count]
             block = game.blocks.get(ref.block)
             drops[ref.block] = block.drops[0] if block is not None and block.drops else ref.block
+        elif name in world.builds:  # every cell of the blueprint's box, where it stands in this world
+            site = world.builds[name]
+            corner = shift_cell(site.origin, origin)
+            filled = [list(cell) for cell in sorted(site.filled)]
+            builds[name] = {"origin": list(corner), "size": list(site.size), "filled": filled}
+            sites[name] = [(corner[0] + x, corner[1] + y, corner[2] + z) for x, y, z in site.cells()]
         elif ref.kind == "site":
             sites[name] = [at, *_nearest_free(at, SITE_CELLS - 1, taken)]
         taken |= {(cx, at[1], cz) for cx, _, cz in resources.get(name, sites.get(name, []))}
     cells += [cell for placed in (*resources.values(), *sites.values()) for cell in placed]
-    (x0, y0, z0), (x1, _, z1) = bounds(cells)
+    (x0, y0, z0), (x1, y1, z1) = bounds(cells)
     low = (x0 - CLEAR_MARGIN, y0, z0 - CLEAR_MARGIN)
-    high = (x1 + CLEAR_MARGIN, y0 + CLEAR_HEIGHT - 1, z1 + CLEAR_MARGIN)
-    return Layout(refs, resources, sites, _boxes(low, high), drops)
+    high = (x1 + CLEAR_MARGIN, max(y0 + CLEAR_HEIGHT - 1, y1 + 1), z1 + CLEAR_MARGIN)
+    return Layout(refs, resources, sites, _boxes(low, high), drops, builds)
 
 
 def bounds(cells: list[Cell]) -> tuple[Cell, Cell]:

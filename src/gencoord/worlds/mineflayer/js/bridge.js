@@ -24,7 +24,7 @@ const LOGIN_TIMEOUT_MS = 20000
 const SETUP_TIMEOUT_MS = 15000
 const SERVER_TIMEOUT_MS = 20000
 
-const state = { serv: null, bots: {}, dead: {}, layout: null, seen: {}, drops: {}, walls: {}, mayBeBusy: new Set(), commander: null, embedded: false, acting: new Set(), fetching: new Map(), owedStacks: new Map() }
+const state = { serv: null, bots: {}, dead: {}, layout: null, seen: {}, drops: {}, walls: {}, mayBeBusy: new Set(), commander: null, embedded: false, acting: new Set(), fetching: new Map(), owedStacks: new Map(), wanted: new Map() }
 
 class BridgeError extends Error {
   constructor (code, message) {
@@ -219,6 +219,7 @@ async function reset (spec) {
   state.walls = {}
   state.mayBeBusy = new Set()
   state.owedStacks.clear() // stacks of the last episode are cleared below
+  state.wanted.clear()
   forgetOwed()
   state.furnace = spec.furnace
   await state.serv?.call('freeStations')
@@ -253,7 +254,7 @@ function context () {
   const handTo = state.serv ? async (giver, receiver) => (await state.serv.call('handTo', { giver, receiver })).handover : async () => null
   const delivered = async (handover) => (await state.serv.call('delivered', { handover }))?.received ?? 0
   const stackOf = async (handover) => (await state.serv.call('delivered', { handover }))?.at ?? null
-  return { bots: state.bots, layout: state.layout, seen: state.seen, drops: state.drops, walls: state.walls, mayBeBusy: state.mayBeBusy, furnace: state.furnace, acting: state.acting, fetching: state.fetching, owedStacks: state.owedStacks, handTo, delivered, stackOf }
+  return { bots: state.bots, layout: state.layout, seen: state.seen, drops: state.drops, walls: state.walls, mayBeBusy: state.mayBeBusy, furnace: state.furnace, acting: state.acting, fetching: state.fetching, owedStacks: state.owedStacks, wanted: state.wanted, handTo, delivered, stackOf }
 }
 
 // Every player's inventory as the server holds it (the bots' view on a server we do not run).
@@ -336,18 +337,39 @@ function botSites () {
   return sites
 }
 
+// What the commander bot sees standing in each build site (the bots' view, beside the server's).
+function botCells () {
+  const found = {}
+  for (const [site, { origin, size }] of Object.entries(state.layout.builds ?? {})) {
+    found[site] = {}
+    for (let y = 0; y < size[1]; y++) {
+      for (let z = 0; z < size[2]; z++) {
+        for (let x = 0; x < size[0]; x++) {
+          const name = state.commander.blockAt(new Vec3(origin[0] + x, origin[1] + y, origin[2] + z))?.name ?? 'air'
+          if (name !== 'air') found[site][`${x},${y},${z}`] = name
+        }
+      }
+    }
+  }
+  return found
+}
+
 async function observe () {
   const bots = {}
   for (const [name, bot] of Object.entries(state.bots)) {
     const p = bot.entity.position
     bots[name] = { inventory: inventoryOf(bot), position: [p.x, p.y, p.z], connected: !state.dead[name] }
   }
-  const seen = { sites: state.layout ? botSites() : {}, containers: state.seen }
+  const seen = { sites: state.layout ? botSites() : {}, containers: state.seen, blocks: state.layout ? botCells() : {} }
   let server = null
   let serverError = null
   if (state.serv && state.layout) {
     try {
-      server = { ...(await state.serv.call('dump')), sites: await state.serv.call('sites', { sites: state.layout.sites }) }
+      server = {
+        ...(await state.serv.call('dump')),
+        sites: await state.serv.call('sites', { sites: state.layout.sites }),
+        blocks: await state.serv.call('cells', { builds: state.layout.builds ?? {} })
+      }
     } catch (err) {
       serverError = err.message // a dead server has no ground truth: the bots' last view is all there is
     }

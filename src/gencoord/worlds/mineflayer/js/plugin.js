@@ -613,6 +613,22 @@ module.exports.server = function (serv) {
     })
   })
 
+  // ---------------------------------------------------------------- doors
+  // Vanilla places a door as two blocks, its lower and upper half; flying-squid sets the one
+  // block clicked. A door item now sets its lower half there and its upper half above it
+  // (registered once flying-squid's own placing plugin, loaded after this one, is in place).
+  setImmediate(() => {
+    for (const item of registry.itemsArray.filter((i) => i.name.endsWith('_door') && registry.blocksByName[i.name])) {
+      const block = registry.blocksByName[item.name]
+      const half = (value, properties) => serv.setBlockDataProperties(block.defaultState - block.minStateId, block.states, { ...properties, half: value })
+      serv.onItemPlace(item.name, ({ player, placedPosition, properties }) => {
+        const upper = block.minStateId + half('upper', properties)
+        setImmediate(() => player.setBlock(placedPosition.offset(0, 1, 0), upper))
+        return { id: block.id, data: half('lower', properties) }
+      }, false)
+    }
+  })
+
   // ---------------------------------------------------------------- ground truth
   serv.gencoord = {
     dump () {

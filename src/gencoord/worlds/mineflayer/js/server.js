@@ -50,6 +50,23 @@ async function blocksIn (serv, sites) {
   return found
 }
 
+// The blocks standing in each build site's box, by "x,y,z" offset from its origin (air left out).
+async function cellsIn (serv, builds) {
+  const found = {}
+  for (const [site, { origin, size }] of Object.entries(builds)) {
+    found[site] = {}
+    for (let y = 0; y < size[1]; y++) {
+      for (let z = 0; z < size[2]; z++) {
+        for (let x = 0; x < size[0]; x++) {
+          const block = await serv.overworld.getBlock(new Vec3(origin[0] + x, origin[1] + y, origin[2] + z))
+          if (block.name !== 'air') found[site][`${x},${y},${z}`] = block.name
+        }
+      }
+    }
+  }
+  return found
+}
+
 async function main () {
   const { port, version } = JSON.parse(process.argv[2])
   const serv = await startServer({ port, version })
@@ -63,6 +80,7 @@ async function main () {
     furnaceRules: (rules) => { serv.gencoord.furnaceRules(rules); return {} },
     addRecipes: ({ recipes }) => { serv.gencoord.addRecipes(recipes); return {} },
     sites: ({ sites }) => blocksIn(serv, sites),
+    cells: ({ builds }) => cellsIn(serv, builds),
     memory: memoryReading,
     // Fault injection for the reliability tests: drop a player as a lost connection would.
     kick: ({ name }) => {

@@ -97,12 +97,14 @@ function withinReach (bot, pos, what) {
 // stays at the thrower's height, out of the receiver's pickup reach. Either way the walk
 // returns once the bot stands on the ground: whatever it does next starts from rest, not from
 // the top of a jump or half-way down a fall.
-async function goto (bot, point, range, { level = false, straight = false } = {}) {
+async function goto (bot, point, range, { level = false, straight = false, stand = null } = {}) {
   const target = new Vec3(point.x, point.y, point.z)
   const near = new goals.GoalNear(target.x, target.y, target.z, range)
-  const goal = level ? new goals.GoalCompositeAll([near, new goals.GoalY(target.y)]) : near
-  const arrived = () => bot.entity.position.distanceTo(target) <= range &&
-    (!level || Math.floor(bot.entity.position.y + 0.01) === Math.floor(target.y + 0.01))
+  const goal = stand ?? (level ? new goals.GoalCompositeAll([near, new goals.GoalY(target.y)]) : near)
+  const arrived = stand
+    ? () => stand.isEnd(bot.entity.position.floored())
+    : () => bot.entity.position.distanceTo(target) <= range &&
+      (!level || Math.floor(bot.entity.position.y + 0.01) === Math.floor(target.y + 0.01))
   const started = Date.now()
   let closest = bot.entity.position.distanceTo(target)
   let lastProgress = started
@@ -523,6 +525,144 @@ async function placeBlock (ctx, bot, action) {
   await bot.placeBlock(ground, new Vec3(0, 1, 0))
 }
 
+// ------------------------------------------------------------------ building at exact cells
+// The rule the simulator applies (worlds/placing.py): a block needs a face to go against, the
+// one below first; a carpet, door, torch ... stands only on a block below; a door fills its cell
+// and the one above. flying-squid checks neither reach nor support, so the skill does.
+const FLOOR_SUFFIXES = ['_carpet', '_door', '_pressure_plate', '_sapling', '_rail', '_bed', '_banner']
+const FLOOR_NAMES = new Set(['torch', 'soul_torch', 'redstone_torch', 'rail', 'snow', 'carpet', 'moss_carpet'])
+const needsFloor = (name) => FLOOR_NAMES.has(name) || FLOOR_SUFFIXES.some((suffix) => name.endsWith(suffix))
+const twoHigh = (name) => name.endsWith('_door')
+const FACES = [new Vec3(0, -1, 0), new Vec3(0, 1, 0), new Vec3(1, 0, 0), new Vec3(-1, 0, 0), new Vec3(0, 0, 1), new Vec3(0, 0, -1)]
+const PLACE_REACH = 4.5 // vanilla's block interaction range, from the eyes
+const STAND_REACH = 4.0 // where a builder stops: the cell's centre this far from its eyes at most
+const OCCUPIED_MS = 15000 // a teammate standing in the cell steps aside at the start of its next action, or at once when idle
+const PLACED_MS = 2000
+
+// Where a builder may stand to place at `cell`: its eyes within reach of the cell's centre, and
+// its body (feet and head) out of every cell a block of the blueprint is still to fill, so no
+// builder stands where a teammate's block goes next.
+class StandToPlace extends goals.Goal {
+  constructor (cells, keep) {
+    super()
+    this.cells = cells
+    this.keep = keep
+    this.centre = cells[0].offset(0.5, 0.5, 0.5)
+  }
+
+  heuristic (node) {
+    return Math.max(0, new Vec3(node.x + 0.5, node.y + EYE_HEIGHT, node.z + 0.5).distanceTo(this.centre) - STAND_REACH)
+  }
+
+  isEnd (node) {
+    const inside = this.cells.some((c) => c.x === node.x && c.z === node.z && (c.y === node.y || c.y === node.y + 1))
+    const inTheWay = this.keep.has(cellKey(node)) || this.keep.has(cellKey({ x: node.x, y: node.y + 1, z: node.z }))
+    return !inside && !inTheWay && new Vec3(node.x + 0.5, node.y + EYE_HEIGHT, node.z + 0.5).distanceTo(this.centre) <= STAND_REACH
+  }
+}
+
+function solid (block) {
+  return block && block.boundingBox === 'block'
+}
+
+function faceFor (bot, cell, name) {
+  const faces = needsFloor(name) ? FACES.slice(0, 1) : FACES
+  for (const face of faces) {
+    const against = bot.blockAt(cell.plus(face))
+    if (solid(against)) return { against, vector: face.scaled(-1) }
+  }
+  return null
+}
+
+// A goal for a builder standing where a teammate must place: any spot off the cells wanted.
+class StandAside extends goals.Goal {
+  constructor (wanted) {
+    super()
+    this.wanted = wanted
+  }
+
+  heuristic () {
+    return 0
+  }
+
+  isEnd (node) {
+    return !this.wanted.has(cellKey(node)) && !this.wanted.has(cellKey({ x: node.x, y: node.y + 1, z: node.z }))
+  }
+}
+
+async function standAside (bot, wanted) {
+  const aside = new StandAside(wanted)
+  if (aside.isEnd(bot.entity.position.floored())) return
+  await goto(bot, bot.entity.position, 0, { stand: aside })
+}
+
+function occupant (ctx, cells) {
+  for (const [name, other] of Object.entries(ctx.bots)) {
+    const feet = other.entity?.position?.floored()
+    if (feet && cells.some((c) => c.x === feet.x && c.z === feet.z && (c.y === feet.y || c.y === feet.y + 1))) return name
+  }
+  return null
+}
+
+async function placeAt (ctx, bot, action) {
+  const build = ctx.layout.builds?.[action.site]
+  if (!build) throw new SkillFailure('NOT_A_BUILD_SITE', `${action.site} is a site without exact cells`)
+  const [x, y, z] = action.cell
+  const where = action.cell.join(',')
+  const size = build.size
+  const cells = [new Vec3(build.origin[0] + x, build.origin[1] + y, build.origin[2] + z)]
+  if (twoHigh(action.block)) cells.push(cells[0].offset(0, 1, 0))
+  if (cells.some((c) => c.x - build.origin[0] >= size[0] || c.y - build.origin[1] >= size[1] || c.z - build.origin[2] >= size[2] ||
+      c.x < build.origin[0] || c.y < build.origin[1] || c.z < build.origin[2])) {
+    throw new SkillFailure('OUTSIDE_SITE', `cell ${where} is outside ${action.site}`)
+  }
+  const taken = cells.map((c) => blockAt(bot, [c.x, c.y, c.z])).find((b) => b.name !== 'air')
+  if (taken) throw new SkillFailure('CELL_TAKEN', `${taken.name} already stands at ${action.site} cell ${where}`)
+  // a teammate's block under this one was placed a moment ago: its update reaches this client within a tick or two
+  let face = faceFor(bot, cells[0], action.block)
+  if (!face) {
+    await settles(() => faceFor(bot, cells[0], action.block) !== null, 1000)
+    face = faceFor(bot, cells[0], action.block)
+  }
+  if (!face) throw new SkillFailure('NO_SUPPORT', `${action.block} at ${action.site} cell ${where} has no face to go against`)
+  need(bot, action.block, 1)
+  // off the cells still to fill on this level and below (standing on this level's blocks, where the next
+  // level goes, is how a builder reaches the middle of a wide slab), and off cells a teammate waits for
+  const keep = new Set((build.filled ?? [])
+    .filter(([, fy]) => fy <= y)
+    .map(([fx, fy, fz]) => new Vec3(build.origin[0] + fx, build.origin[1] + fy, build.origin[2] + fz))
+    .filter((c) => bot.blockAt(c)?.name === 'air')
+    .map(cellKey))
+  for (const wanted of ctx.wanted.keys()) keep.add(wanted)
+  const stand = new StandToPlace(cells, keep)
+  if (!stand.isEnd(bot.entity.position.floored())) await goto(bot, stand.centre, STAND_REACH, { stand })
+  const eyes = bot.entity.position.offset(0, EYE_HEIGHT, 0)
+  const gap = eyes.distanceTo(stand.centre)
+  if (gap > PLACE_REACH) throw new SkillFailure('OUT_OF_REACH', `${bot.username} is ${gap.toFixed(1)} blocks from ${action.site} cell ${where} (reach ${PLACE_REACH})`)
+  if (occupant(ctx, cells)) {
+    const keys = cells.map(cellKey)
+    for (const key of keys) ctx.wanted.set(key, bot.username)
+    try {
+      const standing = occupant(ctx, cells)
+      if (!ctx.acting.has(standing)) await standAside(ctx.bots[standing], ctx.wanted).catch(() => {})
+      await settles(() => occupant(ctx, cells) === null, OCCUPIED_MS)
+    } finally {
+      for (const key of keys) ctx.wanted.delete(key)
+    }
+  }
+  const inTheWay = occupant(ctx, cells)
+  if (inTheWay) throw new SkillFailure('CELL_OCCUPIED', `${inTheWay} stands in ${action.site} cell ${where}`)
+  await bot.equip(itemId(bot, action.block), 'hand')
+  try {
+    await bot.placeBlock(face.against, face.vector)
+  } catch (err) {
+    // mineflayer gives up when the update is slow; the server's block is what counts
+    if (!/blockUpdate|still air|timeout|Event/i.test(err.message)) throw err
+  }
+  await waitFor(() => blockAt(bot, [cells[0].x, cells[0].y, cells[0].z]).name === action.block, PLACED_MS,
+    () => new SkillFailure('PLACE_FAILED', `${action.site} cell ${where} shows ${blockAt(bot, [cells[0].x, cells[0].y, cells[0].z]).name} after placing ${action.block}`))
+}
+
 async function placeStation (ctx, bot, action) {
   const ref = ctx.layout.refs[action.station]
   if (ref.block !== action.item) throw new SkillFailure('WRONG_STATION', `${action.station} takes a ${ref.block}, not ${action.item}`)
@@ -603,6 +743,7 @@ const SKILLS = {
   withdraw,
   craft_item: craftItem,
   place_block: placeBlock,
+  place_at: placeAt,
   place_station: placeStation,
   furnace_load: furnaceLoad,
   furnace_collect: furnaceCollect,
