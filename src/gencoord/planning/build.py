@@ -32,7 +32,7 @@ from gencoord.runtime.materialize import materialize
 from gencoord.tasks.blueprint import score_build
 from gencoord.tasks.build import BuildTask
 from gencoord.tasks.world import BUILD_SITE, build_world
-from gencoord.worlds.placing import offset, support_ranks, two_high
+from gencoord.worlds.placing import needs_floor, offset, support_ranks, two_high
 from gencoord.worlds.sim.executor import SimExecutor
 
 BUILD_SKILL = "build.place"
@@ -87,11 +87,17 @@ def judge_build(task: BuildTask) -> BuildVerdict:
     floating = sorted((cell for cell in task.blueprint.blocks() if cell not in ranks), key=lambda c: (c[1], c[2], c[0]))
     if floating:
         x, y, z = floating[0]
+        block = task.blueprint.blocks()[floating[0]]
+        why = (
+            f"a {block} stands only on a block below it"
+            if needs_floor(block)
+            else "no block below or beside it is in the blueprint, nor beside those"
+        )
         return BuildVerdict(
             False,
             "UNSUPPORTED_CELL",
-            f"{len(floating)} cells have nothing to be placed against, first {task.blueprint.blocks()[floating[0]]} "
-            f"at offset {x},{y},{z} (no block below or beside it is in the blueprint; scaffolding is not planned)",
+            f"{len(floating)} of the blueprint's cells cannot be placed, first {block} at offset {x},{y},{z}: "
+            f"{why} (scaffolding is not planned)",
         )
     if not builders(task):
         return BuildVerdict(False, "NO_BUILDER", f"every agent blocks {BUILD_SKILL}: nobody may place blocks")
