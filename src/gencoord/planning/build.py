@@ -23,17 +23,12 @@ from dataclasses import dataclass
 
 from gencoord.dsl.ast import Path, PeerRequest, Proposal, Task
 from gencoord.dsl.cells import Cell, Placement, format_cells
-from gencoord.errors import GencoordError
-from gencoord.prior.contract import check_proposal
+from gencoord.planning.planner import dry_run
 from gencoord.prior.prior import Prior
-from gencoord.protocol.resolve import resolve_team
-from gencoord.runtime.compile import compile_plan
-from gencoord.runtime.materialize import materialize
 from gencoord.tasks.blueprint import score_build
 from gencoord.tasks.build import BuildTask
 from gencoord.tasks.world import BUILD_SITE, build_world
 from gencoord.worlds.placing import needs_floor, offset, support_ranks, two_high
-from gencoord.worlds.sim.executor import SimExecutor
 
 BUILD_SKILL = "build.place"
 GIVE_SKILL = "resource.deliver"
@@ -237,18 +232,9 @@ def build_makespan(task: BuildTask, proposal: Proposal, lead: str, prior: Prior)
     """The simulated finish of ``proposal`` from ``task``'s bags; None when it fails or leaves a mismatch."""
     episode, world = build_world(task)
     holdings = {agent.name: dict(agent.inventory) for agent in task.agents}
-    try:
-        check_proposal(proposal, lead, prior, episode)
-        plan = materialize(resolve_team(proposal, lead, holdings, prior, episode), prior, episode)
-        program = compile_plan(plan, world, prior.game)
-    except GencoordError:
+    final = dry_run(proposal, lead, holdings, episode, world, prior)
+    if final is None:
         return None
-    executor = SimExecutor(prior.game)
-    executor.reset(world)
-    records = executor.run(program, 0, len(program.actions))
-    if len(records) < len(program.actions) or not all(record.ok for record in records):
-        return None
-    final = executor.snapshot()
     built = score_build(task.blueprint.relative(), final.blocks.get(BUILD_SITE, {}))
     return final.clock_s if built.success else None
 

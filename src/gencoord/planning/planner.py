@@ -42,6 +42,7 @@ from gencoord.planning.feasibility import (
 )
 from gencoord.planning.furnace import heat_of, is_heat, smelted_input
 from gencoord.prior.contract import check_proposal
+from gencoord.prior.episode import PublicEpisode
 from gencoord.prior.gamedata import GameData, Recipe
 from gencoord.prior.prior import Prior
 from gencoord.protocol.resolve import resolve_team
@@ -49,7 +50,9 @@ from gencoord.runtime.compile import compile_plan
 from gencoord.runtime.materialize import materialize
 from gencoord.tasks.team import ANY, TeamTask
 from gencoord.tasks.world import FURNACE, STATION, source_ref, team_world
+from gencoord.worlds.executor import WorldSnapshot
 from gencoord.worlds.sim.executor import SimExecutor
+from gencoord.worlds.spec import WorldSpec
 
 DELIVER_SKILL = "resource.deliver"
 PLACE_SKILL = "station.place"
@@ -343,6 +346,19 @@ def makespan(task: TeamTask, proposal: Proposal, lead: str, prior: Prior) -> flo
     """
     episode, world = team_world(task, prior)
     holdings = {agent.name: dict(agent.inventory) for agent in task.agents}
+    final = dry_run(proposal, lead, holdings, episode, world, prior)
+    return final.clock_s if final is not None and task.goal_met(final.inventories, final.containers) else None
+
+
+def dry_run(
+    proposal: Proposal,
+    lead: str,
+    holdings: dict[str, dict[str, int]],
+    episode: PublicEpisode,
+    world: WorldSpec,
+    prior: Prior,
+) -> WorldSnapshot | None:
+    """``proposal`` checked, resolved, compiled and run on the simulator; its final world, None when any step fails."""
     try:
         check_proposal(proposal, lead, prior, episode)
         plan = materialize(resolve_team(proposal, lead, holdings, prior, episode), prior, episode)
@@ -354,8 +370,7 @@ def makespan(task: TeamTask, proposal: Proposal, lead: str, prior: Prior) -> flo
     records = executor.run(program, 0, len(program.actions))
     if len(records) < len(program.actions) or not all(record.ok for record in records):
         return None
-    final = executor.snapshot()
-    return final.clock_s if task.goal_met(final.inventories, final.containers) else None
+    return executor.snapshot()
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, model_validato
 
 from gencoord.prior.prior import Prior
 from gencoord.tasks.blueprint import Blueprint, check_blueprint
-from gencoord.tasks.team import MAX_AGENTS, TeamAgent, check_agents
+from gencoord.tasks.team import MAX_AGENTS, TeamAgent, check_agents, pooled_bags
 
 
 class BuildTask(BaseModel):
@@ -36,11 +36,7 @@ class BuildTask(BaseModel):
         return self
 
     def holdings(self) -> dict[str, int]:
-        pooled: dict[str, int] = {}
-        for agent in self.agents:
-            for item, count in agent.inventory.items():
-                pooled[item] = pooled.get(item, 0) + count
-        return pooled
+        return pooled_bags(self.agents)
 
 
 def check_build_task(task: BuildTask, prior: Prior, origin: str = "") -> BuildTask:

@@ -98,11 +98,16 @@ class TeamTask(BaseModel):
 
     def holdings(self) -> dict[str, int]:
         """Everything the team holds between them (what a centralized planner would see)."""
-        pooled: dict[str, int] = {}
-        for agent in self.agents:
-            for item, count in agent.inventory.items():
-                pooled[item] = pooled.get(item, 0) + count
-        return pooled
+        return pooled_bags(self.agents)
+
+
+def pooled_bags(agents: list[TeamAgent]) -> dict[str, int]:
+    """Every agent's bag added up."""
+    pooled: dict[str, int] = {}
+    for agent in agents:
+        for item, count in agent.inventory.items():
+            pooled[item] = pooled.get(item, 0) + count
+    return pooled
 
 
 @cache
