@@ -584,10 +584,15 @@ module.exports.server = function (serv) {
         return { from: new Vec3(Math.min(x1, x2), Math.min(y1, y2), Math.min(z1, z2)), to: new Vec3(Math.max(x1, x2), Math.max(y1, y2), Math.max(z1, z2)), block }
       },
       async action ({ from, to, block }) {
+        // as vanilla, only cells that change are written: each write is a packet to every
+        // player and a neighbour update, and a reset's clearing box is nearly all air already
         const writes = []
         for (let x = from.x; x <= to.x; x++) {
           for (let y = from.y; y <= to.y; y++) {
-            for (let z = from.z; z <= to.z; z++) writes.push(serv.setBlock(serv.overworld, new Vec3(x, y, z), block.defaultState))
+            for (let z = from.z; z <= to.z; z++) {
+              const at = new Vec3(x, y, z)
+              writes.push(serv.overworld.getBlockStateId(at).then((now) => now === block.defaultState ? null : serv.setBlock(serv.overworld, at, block.defaultState)))
+            }
           }
         }
         await Promise.all(writes)
