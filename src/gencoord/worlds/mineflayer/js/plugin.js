@@ -590,8 +590,11 @@ module.exports.server = function (serv) {
         for (let x = from.x; x <= to.x; x++) {
           for (let y = from.y; y <= to.y; y++) {
             for (let z = from.z; z <= to.z; z++) {
+              // read and written in this same turn, so a command that follows lands after the fill
               const at = new Vec3(x, y, z)
-              writes.push(serv.overworld.getBlockStateId(at).then((now) => now === block.defaultState ? null : serv.setBlock(serv.overworld, at, block.defaultState)))
+              const loaded = Boolean(serv.overworld.sync.getColumnAt(at))
+              if (loaded && serv.overworld.sync.getBlockStateId(at) === block.defaultState) continue
+              writes.push(serv.setBlock(serv.overworld, at, block.defaultState))
             }
           }
         }
