@@ -89,7 +89,7 @@ def closure_items(game: GameData, goal: str, table_needed: bool) -> list[str]:
 
 def planning_game(task: TeamTask, prior: Prior) -> GameData:
     """The recipes a plan for ``task`` may use: the crafting recipes, and smelting where a furnace stands."""
-    return with_furnace(prior.game) if task.world.furnace else prior.game
+    return with_furnace(prior.game, bool(task.world.fuel)) if task.world.furnace else prior.game
 
 
 def addressable(game: GameData, item: str) -> list[tuple[str | None, Recipe]]:

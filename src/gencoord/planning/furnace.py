@@ -46,8 +46,14 @@ def readable(item: str) -> str:
     return f"furnace fuel for {item.removeprefix(_HEAT)}" if is_heat(item) else item
 
 
+FUELLED_HEAT = 1 << 20
+"""Heat units one run of a fuelled station's own fire gives: more than any task burns."""
+
+
 @cache
-def _variants() -> dict[str, tuple[Recipe, ...]]:
+def _variants(fuelled: bool) -> dict[str, tuple[Recipe, ...]]:
+    """Smelt and fuel variants; at a ``fuelled`` station (its fuel slot filled before the episode)
+    heat is had from nothing instead: the plan has no fuel task at all."""
     physics = default_physics()
     unit = math.gcd(physics.smelt_ticks_per_item, *physics.fuel_ticks.values())
     per_item = physics.smelt_ticks_per_item // unit
@@ -55,21 +61,22 @@ def _variants() -> dict[str, tuple[Recipe, ...]]:
     for source, output in sorted(physics.smelting.items()):
         heat = heat_of(source)
         variants.setdefault(output, []).append(Recipe(1, 0, {source: 1, heat: per_item}))
-        variants[heat] = [Recipe(ticks // unit, 0, {fuel: 1}) for fuel, ticks in sorted(physics.fuel_ticks.items())]
+        burnt = [Recipe(ticks // unit, 0, {fuel: 1}) for fuel, ticks in sorted(physics.fuel_ticks.items())]
+        variants[heat] = [Recipe(FUELLED_HEAT, 0, {})] if fuelled else burnt
     return {item: tuple(found) for item, found in variants.items()}
 
 
-_WITH_FURNACE: dict[int, tuple[GameData, GameData]] = {}
+_WITH_FURNACE: dict[tuple[int, bool], tuple[GameData, GameData]] = {}
 
 
-def with_furnace(game: GameData) -> GameData:
+def with_furnace(game: GameData, fuelled: bool = False) -> GameData:
     """``game`` with the furnace's smelt and fuel variants added after each item's crafting recipes."""
-    known = _WITH_FURNACE.get(id(game))
+    known = _WITH_FURNACE.get((id(game), fuelled))
     if known is not None and known[0] is game:
         return known[1]
     recipes = dict(game.recipes)
-    for item, variants in _variants().items():
+    for item, variants in _variants(fuelled).items():
         recipes[item] = (*recipes.get(item, ()), *variants)
     extended = replace(game, recipes=recipes)
-    _WITH_FURNACE[id(game)] = (game, extended)
+    _WITH_FURNACE[(id(game), fuelled)] = (game, extended)
     return extended

@@ -15,6 +15,7 @@ class Ref(BaseModel):
     kind: str
     block: str | None = None
     position: tuple[int, int, int]
+    entity: str | None = None  # a resource area of animals (a herd): the animal hunted there
 
 
 @dataclass(frozen=True)

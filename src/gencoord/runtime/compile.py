@@ -16,6 +16,7 @@ from typing import Literal
 from gencoord.dsl.cells import Cell, parse_cells
 from gencoord.errors import CompileError, Location, ParseError
 from gencoord.prior.gamedata import GameData
+from gencoord.prior.loot import Drop, certain, default_loot
 from gencoord.protocol.plan import DispatchPlan, PlannedTask
 from gencoord.worlds.actions import (
     Action,
@@ -25,6 +26,7 @@ from gencoord.worlds.actions import (
     FurnaceLoad,
     GiveItem,
     GoTo,
+    Hunt,
     ObtainBlock,
     PlaceAt,
     PlaceBlock,
@@ -79,8 +81,14 @@ class _Compiler:
         named = _str(task, "loc")
         if named is not None:
             return named
-        blocks = set(self.game.sources_of(item))
-        candidates = [name for name, ref in self.world.refs.items() if ref.kind == "resource" and ref.block in blocks]
+        loot = default_loot()
+        blocks = set(self.game.sources_of(item)) | {name for name in loot.blocks if loot.block_yields(name, item)}
+        animals = {name for name, mob in loot.mobs.items() if _drops(mob.drops, item)}
+        candidates = [
+            name
+            for name, ref in self.world.refs.items()
+            if ref.kind == "resource" and (ref.block in blocks or ref.entity in animals)
+        ]
         if not candidates:
             raise CompileError("NO_SOURCE", f"{task.id}: nothing in this world yields {item}")
         start = self.world.agent(task.actor).position
@@ -141,9 +149,16 @@ class _Compiler:
         walk = self.go(task.actor, task.id, where)
         if ref.kind == "container":
             return [*walk, Withdraw(task.actor, task.id, where, item, quantity)]
+        if ref.entity is not None:
+            mob = default_loot().mobs.get(ref.entity)
+            if mob is None or not _drops(mob.drops, item):
+                raise CompileError("NO_SOURCE", f"{task.id}: the {ref.entity} of {where} drop no {item}")
+            return [*walk, Hunt(task.actor, task.id, where, ref.entity, item, quantity)]
         block = ref.block
         data = self.game.blocks.get(block or "")
-        per_block = data.drops.count(item) if data is not None else 0
+        crop = default_loot().blocks.get(block or "")
+        # a ripe crop drops a random amount: break as many as make the count for certain
+        per_block = certain(crop.drops, item) if crop is not None else data.drops.count(item) if data else 0
         if block is None or per_block == 0:
             raise CompileError("NO_SOURCE", f"{task.id}: {where} yields no {item}")
         blocks = math.ceil(quantity / per_block)
@@ -160,6 +175,10 @@ class _Compiler:
             placed = (PlaceBlock(task.actor, task.id, dst, item) for _ in range(quantity))
             return [*self.go(task.actor, task.id, dst), *placed]
         return [*self.go(task.actor, task.id, dst), Deposit(task.actor, task.id, dst, item, quantity)]
+
+
+def _drops(drops: tuple[Drop, ...], item: str) -> bool:
+    return any(drop.item == item for drop in drops)
 
 
 def compile_task(task: PlannedTask, world: WorldSpec, game: GameData) -> tuple[Action, ...]:

@@ -19,7 +19,9 @@ from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, m
 
 from gencoord._config import package_text, parse_toml
 from gencoord.errors import ConfigError
+from gencoord.prior.loot import default_loot
 from gencoord.prior.prior import Prior
+from gencoord.worlds.sim.physics import default_physics
 
 AgentName = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.:/+-]+$")]
 """An agent id that the Short DSL can carry as an atom."""
@@ -61,7 +63,21 @@ class TeamWorld(BaseModel):
 
     crafting_table: bool = True  # a placed crafting table every agent can use
     furnace: bool = False  # a furnace every agent can use (plans may smelt; fuel comes from the team)
-    resources: list[str] = []  # items of blocks that break by hand, each a resource area agents may gather
+    smoker: bool = False  # a smoker beside the furnace: food only, twice as fast
+    fuel: dict[str, PositiveInt] = {}  # what fills each furnace's and smoker's fuel slot before the episode
+    # items agents may gather, each a resource area: blocks that break by hand, ripe crops, animals
+    resources: list[str] = []
+    # blocks (or animals) of a resource area; absent: a block area never runs out, a herd has 8
+    supply: dict[str, PositiveInt] = {}
+
+    @model_validator(mode="after")
+    def _consistent(self) -> TeamWorld:
+        if self.smoker and not self.furnace:
+            raise ValueError("world.smoker needs world.furnace: the smoker cooks beside the furnace")
+        stray = sorted(set(self.supply) - set(self.resources))
+        if stray:
+            raise ValueError(f"world.supply names {stray[0]!r}, which is not in world.resources")
+        return self
 
 
 class TeamTask(BaseModel):
@@ -128,7 +144,7 @@ def check_item(name: str, prior: Prior, where: str) -> None:
     raise ConfigError("UNKNOWN_ITEM", f"{where}: unknown item {name!r}{hint}")
 
 
-def _today(name: str, renamed: dict[str, str], prior: Prior) -> str:
+def today(name: str, renamed: dict[str, str], prior: Prior) -> str:
     """A pre-1.13 name as the item is called now (recorded in ``renamed``); any other name as it is."""
     new = legacy_names().get(name)
     if new is None or prior.game.is_item(name):
@@ -137,10 +153,10 @@ def _today(name: str, renamed: dict[str, str], prior: Prior) -> str:
     return new
 
 
-def _renamed_items(items: dict[str, int], renamed: dict[str, str], prior: Prior) -> dict[str, int]:
+def renamed_items(items: dict[str, int], renamed: dict[str, str], prior: Prior) -> dict[str, int]:
     merged: dict[str, int] = {}
     for item, count in items.items():
-        key = _today(item, renamed, prior)
+        key = today(item, renamed, prior)
         merged[key] = merged.get(key, 0) + count
     return merged
 
@@ -148,10 +164,10 @@ def _renamed_items(items: dict[str, int], renamed: dict[str, str], prior: Prior)
 def modern_names(task: TeamTask, prior: Prior) -> TeamTask:
     """``task`` with every pre-1.13 item name read as today's, each rename in the notes."""
     renamed: dict[str, str] = {}
-    goal = task.goal.model_copy(update={"item": _today(task.goal.item, renamed, prior)})
-    resources = [_today(item, renamed, prior) for item in task.world.resources]
+    goal = task.goal.model_copy(update={"item": today(task.goal.item, renamed, prior)})
+    resources = [today(item, renamed, prior) for item in task.world.resources]
     agents = [
-        agent.model_copy(update={"inventory": _renamed_items(agent.inventory, renamed, prior)}) for agent in task.agents
+        agent.model_copy(update={"inventory": renamed_items(agent.inventory, renamed, prior)}) for agent in task.agents
     ]
     if not renamed:
         return task
@@ -172,14 +188,7 @@ def check_task(task: TeamTask, prior: Prior, origin: str = "") -> TeamTask:
     where = f"{origin}: task {task.id}" if origin else f"task {task.id}"
     task = modern_names(task, prior)
     check_item(task.goal.item, prior, f"{where}: goal.item")
-    for resource in task.world.resources:
-        check_item(resource, prior, f"{where}: world.resources")
-        if gathered_from(resource, prior) is None:
-            raise ConfigError(
-                "NOT_GATHERABLE",
-                f"{where}: world.resources: no block breaks by hand into {resource!r}, so no world can offer it "
-                "to gather; give it to an agent instead",
-            )
+    check_world(task.world, prior, where)
     check_agents(task.agents, prior, where)
     most = INVENTORY_SLOTS * prior.game.stack_sizes[task.goal.item]
     if task.goal.count > most:
@@ -189,6 +198,22 @@ def check_task(task: TeamTask, prior: Prior, origin: str = "") -> TeamTask:
             f"({INVENTORY_SLOTS} stacks of {prior.game.stack_sizes[task.goal.item]})",
         )
     return task
+
+
+def check_world(world: TeamWorld, prior: Prior, where: str) -> None:
+    """Refuse a world that names an item nothing yields, or a fuel no furnace burns."""
+    for resource in world.resources:
+        check_item(resource, prior, f"{where}: world.resources")
+        if gathered_from(resource, prior) is None and hunted_from(resource) is None:
+            raise ConfigError(
+                "NOT_GATHERABLE",
+                f"{where}: world.resources: no block breaks by hand into {resource!r}, no crop yields it and no "
+                "animal drops it, so no world can offer it to gather; give it to an agent instead",
+            )
+    for fuel in world.fuel:
+        if fuel not in default_physics().fuel_ticks:
+            fuels = ", ".join(sorted(default_physics().fuel_ticks))
+            raise ConfigError("NOT_FUEL", f"{where}: world.fuel: {fuel!r} is not a furnace fuel ({fuels})")
 
 
 def check_agents(agents: list[TeamAgent], prior: Prior, where: str) -> list[TeamAgent]:
@@ -212,10 +237,18 @@ def check_agents(agents: list[TeamAgent], prior: Prior, where: str) -> list[Team
 
 
 def gathered_from(item: str, prior: Prior) -> str | None:
-    """A block that drops exactly ``item`` when broken by hand, preferring the block of the same name."""
+    """A block that drops exactly ``item`` when broken by hand, preferring the block of the same name;
+    else the ripe crop whose harvest yields it (wheat, beetroots)."""
     blocks = [
         name
         for name in prior.game.sources_of(item)
         if prior.game.blocks[name].harvest_tools is None and prior.game.blocks[name].drops == (item,)
     ]
-    return item if item in blocks else (blocks[0] if blocks else None)
+    if item in blocks:
+        return item
+    return blocks[0] if blocks else default_loot().crop_for(item)
+
+
+def hunted_from(item: str) -> str | None:
+    """The animal whose drops are the surest way to ``item`` (None: no animal drops it)."""
+    return default_loot().mob_for(item)

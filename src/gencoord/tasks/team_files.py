@@ -1,12 +1,13 @@
-"""Reading team-task files: gencoord's own TOML/JSON, and MINDcraft's crafting and construction JSON.
+"""Reading team-task files: gencoord's own TOML/JSON, and MINDcraft's crafting, cooking and construction JSON.
 
 gencoord's format is a list of tasks (``[[tasks]]`` in TOML, ``{"tasks": [...]}`` in JSON),
-each the fields of :class:`TeamTask`. MINDcraft's is a map of task id → task, read as
-MINDcraft's own code reads it (``src/agent/tasks/tasks.js``: a target is a name, a list or
-a map, a count a number or a map, item names case-blind); ``data/mindcraft.toml`` says how
-its commands and worlds map onto gencoord. Both give the same validated objects, items
-checked against the prior. A task with a blueprint (MINDcraft's ``"type": "construction"``,
-or a ``blueprint`` table in gencoord's format) is a :class:`BuildTask`; any other a :class:`TeamTask`.
+each the fields of :class:`TeamTask`, of :class:`CookingTask` (a task with ``goals``, whose
+world is MINDcraft's cooking world unless it says otherwise) or of :class:`BuildTask` (a task
+with a ``blueprint``). MINDcraft's is a map of task id → task, read as MINDcraft's own code
+reads it (``src/agent/tasks/tasks.js``: a target is a name, a list or a map, a count a number
+or a map, item names case-blind); its ``type`` says cooking or construction, and
+``data/mindcraft.toml`` says how its commands and worlds map onto gencoord. Both formats give
+the same validated objects, items checked against the prior.
 
 A file is the unit that can fail whole (not readable, not JSON or TOML, neither format);
 a task is the unit of every other problem: a bad task is refused with its own code and
@@ -30,10 +31,11 @@ from gencoord.prior.load import default_prior
 from gencoord.prior.prior import Prior
 from gencoord.tasks.blueprint import Blueprint, from_layers
 from gencoord.tasks.build import BuildTask, check_build_task
+from gencoord.tasks.cooking import CookingTask, check_cooking_task
 from gencoord.tasks.team import ANY, MAX_AGENTS, TeamTask, check_task
 
-AnyTask = TeamTask | BuildTask
-"""What a task file holds: a crafting task or a construction task."""
+AnyTask = TeamTask | BuildTask | CookingTask
+"""What a task file holds: a crafting, a construction or a cooking task."""
 
 
 class TaskFormat(StrEnum):
@@ -66,6 +68,12 @@ class TaskFile:
     path: str
     tasks: tuple[AnyTask, ...]
     refused: tuple[Refusal, ...]
+
+
+def cooking_world() -> dict[str, Any]:
+    """MINDcraft's cooking world as a team world (``data/mindcraft.toml``): the default of a cooking task."""
+    table = _mindcraft()["cooking_world"]
+    return {"crafting_table": True, "furnace": True, "smoker": True, **table}
 
 
 def mindcraft_world() -> frozenset[str]:
@@ -105,6 +113,8 @@ def _validated(data: Any, origin: str) -> AnyTask:
     try:
         if isinstance(data, dict) and "blueprint" in data:
             return BuildTask.model_validate({**data, "blueprint": _blueprint(data["blueprint"], origin, data)})
+        if isinstance(data, dict) and "goals" in data:
+            return CookingTask.model_validate({"world": cooking_world(), **data})
         return TeamTask.model_validate(data)
     except ValidationError as exc:
         task = data.get("id", "?") if isinstance(data, dict) else "?"
@@ -201,8 +211,9 @@ def _inventory(where: str, value: Any) -> dict[str, int]:
     return bag
 
 
-def _target(where: str, raw: dict[str, Any]) -> tuple[str, int]:
-    """(item, count), normalized as MINDcraft's checkItemForSingleAgent does.
+def _target(where: str, raw: dict[str, Any], several: bool = False) -> Any:
+    """(item, count), normalized as MINDcraft's checkItemForSingleAgent does; with ``several``,
+    every target item → its count.
 
     A target is a name, a list of names or a map of counts; a count is absent (1), a
     number for every target item, or a map by item.
@@ -216,20 +227,26 @@ def _target(where: str, raw: dict[str, Any]) -> tuple[str, int]:
         names = [str(item) for item in target]
     else:
         raise ConfigError("BAD_TASK", f"{where}: target must be an item name, a list of names or a map of counts")
+    if several:
+        if not names or not all(names):
+            raise ConfigError("BAD_TASK", f"{where}: target names no item")
+        return {name.lower(): _count(where, "number_of_target", _amount(target, amount, name)) for name in names}
     if len(names) != 1:
         raise ConfigError(
             "UNSUPPORTED_TARGET", f"{where}: {len(names)} target items; one target item per task is supported"
         )
     (name,) = names
-    if isinstance(target, dict):
-        amount = target[name]
-    elif isinstance(amount, dict):
-        amount = amount.get(name)
-    elif amount is None:
-        amount = 1
     if not name:
         raise ConfigError("BAD_TASK", f"{where}: target names no item")
-    return name.lower(), _count(where, "number_of_target", amount)
+    return name.lower(), _count(where, "number_of_target", _amount(target, amount, name))
+
+
+def _amount(target: Any, amount: Any, name: str) -> Any:
+    if isinstance(target, dict):
+        return target[name]
+    if isinstance(amount, dict):
+        return amount.get(name)
+    return 1 if amount is None else amount
 
 
 _READ = frozenset(
@@ -352,11 +369,118 @@ def _build_from_mindcraft(task_id: str, raw: dict[str, Any], origin: str) -> Bui
     return task
 
 
+_READ_COOKING = frozenset(
+    {
+        "agent_count",
+        "initial_inventory",
+        "blocked_actions",
+        "target",
+        "number_of_target",
+        "timeout",
+        "recipes",
+        "blocked_access_to_recipe",
+        "goal",
+        "conversation",
+        "type",
+        "task_type",
+        "difficulty",
+        "difficulty_metrics",
+        "task_id",
+    }
+)
+
+
+def _cooking_goals(where: str, task_id: str, raw: dict[str, Any], count: int) -> tuple[list[dict[str, Any]], bool]:
+    """The goals, read as ``tasks.js`` checks them, and whether each agent makes its own (hells kitchen).
+
+    A hells-kitchen task (its id ends so, its target a list of two) gives agent i the goal
+    ``target[i]``; any other target is one goal held by one agent: a map of counts, or names
+    (a string or a list) with ``number_of_target`` as for crafting.
+    """
+    target = raw.get("target")
+    if task_id.endswith("hells_kitchen") and isinstance(target, list) and len(target) == 2:
+        if count < 2:
+            raise ConfigError("BAD_TASK", f"{where}: a hells-kitchen target of two needs two agents")
+        goals = [
+            {"items": _target(where, {"target": item}, several=True), "holder": f"{_prefix()}{i}"}
+            for i, item in enumerate(target)
+        ]
+        return goals, True
+    return [{"items": _target(where, raw, several=True), "holder": ANY}], False
+
+
+def _cooking_from_mindcraft(task_id: str, raw: dict[str, Any], origin: str) -> CookingTask:
+    """One MINDcraft cooking task (success: the goal items held by one agent at once, or each agent's own)."""
+    where = f"{origin}: task {task_id}"
+    inventories = _index_map(where, "initial_inventory", raw.get("initial_inventory"))
+    blocked = _index_map(where, "blocked_actions", raw.get("blocked_actions"))
+    count = _team_size(where, raw, sorted({*inventories, *blocked}))
+    goals, own_work = _cooking_goals(where, task_id, raw, count)
+    names = [f"{_prefix()}{index}" for index in range(count)]
+    notes = [
+        "MINDcraft's goal, conversation and recipe texts are prompts for LLM agents; goals are read from target, "
+        "recipes from the game's data"
+    ]
+    agents = []
+    for index, name in enumerate(names):
+        bars = _bars(f"{where}: agent {index}", blocked.get(index, []))
+        if bars.unmodelled:
+            notes.append(
+                f"{name}: blocked commands with no gencoord analogue, not modelled: {', '.join(bars.unmodelled)}"
+            )
+        bag = _inventory(f"{where}: agent {index}", inventories.get(index) or {})
+        agents.append({"name": name, "inventory": bag, "blocked": bars.skills, "can_plan": bars.plans})
+    barred = raw.get("blocked_access_to_recipe") or []
+    if not isinstance(barred, list) or not all(str(i).isdigit() and int(i) < count for i in barred):
+        raise ConfigError("BAD_TASK", f"{where}: blocked_access_to_recipe must list agent indexes below {count}")
+    unaware = {names[int(i)] for i in barred}
+    items = sorted({item for goal in goals for item in goal["items"]})
+    recipes: dict[str, list[str]] = {}
+    for item in items:
+        makers = {goal["holder"] for goal in goals if item in goal["items"]} if own_work else set()
+        knowers = [name for name in names if name not in unaware and name not in makers]
+        if len(knowers) < len(names):
+            recipes[item] = knowers
+    if unaware:
+        notes.append(f"{', '.join(sorted(unaware))}: no recipe in its goal text (blocked_access_to_recipe)")
+    if own_work:
+        notes.append("hells kitchen: each agent makes its own goal and knows only its teammate's recipe")
+    if isinstance(raw.get("difficulty"), str):
+        notes.append(f"MINDcraft difficulty {raw['difficulty'][:40]!r}")
+    unread = sorted(str(key)[:40] for key in raw if key not in _READ_COOKING)
+    if unread:
+        notes.append(f"fields gencoord does not read: {', '.join(unread)}")
+    notes.append(
+        "world: MINDcraft's cooking field (ripe crops, mushrooms, pumpkins, sugar cane, 8 of each animal, a house "
+        "with a crafting table, a fuelled furnace and smoker), with oak trees and dandelions beyond it"
+    )
+    data = {
+        "id": task_id,
+        "agents": agents,
+        "goals": goals,
+        "world": cooking_world(),
+        "recipes": recipes,
+        "own_work": own_work,
+        "time_limit_s": _timeout(where, raw, 300),
+        "source": "mindcraft",
+        "notes": notes,
+    }
+    task = _validated(data, origin)
+    assert isinstance(task, CookingTask)
+    return task
+
+
+def _prefix() -> str:
+    return str(_mindcraft()["agent_prefix"])
+
+
 def from_mindcraft(task_id: str, raw: dict[str, Any], origin: str) -> AnyTask:
-    """One MINDcraft task: a construction task as a BuildTask, any other as a crafting TeamTask
-    (success: some agent holds the target count)."""
+    """One MINDcraft task: a construction task as a BuildTask, a cooking task as a CookingTask, any
+    other as a crafting TeamTask (success: some agent holds the target count)."""
     if raw.get("type") == "construction" or "blueprint" in raw:
         return _build_from_mindcraft(task_id, raw, origin)
+    if raw.get("type") == "cooking":
+        return _cooking_from_mindcraft(task_id, raw, origin)
     table = _mindcraft()
     where = f"{origin}: task {task_id}"
     inventories = _index_map(where, "initial_inventory", raw.get("initial_inventory"))
@@ -426,11 +550,13 @@ def read_task_file(path: Path, fmt: TaskFormat = TaskFormat.AUTO, prior: Prior |
             if not isinstance(raw, dict):
                 raise ConfigError("BAD_TASK", f"{origin}: task {task_id} is not an object")
             task = _validated(raw, origin) if chosen is TaskFormat.GENCOORD else from_mindcraft(task_id, raw, origin)
-            checked = (
-                check_build_task(task, prior, origin)
-                if isinstance(task, BuildTask)
-                else check_task(task, prior, origin)
-            )
+            checked: AnyTask
+            if isinstance(task, BuildTask):
+                checked = check_build_task(task, prior, origin)
+            elif isinstance(task, CookingTask):
+                checked = check_cooking_task(task, prior, origin)
+            else:
+                checked = check_task(task, prior, origin)
             tasks.append(checked)
         except ConfigError as error:
             refused.append(Refusal(task_id, error.reason, error.message))
@@ -453,11 +579,12 @@ def load_team_tasks(path: Path, fmt: TaskFormat = TaskFormat.AUTO, prior: Prior 
     if loaded.refused:
         first = loaded.refused[0]
         raise ConfigError(first.code, first.message)
-    builds = [task.id for task in loaded.tasks if isinstance(task, BuildTask)]
-    if builds:
+    other = next((task for task in loaded.tasks if not isinstance(task, TeamTask)), None)
+    if other is not None:
+        kind = "construction" if isinstance(other, BuildTask) else "cooking"
         raise ConfigError(
             "UNSUPPORTED_TASK_KIND",
-            f"{path}: task {builds[0]} is a construction task; experiments take crafting tasks "
+            f"{path}: task {other.id} is a {kind} task; experiments take crafting tasks "
             "(run it with gencoord tasks run)",
         )
     return [task for task in loaded.tasks if isinstance(task, TeamTask)]

@@ -13,12 +13,14 @@ real game.
 from __future__ import annotations
 
 import math
+import zlib
 
 from gencoord.errors import ConfigError
 from gencoord.prior.episode import PublicEpisode, Ref
 from gencoord.prior.prior import Prior
 from gencoord.tasks.build import BuildTask
-from gencoord.tasks.team import ANY, TeamTask, gathered_from
+from gencoord.tasks.cooking import CookingTask
+from gencoord.tasks.team import ANY, TeamTask, gathered_from, hunted_from
 from gencoord.worlds.spec import AgentSpec, BuildSite, WorldSpec
 
 STATION = "crafting_station"
@@ -26,6 +28,12 @@ STATION = "crafting_station"
 
 FURNACE = "furnace_station"
 """The furnace of a team world that has one (``world.furnace``), beside the crafting station."""
+
+SMOKER = "smoker_station"
+"""The smoker of a team world that has one (``world.smoker``), beside the furnace."""
+
+HERD = 8
+"""Animals of each kind a world offers (MINDcraft's cooking world summons 8 of each)."""
 
 SUPPLY = 2304
 """Blocks in a resource area: a full inventory, never the limit."""
@@ -44,31 +52,37 @@ def _ring(index: int, count: int, radius: float, turn: float = 0.0) -> tuple[int
     return round(radius * math.cos(angle)), _Y, round(radius * math.sin(angle))
 
 
-def team_world(task: TeamTask, prior: Prior) -> tuple[PublicEpisode, WorldSpec]:
+def team_world(task: TeamTask | CookingTask, prior: Prior) -> tuple[PublicEpisode, WorldSpec]:
     """The public episode every agent may name, and the world state only executors see."""
     refs: dict[str, Ref] = {STATION: Ref(kind="station", block="crafting_table", position=(0, _Y, 0))}
     if task.world.furnace:  # inside the agents' ring, clear of every agent's spot for any team size
         refs[FURNACE] = Ref(kind="station", block="furnace", position=(1, _Y, 1))
+    if task.world.smoker:
+        refs[SMOKER] = Ref(kind="station", block="smoker", position=(-1, _Y, 1))
+    fuel = {name: dict(task.world.fuel) for name in (FURNACE, SMOKER) if name in refs and task.world.fuel}
     deposits: dict[str, int] = {}
     resources = sorted(task.world.resources)
     for index, item in enumerate(resources):
         position = _ring(index, len(resources), _SOURCE_RING, 0.5 / max(len(resources), 1))
         block = gathered_from(item, prior)
-        if block is None:
-            raise ConfigError("NOT_GATHERABLE", f"task {task.id}: no block breaks by hand into {item!r}")
-        refs[source_ref(item)] = Ref(kind="resource", block=block, position=position)
-        deposits[source_ref(item)] = SUPPLY
-    holder = task.goal.holder
+        animal = None if block is not None else hunted_from(item)
+        if block is None and animal is None:
+            raise ConfigError("NOT_GATHERABLE", f"task {task.id}: no block, crop or animal yields {item!r}")
+        refs[source_ref(item)] = Ref(kind="resource", block=block, position=position, entity=animal)
+        deposits[source_ref(item)] = task.world.supply.get(item, SUPPLY if animal is None else HERD)
     names = [agent.name for agent in task.agents]
-    if holder != ANY and holder not in names:
-        refs[holder] = Ref(kind="container", block="chest", position=_ring(0, 1, _CHEST_RING, 0.125))
+    holders = [goal.holder for goal in task.goals] if isinstance(task, CookingTask) else [task.goal.holder]
+    chests = sorted({holder for holder in holders if holder != ANY and holder not in names})
+    for index, chest in enumerate(chests):
+        refs[chest] = Ref(kind="container", block="chest", position=_ring(index, len(chests), _CHEST_RING, 0.125))
     agents = tuple(
         AgentSpec(agent.name, tuple(float(c) for c in _ring(i, len(names), _AGENT_RING)), dict(agent.inventory))  # type: ignore[arg-type]
         for i, agent in enumerate(task.agents)
     )
     unplaced = frozenset() if task.world.crafting_table else frozenset({STATION})
     episode = PublicEpisode(tuple(names), refs, None, unplaced)
-    world = WorldSpec(agents, refs, deposits=deposits, unplaced=unplaced)
+    # random drops (ripe crops, animals) roll from the task's own seed: the same task replays the same
+    world = WorldSpec(agents, refs, deposits=deposits, unplaced=unplaced, fuel=fuel, seed=zlib.crc32(task.id.encode()))
     return episode, world
 
 

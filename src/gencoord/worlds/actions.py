@@ -34,6 +34,23 @@ class ObtainBlock:
 
 
 @dataclass(frozen=True, slots=True)
+class Hunt:
+    """Kill animals of the herd ``herd`` and pick up their drops until ``count`` more ``item`` are held.
+
+    One action, not one per animal: an animal drops a random amount (a rabbit may drop no
+    meat), so how many kills a task takes is known only in the world.
+    """
+
+    name: ClassVar[str] = "hunt"
+    agent: str
+    task: str
+    herd: str
+    animal: str
+    item: str
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
 class Withdraw:
     name: ClassVar[str] = "withdraw"
     agent: str
@@ -142,6 +159,7 @@ class Wait:
 Action = (
     GoTo
     | ObtainBlock
+    | Hunt
     | Withdraw
     | GiveItem
     | Deposit
@@ -158,6 +176,7 @@ ACTION_NAMES = frozenset(
     for kind in (
         GoTo,
         ObtainBlock,
+        Hunt,
         Withdraw,
         GiveItem,
         Deposit,

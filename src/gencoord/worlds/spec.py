@@ -58,6 +58,8 @@ class WorldSpec:
     busy_until: Mapping[str, float] = field(default_factory=dict)  # station ref → seconds it stays occupied
     unplaced: frozenset[str] = frozenset()  # station spots with no block until an agent places one there
     builds: Mapping[str, BuildSite] = field(default_factory=dict)  # site ref → its box of exact cells
+    fuel: Mapping[str, Mapping[str, int]] = field(default_factory=dict)  # furnace or smoker ref → its fuel slot
+    seed: int = 0  # what random drops (ripe crops, animals) are rolled from, so an episode replays
 
     def agent(self, name: str) -> AgentSpec:
         return next(agent for agent in self.agents if agent.name == name)

@@ -10,13 +10,15 @@ compiler guarantees is a valid order; a failure stops only what waits on it
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+import random
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from gencoord.dsl.cells import Cell
 from gencoord.prior.gamedata import GameData
 from gencoord.prior.load import default_prior
+from gencoord.prior.loot import LootTable, default_loot, roll
 from gencoord.worlds.actions import (
     Action,
     CraftItem,
@@ -25,6 +27,7 @@ from gencoord.worlds.actions import (
     FurnaceLoad,
     GiveItem,
     GoTo,
+    Hunt,
     ObtainBlock,
     PlaceAt,
     PlaceBlock,
@@ -60,6 +63,8 @@ class _RefusedError(Exception):
 
 @dataclass
 class _Furnace:
+    recipes: dict[str, str]  # input → output: a smoker takes food only
+    ticks_per_item: int
     input_item: str | None = None
     input_count: int = 0
     fuel_ticks: int = 0
@@ -94,12 +99,16 @@ class SimExecutor:
 
     name = "sim"
 
-    def __init__(self, game: GameData | None = None, physics: Physics | None = None) -> None:
+    def __init__(
+        self, game: GameData | None = None, physics: Physics | None = None, loot: LootTable | None = None
+    ) -> None:
         self.game = game or default_prior().game
         self.physics = physics or default_physics()
+        self.loot = loot or default_loot()
         self._handlers: dict[type, Callable[[Any, float], float]] = {
             GoTo: self._go_to,
             ObtainBlock: self._obtain_block,
+            Hunt: self._hunt,
             Withdraw: self._withdraw,
             GiveItem: self._give_item,
             Deposit: self._deposit,
@@ -132,8 +141,11 @@ class SimExecutor:
             name: world.deposits.get(name, 64) for name, ref in world.refs.items() if ref.kind == "resource"
         }
         self.furnaces = {
-            name: _Furnace() for name, ref in world.refs.items() if ref.kind == "station" and ref.block == "furnace"
+            name: self._new_furnace(ref.block == "smoker", world.fuel.get(name, {}))
+            for name, ref in world.refs.items()
+            if ref.kind == "station" and ref.block in ("furnace", "smoker")
         }
+        self.rng = random.Random(world.seed)
         self.unplaced = set(world.unplaced)
         self.blocked = set(world.blocked)
         self.busy_until = dict(world.busy_until)
@@ -296,11 +308,37 @@ class SimExecutor:
             tools = ", ".join(sorted(block.harvest_tools or ()))
             raise _RefusedError("NOT_HARVESTABLE", f"{action.block} drops nothing without one of: {tools}")
         ticks = self.game.break_ticks(action.block, held)
-        for drop in block.drops:
-            self._make_room(held, drop, 1, action.agent, self.physics.inventory_slots)
+        crop = self.loot.blocks.get(action.block)
+        drops = roll(crop.drops, self.rng) if crop is not None else dict.fromkeys(block.drops, 1)
+        for drop, count in drops.items():
+            self._make_room(held, drop, count, action.agent, self.physics.inventory_slots)
         self.deposits[action.source] -= 1
-        for drop in block.drops:
-            _add(held, drop, 1)
+        for drop, count in drops.items():
+            _add(held, drop, count)
+        return began + self._ticks(ticks)
+
+    def _hunt(self, action: Hunt, began: float) -> float:
+        where = self._ref(action.herd, "resource")
+        self._within_reach(action.agent, where, action.herd)
+        mob = self.loot.mobs.get(action.animal)
+        if mob is None or self._world is None or self._world.refs[action.herd].entity != action.animal:
+            raise _RefusedError("NO_SUCH_ANIMAL", f"{action.herd} has no {action.animal} to hunt")
+        held = self.inventories[action.agent]
+        got, ticks = 0, 0
+        while got < action.count:
+            if self.deposits[action.herd] <= 0:
+                raise _RefusedError(
+                    "SOURCE_EXHAUSTED",
+                    f"{action.herd} has no {action.animal} left; "
+                    f"{action.agent} got {got} of {action.count} {action.item}",
+                )
+            self.deposits[action.herd] -= 1
+            drops = roll(mob.drops, self.rng)
+            for drop, count in drops.items():
+                self._make_room(held, drop, count, action.agent, self.physics.inventory_slots)
+                _add(held, drop, count)
+            got += drops.get(action.item, 0)
+            ticks += self.physics.chase_ticks + mob.health * self.physics.hit_ticks
         return began + self._ticks(ticks)
 
     def _withdraw(self, action: Withdraw, began: float) -> float:
@@ -447,22 +485,32 @@ class SimExecutor:
         self.unplaced.discard(action.station)
         return began + self._ticks(self.physics.place_ticks)
 
+    def _new_furnace(self, smoker: bool, fuel: Mapping[str, int]) -> _Furnace:
+        """A furnace, or a smoker (food only, twice as fast, fuel burning twice as fast), with its fuel slot filled."""
+        physics = self.physics
+        per_item = physics.smoke_ticks_per_item if smoker else physics.smelt_ticks_per_item
+        furnace = _Furnace(dict(physics.smoking if smoker else physics.smelting), per_item)
+        # a smoker gets half the items out of each fuel: its per-item time is half, so halve the burn
+        scale = per_item / physics.smelt_ticks_per_item
+        furnace.fuel_ticks = sum(int(physics.fuel_ticks[item] * scale) * count for item, count in fuel.items())
+        return furnace
+
     def _furnace(self, station: str, agent: str) -> _Furnace:
         where = self._ref(station, "station")
         furnace = self.furnaces.get(station)
         if furnace is None:
-            raise _RefusedError("WRONG_STATION", f"{station} is not a furnace")
+            raise _RefusedError("WRONG_STATION", f"{station} is not a furnace or a smoker")
         self._within_reach(agent, where, station)
         return furnace
 
     def _advance(self, furnace: _Furnace, now: float) -> None:
         """Smelt what the elapsed time and the fuel allow, then idle or keep going."""
-        per_item = self.physics.smelt_ticks_per_item
+        per_item = furnace.ticks_per_item
         if furnace.busy_since is not None:
             elapsed = int((now - furnace.busy_since) * TICKS_PER_S)
             done = min(furnace.input_count, elapsed // per_item, furnace.fuel_ticks // per_item)
             if done and furnace.input_item is not None:
-                furnace.output_item = self.physics.smelting[furnace.input_item]
+                furnace.output_item = furnace.recipes[furnace.input_item]
                 furnace.output_count += done
                 furnace.input_count -= done
                 furnace.fuel_ticks -= done * per_item
@@ -478,8 +526,8 @@ class SimExecutor:
         self._advance(furnace, began)
         held = self.inventories[action.agent]
         if action.slot == "input":
-            if action.item not in self.physics.smelting:
-                raise _RefusedError("NOT_SMELTABLE", f"{action.item} does not smelt into anything")
+            if action.item not in furnace.recipes:
+                raise _RefusedError("NOT_SMELTABLE", f"{action.item} does not cook or smelt at {action.station}")
             if furnace.input_item not in (None, action.item) and furnace.input_count:
                 raise _RefusedError("SLOT_OCCUPIED", f"{action.station}'s input holds {furnace.input_item}")
             _take(held, action.item, action.count, action.agent)
@@ -490,7 +538,7 @@ class SimExecutor:
             if burn is None:
                 raise _RefusedError("NOT_FUEL", f"{action.item} is not a furnace fuel")
             _take(held, action.item, action.count, action.agent)
-            furnace.fuel_ticks += burn * action.count
+            furnace.fuel_ticks += int(burn * furnace.ticks_per_item / self.physics.smelt_ticks_per_item) * action.count
         ended = began + self._transfer_ticks(action.item, action.count)
         self._advance(furnace, ended)
         return ended
@@ -501,7 +549,7 @@ class SimExecutor:
         ready = began
         short = action.count - furnace.output_count
         if short > 0:
-            per_item = self.physics.smelt_ticks_per_item
+            per_item = furnace.ticks_per_item
             possible = min(furnace.input_count, furnace.fuel_ticks // per_item)
             if possible < short or furnace.busy_since is None:
                 raise _RefusedError(

@@ -25,9 +25,13 @@ class Physics(BaseModel):
     click_ticks: PositiveInt
     place_ticks: PositiveInt
     smelt_ticks_per_item: PositiveInt
+    smoke_ticks_per_item: PositiveInt
     detour_factor: PositiveFloat
+    hit_ticks: PositiveInt
+    chase_ticks: PositiveInt
     fuel_ticks: dict[str, PositiveInt]
     smelting: dict[str, str]
+    smoking: dict[str, str]
 
 
 def load_physics(path: Path) -> Physics:
