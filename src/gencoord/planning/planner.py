@@ -423,8 +423,10 @@ def _crafters(task: TeamTask, feasibility: Feasibility) -> list[str]:
     return [agent.name for agent in task.agents if CRAFT_SKILL not in agent.blocked]
 
 
-def plan_team(task: TeamTask, lead: str, prior: Prior) -> TeamPlan:
+def plan_team(task: TeamTask, lead: str, prior: Prior, crafters: list[str] | None = None) -> TeamPlan:
     """The lead's n-party proposal for ``task`` as the lead knows it: the draft of least makespan.
+
+    ``crafters`` narrows who may make the goal (a cooking planner deals dishes out this way).
 
     Raises nothing for an unreachable goal: the answer carries the diagnosis. Raises
     :class:`ResolutionError` (``PATH_TOO_LONG``) when every draft needs a path longer than
@@ -433,7 +435,8 @@ def plan_team(task: TeamTask, lead: str, prior: Prior) -> TeamPlan:
     feasibility = diagnose(task, prior)
     if not feasibility.feasible:
         return TeamPlan(feasibility)
-    attempts = _candidates(task, feasibility, _crafters(task, feasibility), prior)
+    allowed = [name for name in _crafters(task, feasibility) if crafters is None or name in crafters]
+    attempts = _candidates(task, feasibility, allowed, prior)
     drafts = [candidate for found in attempts.values() if not isinstance(found, str) for candidate in found]
     if not drafts:
         why = "; ".join(f"{name}: {reason}" for name, reason in attempts.items())

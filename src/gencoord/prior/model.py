@@ -38,6 +38,7 @@ class SkillSpec(_Strict):
     after: list[str] = Field(default_factory=list)
     same: str | None = None
     station_block: str | None = None
+    also_at: list[str] = Field(default_factory=list)  # other station blocks that serve (a smoker cooks food)
 
 
 class BindingSpec(_Strict):

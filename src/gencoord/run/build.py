@@ -24,7 +24,7 @@ import time
 from dataclasses import replace
 
 from gencoord.dsl.surface import SurfaceName
-from gencoord.errors import GencoordError, WorldError
+from gencoord.errors import GencoordError
 from gencoord.planning.build import alone_makespan, judge_build, plan_build
 from gencoord.prior.contract import check_proposal
 from gencoord.prior.prior import Prior
@@ -33,16 +33,23 @@ from gencoord.protocol.resolve import resolve_team
 from gencoord.protocol.response import parse_response
 from gencoord.protocol.supply import MAX_ASKED, SupplyQuery, answer, parse_answer, parse_query
 from gencoord.protocol.wire import Wire
-from gencoord.run.execution import run_checked
-from gencoord.run.team import MAX_ROUNDS, TeamMode, TeamResult, corrected, peer_decision, projected
+from gencoord.run.team import (
+    MAX_ROUNDS,
+    TeamMode,
+    TeamResult,
+    Verdict,
+    corrected,
+    executed,
+    peer_decision,
+    projected,
+)
 from gencoord.runtime.compile import compile_plan
 from gencoord.runtime.materialize import materialize
-from gencoord.runtime.verify import judge
 from gencoord.tasks.blueprint import score_build
 from gencoord.tasks.build import BuildTask
 from gencoord.tasks.team import TeamAgent
 from gencoord.tasks.world import BUILD_SITE, build_world
-from gencoord.worlds.executor import Executor
+from gencoord.worlds.executor import Executor, WorldSnapshot
 from gencoord.worlds.sim.executor import SimExecutor
 
 PLANNER = "planner"
@@ -141,41 +148,16 @@ def run_build_task(
         result = replace(result, single_crafter_s=alone_makespan(task, lead, prior))
     except GencoordError as error:
         return finish(code=error.reason, message=error.message)
-    protocol_s = time.perf_counter() - clock
-    started = time.perf_counter()
-    try:
-        execution = run_checked(plan, program, world, executor)
-    except WorldError as error:
-        seconds = {"protocol": protocol_s, "world": time.perf_counter() - started}
-        return replace(
-            result, code=error.reason, message=error.message, commitment=commitment, plan=plan, seconds=seconds
-        )
-    outcome = judge(plan, (), execution)
-    built = score_build(task.blueprint.relative(), execution.final.blocks.get(BUILD_SITE, {}))
-    in_time = execution.final.clock_s <= task.time_limit_s
-    success = outcome.fulfilled is True and built.success and in_time
-    code, message = outcome.reason, outcome.message
-    if outcome.failure is None and not built.success:
+    def verdict(final: WorldSnapshot) -> Verdict:
+        built = score_build(task.blueprint.relative(), final.blocks.get(BUILD_SITE, {}))
+        if built.success:
+            return Verdict(True, extra={"built": built})
         first = built.mismatched[0]
         x, y, z = first.cell
-        code = "BLUEPRINT_MISMATCH"
         message = (
             f"{built.mismatches} of {built.matches + built.mismatches} cells differ (score {built.score:.3f}); "
             f"first at offset {x},{y},{z}: {first.expected} expected, {first.actual} found"
         )
-    elif outcome.failure is None and not in_time:
-        code = "TIME_LIMIT"
-        message = f"the build stood after {execution.final.clock_s:.1f} s; the limit is {task.time_limit_s:.0f} s"
-    seconds = {"protocol": protocol_s, "world": time.perf_counter() - started}
-    return replace(
-        result,
-        success=success,
-        code=None if success else code,
-        message=None if success else message,
-        commitment=commitment,
-        plan=plan,
-        execution=execution,
-        outcome=replace(outcome, success=success),
-        seconds=seconds,
-        built=built,
-    )
+        return Verdict(False, "BLUEPRINT_MISMATCH", message, {"built": built})
+
+    return executed(result, commitment, plan, program, world, executor, clock, verdict)

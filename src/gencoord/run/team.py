@@ -30,6 +30,7 @@ Peers answer by a deterministic rule from their own bag (zero model calls, and s
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import TypeVar
@@ -61,13 +62,16 @@ from gencoord.runtime.verify import Execution, Outcome, judge
 from gencoord.tasks.blueprint import BuildScore
 from gencoord.tasks.build import BuildTask
 from gencoord.tasks.context import LocalContext
+from gencoord.tasks.cooking import CookingTask
 from gencoord.tasks.team import ANY, TeamAgent, TeamTask
 from gencoord.tasks.world import team_world
-from gencoord.worlds.executor import Executor
+from gencoord.worlds.actions import Program
+from gencoord.worlds.executor import Executor, WorldSnapshot
 from gencoord.worlds.sim.executor import SimExecutor
 from gencoord.worlds.sim.physics import TICKS_PER_S, default_physics
+from gencoord.worlds.spec import WorldSpec
 
-Viewed = TypeVar("Viewed", TeamTask, BuildTask)
+Viewed = TypeVar("Viewed", TeamTask, BuildTask, CookingTask)
 """A task as the lead sees it: its own bag, and what peers said of theirs."""
 
 MAX_ROUNDS = 3
@@ -81,7 +85,7 @@ class TeamMode(StrEnum):
 
 @dataclass(frozen=True)
 class TeamResult:
-    task: TeamTask | BuildTask
+    task: TeamTask | BuildTask | CookingTask
     mode: TeamMode
     surface: SurfaceName
     lead: str
@@ -101,6 +105,7 @@ class TeamResult:
     planned_makespan_s: float | None = None  # the commitment's dry run on the simulator, from the true bags
     single_crafter_s: float | None = None  # the fastest plan in which one agent makes everything, likewise
     built: BuildScore | None = None  # a construction task: the blueprint check on the final world
+    recipe_bytes: int = 0  # a cooking task: what teaching recipes cost on the wire (deliveries and ACKs)
 
     @property
     def model_calls(self) -> int:
@@ -325,6 +330,41 @@ def run_team_task(
         )
     except GencoordError as error:  # NO_ASSIGNMENT: the lead finds the goal out of the team's reach after all
         return finish(code=error.reason, message=error.message, feasible=error.reason != "NO_ASSIGNMENT")
+    goal = task.goal
+
+    def verdict(final: WorldSnapshot) -> Verdict:
+        if task.goal_met(final.inventories, final.containers):
+            return Verdict(True)
+        return Verdict(False, "GOAL_UNMET", f"nobody holds {goal.count} {goal.item} at the end")
+
+    return executed(result, commitment, plan, program, world, executor, clock, verdict)
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """A task's own success test on the final world: met or not, why not, and what the record adds."""
+
+    met: bool
+    code: str | None = None
+    message: str | None = None
+    extra: dict[str, object] = field(default_factory=dict)  # TeamResult fields the test fills (a build's score)
+
+
+def executed(
+    result: TeamResult,
+    commitment: Commitment,
+    plan: DispatchPlan,
+    program: Program,
+    world: WorldSpec,
+    executor: Executor,
+    clock: float,
+    verdict: Callable[[WorldSnapshot], Verdict],
+) -> TeamResult:
+    """Run an agreed commitment and judge it: H per hand-over, T, and the task's own test within its time limit.
+
+    The one ending of every team run (crafting, cooking, construction); a world that breaks down is the
+    task's outcome, never an exception. ``clock`` is when the protocol began.
+    """
     protocol_s = time.perf_counter() - clock
     started = time.perf_counter()
     try:
@@ -335,16 +375,15 @@ def run_team_task(
             result, code=error.reason, message=error.message, commitment=commitment, plan=plan, seconds=seconds
         )
     outcome = judge(plan, (), execution)
-    met = task.goal_met(execution.final.inventories, execution.final.containers)
-    in_time = execution.final.clock_s <= task.time_limit_s
-    success = outcome.fulfilled is True and met and in_time
+    judged = verdict(execution.final)
+    in_time = execution.final.clock_s <= result.task.time_limit_s
+    success = outcome.fulfilled is True and judged.met and in_time
     code, message = outcome.reason, outcome.message
-    if outcome.failure is None and not met:
-        code, message = "GOAL_UNMET", f"nobody holds {task.goal.count} {task.goal.item} at the end"
+    if outcome.failure is None and not judged.met:
+        code, message = judged.code, judged.message
     elif outcome.failure is None and not in_time:
         code = "TIME_LIMIT"
-        message = f"the goal held after {execution.final.clock_s:.1f} s; the limit is {task.time_limit_s:.0f} s"
-    outcome = replace(outcome, success=success)
+        message = f"the goal held after {execution.final.clock_s:.1f} s; the limit is {result.task.time_limit_s:.0f} s"
     seconds = {"protocol": protocol_s, "world": time.perf_counter() - started}
     return replace(
         result,
@@ -354,8 +393,9 @@ def run_team_task(
         commitment=commitment,
         plan=plan,
         execution=execution,
-        outcome=outcome,
+        outcome=replace(outcome, success=success),
         seconds=seconds,
+        **judged.extra,  # type: ignore[arg-type]
     )
 
 

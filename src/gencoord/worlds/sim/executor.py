@@ -507,7 +507,7 @@ class SimExecutor:
         """Smelt what the elapsed time and the fuel allow, then idle or keep going."""
         per_item = furnace.ticks_per_item
         if furnace.busy_since is not None:
-            elapsed = int((now - furnace.busy_since) * TICKS_PER_S)
+            elapsed = int((now - furnace.busy_since) * TICKS_PER_S + 1e-6)  # ticks, clear of float rounding
             done = min(furnace.input_count, elapsed // per_item, furnace.fuel_ticks // per_item)
             if done and furnace.input_item is not None:
                 furnace.output_item = furnace.recipes[furnace.input_item]
