@@ -35,12 +35,10 @@ from gencoord.eval.ray_runner import FAILED, ray_line
 from gencoord.eval.records import run_lock
 from gencoord.eval.team_batch import TeamItem, TeamTaskWork, run_team_batch
 from gencoord.eval.team_report import TEAM_RECORDS, read_team_records, record_key, write_team_report
-from gencoord.planning.build import judge_build
-from gencoord.planning.feasibility import diagnose
 from gencoord.prior.load import team_prior
+from gencoord.run.kinds import kind_of
 from gencoord.run.team import TeamMode
 from gencoord.run.team_record import SUMMARY_FIELDS, goal_record, refusal_record, task_digest
-from gencoord.tasks.build import BuildTask
 from gencoord.tasks.team_files import AnyTask, Refusal, TaskFile, TaskFormat, read_task_file
 from gencoord.worlds.choice import DEFAULT_VIEW_PORT, WorldChoice
 
@@ -83,7 +81,7 @@ def check(
                 *(Text(cell) for cell in (Path(source).name, refusal.task, "–", "–", "refused", refusal.message))
             )
     for path, task in ((Path(loaded.path), task) for loaded in read for task in loaded.tasks):
-        verdict = judge_build(task) if isinstance(task, BuildTask) else diagnose(task, prior)
+        verdict = kind_of(task).judge(task, prior)
         if jsonl:
             typer.echo(
                 json.dumps(
@@ -110,7 +108,7 @@ def check(
                     path.name,
                     task.id,
                     str(len(task.agents)),
-                    _goal_text(task),
+                    kind_of(task).describe(task),
                     feasible,
                     why,
                 )
@@ -118,13 +116,6 @@ def check(
         )
     if not jsonl:
         out.print(table)
-
-
-def _goal_text(task: AnyTask) -> str:
-    if isinstance(task, BuildTask):
-        width, levels, depth = task.blueprint.size()
-        return f"blueprint {width}×{levels}×{depth}, {sum(task.blueprint.needs().values())} blocks"
-    return f"{task.goal.count} {task.goal.item}"
 
 
 _SURFACES = (SurfaceName.DSL, SurfaceName.FREEFORM)

@@ -21,10 +21,9 @@ from gencoord.eval.dispatch import chunks_of, run_locally
 from gencoord.eval.jobs import team_lead
 from gencoord.eval.ray_runner import FAILED, RayReport, WorkerNeeds, run_on_ray
 from gencoord.prior.load import team_prior
-from gencoord.run.build import run_build_task
-from gencoord.run.team import TeamMode, run_team_task
+from gencoord.run.kinds import kind_of
+from gencoord.run.team import TeamMode
 from gencoord.run.team_record import team_record
-from gencoord.tasks.build import BuildTask
 from gencoord.tasks.team_files import AnyTask
 from gencoord.worlds.choice import WorldChoice, executor_for
 
@@ -56,14 +55,7 @@ class TeamTaskWork:
         prior, lead, executor = team_prior(), team_lead(self.backend), executor_for(self.world)
         lines, failed = [], 0
         for item in chunk:
-            if isinstance(item.task, BuildTask):
-                result = run_build_task(
-                    item.task, prior, mode=self.mode, surface=self.surface, backend=lead.name, executor=executor
-                )
-            else:
-                result = run_team_task(
-                    item.task, prior, mode=self.mode, surface=self.surface, lead_backend=lead, executor=executor
-                )
+            result = kind_of(item.task).run(item.task, prior, self.mode, self.surface, lead, executor)
             failed += not result.success
             lines.append(json.dumps(team_record(result, item.path, self.world.kind), ensure_ascii=False))
         return ("\n".join(lines) + "\n").encode("utf-8"), failed

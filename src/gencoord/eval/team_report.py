@@ -53,14 +53,15 @@ def _summary(records: list[dict[str, Any]]) -> list[str]:
         groups[(record["backend"], record["mode"], record["surface"], record["agents"])].append(record)
     lines = [
         "| lead backend | information | surface | agents | tasks | success | judged feasible | median messages "
-        "| median wire bytes | model calls | median duration (s) | median makespan / single crafter |",
-        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| median wire bytes | recipe bytes | model calls | median duration (s) | median makespan / single crafter |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for (backend, mode, surface, agents), rows in sorted(groups.items()):
         lines.append(
             f"| {backend} | {mode} | {surface} | {agents} | {len(rows)} | {_rate(rows, 'success')} "
             f"| {_rate(rows, 'feasible')} | {_median(r['messages'] for r in rows)} "
-            f"| {_median(r['wire_bytes'] for r in rows)} | {sum(r['model_calls'] for r in rows)} "
+            f"| {_median(r['wire_bytes'] for r in rows)} | {sum(r.get('recipe_bytes', 0) for r in rows)} "
+            f"| {sum(r['model_calls'] for r in rows)} "
             f"| {_median(r['duration_s'] for r in rows)} | {_ratio(rows)} |"
         )
     return lines
@@ -90,6 +91,13 @@ def _goal(record: dict[str, Any]) -> str:
     if "blueprint" in goal:
         width, levels, depth = goal["blueprint"]["size"]
         return f"Blueprint {width}×{levels}×{depth} ({goal['blueprint']['blocks']} blocks) standing"
+    if "goals" in goal:
+        said = [
+            ", ".join(f"{count} {item}" for item, count in sorted(one["items"].items()))
+            + (" held by one agent" if one["holder"] == "any" else f" held by {one['holder']}")
+            for one in goal["goals"]
+        ]
+        return "Goal: " + "; ".join(said) + ", all at once"
     return f"Goal: {goal['count']} {goal['item']} held by {goal['holder']}"
 
 
@@ -120,6 +128,8 @@ def _trace(record: dict[str, Any], run_dir: Path) -> list[str]:
         "",
         *_picture(record, run_dir),
     ]
+    if record.get("recipe_bytes"):
+        lines += [f"Teaching recipes cost {record['recipe_bytes']} B on the wire (deliveries and their ACKs).", ""]
     if record.get("planned_makespan_s") is not None:
         single = record.get("single_crafter_s")
         who = "one agent building alone" if record.get("build") else "the best single-crafter plan"

@@ -235,9 +235,9 @@ def _after(holdings: dict[str, dict[str, int]], paths: Paths, prior: Prior) -> d
                 after[agent][item] = after[agent].get(item, 0) - used
             for item, made in production(task, prior).items():
                 after[agent][item] = after[agent].get(item, 0) + made
-            receiver, quantity, item = task.get("to"), task.get("q"), task.get("item")
-            if isinstance(receiver, str) and receiver in after and isinstance(quantity, int) and isinstance(item, str):
-                after[receiver][item] = after[receiver].get(item, 0) + quantity
+            receiver, quantity, given = task.get("to"), task.get("q"), task.get("item")
+            if isinstance(receiver, str) and receiver in after and isinstance(quantity, int) and isinstance(given, str):
+                after[receiver][given] = after[receiver].get(given, 0) + quantity
     return after
 
 

@@ -214,7 +214,12 @@ def _solve(
     cost = np.concatenate(
         [
             np.full(n_variants, _RUN),
-            [_CRAFTED_SLACK if game.recipes.get(item) else _RAW_SLACK for item in items],
+            # a craftable item's shortfall costs more the nearer the goal it is (items come nearest
+            # first): what is missing is said as deep as it lies (gold ingots, not the golden carrot)
+            [
+                _CRAFTED_SLACK * (1 + 1 / (1 + i)) if game.recipes.get(item) else _RAW_SLACK
+                for i, item in enumerate(items)
+            ],
             [_RUN],
         ]
     )

@@ -106,7 +106,9 @@ def _material(game: GameData, item: str, recipe: Recipe) -> str | None:
 def _smelt(result: str, source: str, times: int, runs: Runs, prior: Prior) -> list[Task]:
     """Load ``times`` of ``source`` and the fuel the plan burns for it, then take the output."""
     fuels = [
-        (next(iter(recipe.ingredients)), n) for made, recipe, n in runs if made == heat_of(source) and recipe.ingredients
+        (next(iter(recipe.ingredients)), n)
+        for made, recipe, n in runs
+        if made == heat_of(source) and recipe.ingredients
     ]
     return [
         _task(SMELT_SKILLS[0], prior, q=times, item=source, station=FURNACE),

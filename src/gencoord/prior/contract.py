@@ -80,7 +80,9 @@ def check_task(task: Task, actor: str, section: str, index: int, prior: Prior, e
         block = episode.refs[str(station)].block
         if block != spec.station_block and block not in spec.also_at:
             wanted = " or a ".join([spec.station_block, *spec.also_at])
-            raise ContractError("WRONG_STATION", f"station {station!r} is a {block}; {task.skill} needs a {wanted}", where())
+            raise ContractError(
+                "WRONG_STATION", f"station {station!r} is a {block}; {task.skill} needs a {wanted}", where()
+            )
     if spec.consumes == "recipe":
         item, material = args.get("item"), args.get("input")
         if prior.game.recipe(str(item), None if material is None else str(material)) is None:

@@ -148,7 +148,8 @@ def run_build_task(
         result = replace(result, single_crafter_s=alone_makespan(task, lead, prior))
     except GencoordError as error:
         return finish(code=error.reason, message=error.message)
-    def verdict(final: WorldSnapshot) -> Verdict:
+
+    def blueprint_check(final: WorldSnapshot) -> Verdict:
         built = score_build(task.blueprint.relative(), final.blocks.get(BUILD_SITE, {}))
         if built.success:
             return Verdict(True, extra={"built": built})
@@ -160,4 +161,4 @@ def run_build_task(
         )
         return Verdict(False, "BLUEPRINT_MISMATCH", message, {"built": built})
 
-    return executed(result, commitment, plan, program, world, executor, clock, verdict)
+    return executed(result, commitment, plan, program, world, executor, clock, blueprint_check)

@@ -14,11 +14,11 @@ from typing import Any
 
 from gencoord import __version__
 from gencoord.dsl.serialize import format_path
+from gencoord.run.kinds import kind_of
 from gencoord.run.record import action_rows, observation_record, plan_record
 from gencoord.run.team import TeamMode, TeamResult
 from gencoord.tasks.blueprint import AIR, BuildScore
 from gencoord.tasks.build import BuildTask
-from gencoord.tasks.team import TeamTask
 from gencoord.tasks.team_files import AnyTask, Refusal
 
 TEAM_RECORD_VERSION = 2
@@ -75,7 +75,8 @@ def team_record(result: TeamResult, source: str, world: str) -> dict[str, Any]:
         "file": source,
         "source": result.task.source,
         "goal": goal_record(result.task),
-        "build": None if result.built is None or not isinstance(result.task, BuildTask) else build_record(result),
+        "build": None if result.built is None else build_record(result),
+        "recipe_bytes": result.recipe_bytes,
         "time_limit_s": result.task.time_limit_s,
         "mode": result.mode.value,
         "surface": result.surface.value,
@@ -113,11 +114,8 @@ def team_record(result: TeamResult, source: str, world: str) -> dict[str, Any]:
 
 
 def goal_record(task: AnyTask) -> dict[str, Any]:
-    """What the task asks for: an item held, or a blueprint standing."""
-    if isinstance(task, TeamTask):
-        return {"item": task.goal.item, "count": task.goal.count, "holder": task.goal.holder}
-    width, levels, depth = task.blueprint.size()
-    return {"blueprint": {"size": [width, levels, depth], "blocks": sum(task.blueprint.needs().values())}}
+    """What the task asks for: an item held, items held together, or a blueprint standing."""
+    return kind_of(task).goal(task)
 
 
 MISMATCHES_KEPT = 50

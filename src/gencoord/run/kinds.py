@@ -1,0 +1,119 @@
+"""The task kinds a team run knows, in one registry: crafting, cooking and construction.
+
+Everything that differs between kinds sits behind one :class:`TaskKind`: how a task is
+judged before any action (``gencoord tasks check``), how it is run end to end, and how its
+goal is written in a record and in a table. Callers look a task's kind up and never branch
+on its type, so a new kind is one entry here and a runner of its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from gencoord.backends.base import Backend
+from gencoord.dsl.surface import SurfaceName
+from gencoord.planning.build import judge_build
+from gencoord.planning.cooking import plan_cooking
+from gencoord.planning.feasibility import diagnose
+from gencoord.prior.prior import Prior
+from gencoord.run.build import run_build_task
+from gencoord.run.cooking import cooking_lead, run_cooking_task
+from gencoord.run.team import TeamMode, TeamResult, run_team_task
+from gencoord.tasks.build import BuildTask
+from gencoord.tasks.cooking import CookingTask
+from gencoord.tasks.team import TeamTask
+from gencoord.worlds.executor import Executor
+
+
+@dataclass(frozen=True, slots=True)
+class Judgement:
+    """A task judged before any action: reachable or not, and why not."""
+
+    feasible: bool | None
+    code: str | None
+    reason: str
+
+
+class _Verdict(Protocol):
+    @property
+    def feasible(self) -> bool | None: ...
+    @property
+    def code(self) -> str | None: ...
+    @property
+    def reason(self) -> str: ...
+
+
+Runner = Callable[[Any, Prior, TeamMode, SurfaceName, Backend, Executor | None], TeamResult]
+
+
+@dataclass(frozen=True, slots=True)
+class TaskKind:
+    name: str
+    judge: Callable[[Any, Prior], Judgement]
+    run: Runner
+    goal: Callable[[Any], dict[str, Any]]  # the record's ``goal``
+    describe: Callable[[Any], str]  # the goal in a table cell
+
+
+def _judged(verdict: _Verdict) -> Judgement:
+    return Judgement(verdict.feasible, verdict.code, verdict.reason)
+
+
+def _crafting_goal(task: TeamTask) -> dict[str, Any]:
+    return {"item": task.goal.item, "count": task.goal.count, "holder": task.goal.holder}
+
+
+def _cooking_goal(task: CookingTask) -> dict[str, Any]:
+    return {"goals": [{"items": dict(goal.items), "holder": goal.holder} for goal in task.goals]}
+
+
+def _build_goal(task: BuildTask) -> dict[str, Any]:
+    width, levels, depth = task.blueprint.size()
+    return {"blueprint": {"size": [width, levels, depth], "blocks": sum(task.blueprint.needs().values())}}
+
+
+def _build_text(task: BuildTask) -> str:
+    width, levels, depth = task.blueprint.size()
+    return f"blueprint {width}×{levels}×{depth}, {sum(task.blueprint.needs().values())} blocks"
+
+
+def _judge_cooking(task: CookingTask, prior: Prior) -> Judgement:
+    planned = plan_cooking(task, cooking_lead(task), prior)
+    return Judgement(planned.feasible, planned.code, planned.reason)
+
+
+CRAFTING = TaskKind(
+    "crafting",
+    lambda task, prior: _judged(diagnose(task, prior)),
+    lambda task, prior, mode, surface, lead, executor: run_team_task(
+        task, prior, mode=mode, surface=surface, lead_backend=lead, executor=executor
+    ),
+    _crafting_goal,
+    lambda task: f"{task.goal.count} {task.goal.item}",
+)
+COOKING = TaskKind(
+    "cooking",
+    _judge_cooking,
+    lambda task, prior, mode, surface, lead, executor: run_cooking_task(
+        task, prior, mode=mode, surface=surface, backend=lead.name, executor=executor
+    ),
+    _cooking_goal,
+    lambda task: "; ".join(goal.describe() for goal in task.goals),
+)
+CONSTRUCTION = TaskKind(
+    "construction",
+    lambda task, prior: _judged(judge_build(task)),
+    lambda task, prior, mode, surface, lead, executor: run_build_task(
+        task, prior, mode=mode, surface=surface, backend=lead.name, executor=executor
+    ),
+    _build_goal,
+    _build_text,
+)
+
+KINDS: dict[type, TaskKind] = {TeamTask: CRAFTING, CookingTask: COOKING, BuildTask: CONSTRUCTION}
+
+
+def kind_of(task: TeamTask | CookingTask | BuildTask) -> TaskKind:
+    return KINDS[type(task)]
