@@ -160,10 +160,12 @@ def merge(
         if not spec.after or spec.same is None:
             continue
         shared = task.get(spec.same)
+        # across agents every such predecessor comes first; within one agent's path only the earlier
+        # ones (an agent that cooks two batches at one furnace loads the second after collecting the first)
         edges += [
             ((other, j), (agent, index))
             for other, j, earlier in refs
-            if earlier.skill in spec.after and earlier.get(spec.same) == shared and (other, j) != (agent, index)
+            if earlier.skill in spec.after and earlier.get(spec.same) == shared and (other != agent or j < index)
         ]
     graph: dict[TaskRef, set[TaskRef]] = {(agent, i): set() for agent, i, _ in refs}
     for before, after in edges:

@@ -168,6 +168,9 @@ class MinecraftExecutor:
 
     # ------------------------------------------------------------------ protocol
     def reset(self, world: WorldSpec) -> WorldSnapshot:
+        unbuilt = _not_built_here(world)
+        if unbuilt:
+            raise WorldError("UNSUPPORTED_WORLD", f"the Minecraft world does not build {unbuilt} yet")
         self._players = player_names([agent.name for agent in world.agents])
         self._names = {player: agent for agent, player in self._players.items()}
         agents = tuple(self._players.values())
@@ -526,3 +529,16 @@ def _differences(what: str, seen: Mapping[str, Mapping[str, int]], truth: Mappin
         for name in sorted(seen)
         if _counts(seen[name]) != truth.get(name, {})
     ]
+
+
+def _not_built_here(world: WorldSpec) -> str:
+    """What of ``world`` the Minecraft world cannot set up yet (animals, a smoker, pre-filled fuel); empty when all."""
+    missing = []
+    herds = sorted(name for name, ref in world.refs.items() if ref.entity is not None)
+    if herds:
+        missing.append(f"animals to hunt ({', '.join(herds)})")
+    if any(ref.block == "smoker" for ref in world.refs.values()):
+        missing.append("a smoker")
+    if world.fuel:
+        missing.append("furnaces fuelled before the episode")
+    return "; ".join(missing)
