@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 
 import pytest
@@ -11,14 +12,14 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from gencoord.cli import app
+from gencoord.planning.feasibility import diagnose
 from gencoord.prior import Prior
 from gencoord.prior.load import team_prior
 from gencoord.prior.loot import default_loot, roll
 from gencoord.run.cooking import cooking_lead, run_cooking_task
-from gencoord.planning.feasibility import diagnose
 from gencoord.tasks.cooking import CookingTask
-from gencoord.tasks.team import TeamAgent, TeamGoal, TeamTask
 from gencoord.tasks.generate_cooking import BROUGHT, FOODS, random_cooking_task
+from gencoord.tasks.team import TeamAgent, TeamGoal, TeamTask
 from gencoord.tasks.team_files import read_task_file
 from gencoord.tasks.world import FURNACE, SMOKER, source_ref, team_world
 from gencoord.worlds.actions import FurnaceCollect, FurnaceLoad, GoTo, Hunt, ObtainBlock, Program
@@ -95,8 +96,6 @@ def test_a_bad_cooking_task_is_refused_alone(tmp_path: Path, raw: dict[str, obje
 
 def test_ripe_crops_and_animals_drop_vanilla_amounts_from_the_episodes_seed() -> None:
     loot = default_loot()
-    import random
-
     for name, crop in loot.blocks.items():
         rolls = [roll(crop.drops, random.Random(seed)) for seed in range(200)]
         for drop in crop.drops:
@@ -110,7 +109,7 @@ def _program(*actions: object) -> Program:
 
 
 def _world(task: CookingTask) -> tuple[SimExecutor, object]:
-    episode, world = team_world(task, PRIOR)
+    _, world = team_world(task, PRIOR)
     executor = SimExecutor(PRIOR.game)
     executor.reset(world)
     return executor, world
