@@ -22,6 +22,7 @@ from typing import Any
 from gencoord.errors import WorldError
 from gencoord.prior.gamedata import GameData
 from gencoord.prior.load import default_prior
+from gencoord.prior.loot import default_loot
 from gencoord.worlds.actions import (
     Action,
     CraftItem,
@@ -30,6 +31,7 @@ from gencoord.worlds.actions import (
     FurnaceLoad,
     GiveItem,
     GoTo,
+    Hunt,
     ObtainBlock,
     PlaceAt,
     PlaceBlock,
@@ -111,6 +113,8 @@ def _ref_of(action: Action) -> tuple[str, str] | None:
         return (action.target, "") if action.target_kind == "ref" else None
     if isinstance(action, ObtainBlock):
         return action.source, "resource"
+    if isinstance(action, Hunt):
+        return action.herd, "resource"
     if isinstance(action, Withdraw | Deposit):
         return action.container, "container"
     if isinstance(action, PlaceBlock | PlaceAt):
@@ -168,9 +172,13 @@ class MinecraftExecutor:
 
     # ------------------------------------------------------------------ protocol
     def reset(self, world: WorldSpec) -> WorldSnapshot:
-        unbuilt = _not_built_here(world)
-        if unbuilt:
-            raise WorldError("UNSUPPORTED_WORLD", f"the Minecraft world does not build {unbuilt} yet")
+        herds = sorted(name for name, ref in world.refs.items() if ref.entity is not None)
+        if herds and not self.options.embedded:
+            raise WorldError(
+                "UNSUPPORTED_WORLD",
+                f"animals to hunt ({', '.join(herds)}) are spawned by gencoord's embedded server only; "
+                "leave --host out to run this task",
+            )
         self._players = player_names([agent.name for agent in world.agents])
         self._names = {player: agent for agent, player in self._players.items()}
         agents = tuple(self._players.values())
@@ -242,12 +250,25 @@ class MinecraftExecutor:
             # resources are set anew every reset)
             "clear": self._layout.clear if self._fresh else self._layout.site_boxes() + self._walled + self._stale,
             "drops": self._layout.drops,
+            # ripe crops and animals drop what this table rolls, from the world's seed
+            "loot": default_loot().model_dump(include={"blocks", "mobs"}),
+            "seed": world.seed,
             # the furnace rules both worlds share (vanilla's smelting results, burn times, 200 ticks an item)
             "furnace": {
                 "smelting": dict(self._physics.smelting),
+                "smoking": dict(self._physics.smoking),
                 "fuel": dict(self._physics.fuel_ticks),
                 "ticksPerItem": self._physics.smelt_ticks_per_item,
+                "ticksPerSmoke": self._physics.smoke_ticks_per_item,
             },
+            "fuel": [
+                {
+                    "at": self._layout.refs[name]["position"],
+                    "smoker": world.refs[name].block == "smoker",
+                    "fuel": dict(fuel),
+                }
+                for name, fuel in sorted(world.fuel.items())
+            ],
             # recipe variants the simulator's data has beyond minecraft-data's (ingredient tags it collapsed):
             # the server crafts them and the bots ask for them, so both worlds craft from one recipe table
             "recipes": [
@@ -529,16 +550,3 @@ def _differences(what: str, seen: Mapping[str, Mapping[str, int]], truth: Mappin
         for name in sorted(seen)
         if _counts(seen[name]) != truth.get(name, {})
     ]
-
-
-def _not_built_here(world: WorldSpec) -> str:
-    """What of ``world`` the Minecraft world cannot set up yet (animals, a smoker, pre-filled fuel); empty when all."""
-    missing = []
-    herds = sorted(name for name, ref in world.refs.items() if ref.entity is not None)
-    if herds:
-        missing.append(f"animals to hunt ({', '.join(herds)})")
-    if any(ref.block == "smoker" for ref in world.refs.values()):
-        missing.append("a smoker")
-    if world.fuel:
-        missing.append("furnaces fuelled before the episode")
-    return "; ".join(missing)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gencoord.prior.gamedata import GameData
+from gencoord.prior.loot import default_loot
 from gencoord.worlds.spec import WorldSpec
 
 Cell = tuple[int, int, int]
@@ -45,6 +46,7 @@ class Layout:
     clear: list[tuple[Cell, Cell]]  # boxes emptied (set to air) before each episode
     drops: dict[str, str]  # block → the item that breaking it yields
     builds: dict[str, dict[str, object]]  # build site ref → {origin, size, filled}: a box of exact cells
+    herds: dict[str, dict[str, object]]  # herd ref → {animal, count, at}: animals spawned round a spot
 
     def site_boxes(self) -> list[tuple[Cell, Cell]]:
         """One box per site covering its cells: what a reset must empty again."""
@@ -80,7 +82,13 @@ class Layout:
         return ring
 
     def as_json(self) -> dict[str, object]:
-        return {"refs": self.refs, "resources": self.resources, "sites": self.sites, "builds": self.builds}
+        return {
+            "refs": self.refs,
+            "resources": self.resources,
+            "sites": self.sites,
+            "builds": self.builds,
+            "herds": self.herds,
+        }
 
 
 def _on_side(dx: int, dz: int, side: tuple[int, int], r: int) -> bool:
@@ -101,6 +109,7 @@ def lay_out(world: WorldSpec, game: GameData, origin: Cell = (0, 0, 0)) -> Layou
     sites: dict[str, list[Cell]] = {}
     drops: dict[str, str] = {}
     builds: dict[str, dict[str, object]] = {}
+    herds: dict[str, dict[str, object]] = {}
     cells: list[Cell] = []
     for name, ref in world.refs.items():
         at: Cell = (ref.position[0] + origin[0], ref.position[1] + origin[1], ref.position[2] + origin[2])
@@ -120,7 +129,17 @@ def lay_out(world: WorldSpec, game: GameData, origin: Cell = (0, 0, 0)) -> Layou
             ground = [at, *_nearest_free(at, min(count, RESOURCE_FOOTPRINT) - 1, taken)]
             resources[name] = (ground + [(cx, cy + 1, cz) for cx, cy, cz in ground])[:count]
             block = game.blocks.get(ref.block)
-            drops[ref.block] = block.drops[0] if block is not None and block.drops else ref.block
+            crop = default_loot().blocks.get(ref.block)
+            # what the skill waits for: a ripe crop's first loot entry, another block's own drop
+            drops[ref.block] = (
+                crop.drops[0].item
+                if crop is not None
+                else block.drops[0]
+                if block is not None and block.drops
+                else ref.block
+            )
+        elif ref.kind == "resource" and ref.entity is not None:
+            herds[name] = {"animal": ref.entity, "count": world.deposits.get(name, 8), "at": list(at)}
         elif name in world.builds:  # every cell of the blueprint's box, where it stands in this world
             site = world.builds[name]
             corner = shift_cell(site.origin, origin)
@@ -134,7 +153,7 @@ def lay_out(world: WorldSpec, game: GameData, origin: Cell = (0, 0, 0)) -> Layou
     (x0, y0, z0), (x1, y1, z1) = bounds(cells)
     low = (x0 - CLEAR_MARGIN, y0, z0 - CLEAR_MARGIN)
     high = (x1 + CLEAR_MARGIN, max(y0 + CLEAR_HEIGHT - 1, y1 + 1), z1 + CLEAR_MARGIN)
-    return Layout(refs, resources, sites, _boxes(low, high), drops, builds)
+    return Layout(refs, resources, sites, _boxes(low, high), drops, builds, herds)
 
 
 def bounds(cells: list[Cell]) -> tuple[Cell, Cell]:

@@ -18,13 +18,13 @@ const { pathfinder, Movements } = require('mineflayer-pathfinder')
 const { Vec3 } = require('vec3')
 const { memoryReading } = require('./memory')
 const { addRecipes } = require('./recipes')
-const { SKILLS, SkillFailure, collectOwed, collectStacks, forgetOwed, inventoryOf, sleep } = require('./skills')
+const { SKILLS, SkillFailure, backInReach, collectOwed, collectStacks, forgetOwed, inventoryOf, sleep } = require('./skills')
 
 const LOGIN_TIMEOUT_MS = 20000
 const SETUP_TIMEOUT_MS = 15000
 const SERVER_TIMEOUT_MS = 20000
 
-const state = { serv: null, bots: {}, dead: {}, layout: null, seen: {}, drops: {}, walls: {}, mayBeBusy: new Set(), commander: null, embedded: false, acting: new Set(), fetching: new Map(), owedStacks: new Map(), wanted: new Map() }
+const state = { herds: new Map(), hunted: new Set(), serv: null, bots: {}, dead: {}, layout: null, seen: {}, drops: {}, walls: {}, mayBeBusy: new Set(), commander: null, embedded: false, acting: new Set(), fetching: new Map(), owedStacks: new Map(), wanted: new Map() }
 
 class BridgeError extends Error {
   constructor (code, message) {
@@ -240,7 +240,21 @@ async function reset (spec) {
     await sleep(100)
     problems = setupDifferences(spec)
   }
+  // once every station stands (setting a block empties what stood there)
+  await state.serv?.call('fuelStations', { stations: spec.fuel ?? [] })
   await state.serv?.call('clearItems')
+  const herds = Object.entries(spec.layout.herds ?? {}).map(([herd, h]) => ({ herd, ...h }))
+  const spawned = await state.serv?.call('herds', { table: spec.loot ?? { blocks: {}, mobs: {} }, seed: spec.seed ?? 0, herds })
+  state.herds = new Map((spawned?.animals ?? []).map(({ id, herd }) => [id, herd]))
+  if (herds.length) {
+    // act only once every bot sees every animal it may hunt
+    const until = Date.now() + SETUP_TIMEOUT_MS
+    const seen = () => Object.values(state.bots).every((bot) => [...state.herds.keys()].every((id) => bot.entities[id]))
+    while (!seen()) {
+      if (Date.now() > until) throw new BridgeError('SETUP_FAILED', 'the bots do not see every animal of the herds')
+      await sleep(100)
+    }
+  }
   return observe()
 }
 
@@ -254,7 +268,7 @@ function context () {
   const handTo = state.serv ? async (giver, receiver) => (await state.serv.call('handTo', { giver, receiver })).handover : async () => null
   const delivered = async (handover) => (await state.serv.call('delivered', { handover }))?.received ?? 0
   const stackOf = async (handover) => (await state.serv.call('delivered', { handover }))?.at ?? null
-  return { bots: state.bots, layout: state.layout, seen: state.seen, drops: state.drops, walls: state.walls, mayBeBusy: state.mayBeBusy, furnace: state.furnace, acting: state.acting, fetching: state.fetching, owedStacks: state.owedStacks, wanted: state.wanted, handTo, delivered, stackOf }
+  return { herds: state.herds, hunted: state.hunted, bots: state.bots, layout: state.layout, seen: state.seen, drops: state.drops, walls: state.walls, mayBeBusy: state.mayBeBusy, furnace: state.furnace, acting: state.acting, fetching: state.fetching, owedStacks: state.owedStacks, wanted: state.wanted, handTo, delivered, stackOf }
 }
 
 // Every player's inventory as the server holds it (the bots' view on a server we do not run).
@@ -269,7 +283,11 @@ async function holdings () {
 // hand-over check compares.
 async function act ({ action, around = false }) {
   // a receiver walks onto the stacks thrown out of its reach first (see giveItem)
-  if (state.bots[action.agent]) await collectStacks(context(), state.bots[action.agent])
+  const bot = state.bots[action.agent]
+  if (bot) {
+    await collectStacks(context(), bot)
+    if (action.name !== 'go_to') await backInReach(context(), bot, action)
+  }
   state.acting.add(action.agent)
   try {
     return await actAfterSettling(action, around)

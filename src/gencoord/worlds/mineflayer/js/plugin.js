@@ -356,16 +356,22 @@ module.exports.server = function (serv) {
   // Vanilla's furnace: a fuel item is burnt when there is something to smelt, each item takes
   // 200 ticks, and progress is lost when the fire goes out. The rules (what smelts into what,
   // how long each fuel burns) come from the caller, the same table the simulator reads.
-  const furnaces = new Map() // "x,y,z" → { slots: [input, fuel, output], burn, burnTotal, cook, at }
-  const rules = { smelting: {}, fuel: {}, ticksPerItem: 200 }
+  // A smoker is the same machine for food only, twice as fast, its fuel burning twice as fast.
+  const furnaces = new Map() // "x,y,z" → { slots: [input, fuel, output], burn, burnTotal, cook, smoker }
+  const rules = { smelting: {}, smoking: {}, fuel: {}, ticksPerItem: 200, ticksPerSmoke: 100 }
 
   function furnaceAt (at) {
-    if (!furnaces.has(at)) furnaces.set(at, { slots: [null, null, null], burn: 0, burnTotal: 0, cook: 0, last: Date.now() })
+    if (!furnaces.has(at)) {
+      const smoker = serv.overworld.sync.getBlock(new Vec3(...at.split(',').map(Number)))?.name === 'smoker'
+      furnaces.set(at, { slots: [null, null, null], burn: 0, burnTotal: 0, cook: 0, last: Date.now(), smoker })
+    }
     return furnaces.get(at)
   }
 
-  function smeltsInto (item) {
-    const result = item ? rules.smelting[registry.items[item.type].name] : null
+  const perItem = (furnace) => (furnace.smoker ? rules.ticksPerSmoke : rules.ticksPerItem)
+
+  function smeltsInto (furnace, item) {
+    const result = item ? (furnace.smoker ? rules.smoking : rules.smelting)[registry.items[item.type].name] : null
     return result ? registry.itemsByName[result] : null
   }
 
@@ -377,18 +383,18 @@ module.exports.server = function (serv) {
   function stepFurnace (furnace, ticks) {
     let changed = false
     for (let t = 0; t < ticks; t++) {
-      const result = smeltsInto(furnace.slots[0])
+      const result = smeltsInto(furnace, furnace.slots[0])
       const canSmelt = result && outputFits(furnace, result)
       if (furnace.burn > 0) furnace.burn--
       const fuel = furnace.slots[1]
-      const burns = fuel ? rules.fuel[registry.items[fuel.type].name] : 0
+      const burns = fuel ? Math.floor(rules.fuel[registry.items[fuel.type].name] * perItem(furnace) / rules.ticksPerItem) : 0
       if (furnace.burn <= 0 && canSmelt && burns) { // light the next fuel item
         furnace.burn = furnace.burnTotal = burns
         furnace.slots[1] = fuel.count > 1 ? new Item(fuel.type, fuel.count - 1) : null
         changed = true
       }
       if (furnace.burn > 0 && canSmelt) {
-        if (++furnace.cook >= rules.ticksPerItem) {
+        if (++furnace.cook >= perItem(furnace)) {
           furnace.cook = 0
           const input = furnace.slots[0]
           furnace.slots[0] = input.count > 1 ? new Item(input.type, input.count - 1) : null
@@ -404,7 +410,7 @@ module.exports.server = function (serv) {
 
   function furnaceProperties (player, view, furnace) {
     // totals first: a client turns a current value into a fraction of the total it last heard
-    const values = [[1, furnace.burnTotal], [0, furnace.burn], [3, rules.ticksPerItem], [2, furnace.cook]]
+    const values = [[1, furnace.burnTotal], [0, furnace.burn], [3, perItem(furnace)], [2, furnace.cook]]
     for (const [property, value] of values) player._client.write('craft_progress_bar', { windowId: view.id, property, value })
   }
 
@@ -431,7 +437,8 @@ module.exports.server = function (serv) {
   function openFurnace ({ block, player }) {
     const at = key(block.position)
     const furnace = furnaceAt(at)
-    const window = openWindow(player, 'minecraft:furnace', 'Furnace', (w) => {
+    const smoker = block.name === 'smoker'
+    const window = openWindow(player, smoker ? 'minecraft:smoker' : 'minecraft:furnace', smoker ? 'Smoker' : 'Furnace', (w) => {
       for (let i = 0; i < 3; i++) w.slots[i] = clone(furnace.slots[i], i)
     })
     player.gcWindow = { id: window.id, window, furnace: at }
@@ -440,12 +447,71 @@ module.exports.server = function (serv) {
     return true
   }
 
+  // ---------------------------------------------------------------- loot and animals
+  // Ripe crops and animals drop a random amount: the caller's table (the simulator's, vanilla's
+  // loot) rolled from the episode's seed, so a replay drops the same. Animals stand in herds; a
+  // bare hand deals 1 per hit, and a killed animal drops its loot where it fell.
+  const loot = { blocks: {}, mobs: {} }
+  let random = () => 0.5
+  const herdMobs = new Map() // entity id → { herd, animal }
+
+  function seeded (seed) { // mulberry32: small, fast and the same on every machine
+    let t = seed >>> 0
+    return () => {
+      t = (t + 0x6D2B79F5) >>> 0
+      let r = Math.imul(t ^ (t >>> 15), 1 | t)
+      r = (r + Math.imul(r ^ (r >>> 7), 61 | r)) ^ r
+      return ((r ^ (r >>> 14)) >>> 0) / 4294967296
+    }
+  }
+
+  function rolled (drops) {
+    const out = []
+    for (const drop of drops) {
+      if ((drop.chance ?? 1) < 1 && random() >= drop.chance) continue
+      const count = drop.min + Math.floor(random() * (drop.max - drop.min + 1))
+      if (count > 0) out.push([registry.itemsByName[drop.item].id, count])
+    }
+    return out
+  }
+
+  function killed (mob, world) {
+    herdMobs.delete(mob.id)
+    serv.destroyEntity(mob)
+    for (const [type, count] of rolled(loot.mobs[mob.gcAnimal]?.drops ?? [])) {
+      spawnItem(world, mob.position.offset(0, 0.1, 0), type, count, DROP_PICKUP_MS)
+    }
+  }
+
+  function spawnHerd ({ herd, animal, count, at }) {
+    const type = registry.entitiesByName[animal]
+    if (!type) throw new UserError(`Unknown animal '${animal}'`)
+    // flying-squid spawns the entities minecraft-data files as "mob"; animals are filed apart
+    registry.mobs[type.id] = registry.mobs[type.id] ?? type
+    for (let i = 0; i < count; i++) {
+      const angle = (2 * Math.PI * i) / count
+      const position = new Vec3(at[0] + 0.5 + 2 * Math.cos(angle), at[1], at[2] + 0.5 + 2 * Math.sin(angle))
+      const mob = serv.spawnMob(type.id, serv.overworld, position)
+      mob.gcAnimal = animal
+      mob.health = loot.mobs[animal]?.health ?? mob.health
+      mob.takeDamage = ({ damage = 1 }) => { // no knockback: a herd animal stays where it was hit
+        mob.health -= damage
+        mob._writeOthers('entity_status', { entityId: mob.id, entityStatus: mob.health > 0 ? 2 : 3 })
+        if (mob.health <= 0) killed(mob, mob.world)
+      }
+      herdMobs.set(mob.id, { herd, animal })
+    }
+  }
+
   // ---------------------------------------------------------------- digging
   function dropsOf (block, held) {
     if (!block.canHarvest(held ? held.type : null)) return []
-    const loot = registry.blockLoot?.[block.name]
-    if (!loot) return block.drops.map((id) => (typeof id === 'number' ? id : id.drop?.id ?? id.id)).filter((id) => id !== undefined)
-    return loot.drops.filter((drop) => !drop.silkTouch).map((drop) => registry.itemsByName[drop.item].id)
+    if (loot.blocks[block.name]) return rolled(loot.blocks[block.name].drops)
+    const vanilla = registry.blockLoot?.[block.name]
+    const ids = vanilla
+      ? vanilla.drops.filter((drop) => !drop.silkTouch).map((drop) => registry.itemsByName[drop.item].id)
+      : block.drops.map((id) => (typeof id === 'number' ? id : id.drop?.id ?? id.id)).filter((id) => id !== undefined)
+    return ids.map((id) => [id, 1])
   }
 
   // ---------------------------------------------------------------- players
@@ -482,8 +548,8 @@ module.exports.server = function (serv) {
       if (cancelled) return
       data.dropBlock = false
       const held = player.inventory.slots[36 + player.heldItemSlot]
-      for (const type of dropsOf(data.block, held)) {
-        spawnItem(player.world, data.position.offset(0.5, 0.1, 0.5), type, 1, DROP_PICKUP_MS, player.username)
+      for (const [type, count] of dropsOf(data.block, held)) {
+        spawnItem(player.world, data.position.offset(0.5, 0.1, 0.5), type, count, DROP_PICKUP_MS, player.username)
       }
     })
   })
@@ -500,6 +566,7 @@ module.exports.server = function (serv) {
     serv.onBlockInteraction('chest', openChest)
     serv.onBlockInteraction('crafting_table', openCraftingTable)
     serv.onBlockInteraction('furnace', openFurnace)
+    serv.onBlockInteraction('smoker', openFurnace)
 
     // A block replaced at a container's position takes the container with it.
     const setBlock = serv.setBlock
@@ -682,8 +749,27 @@ module.exports.server = function (serv) {
       addRecipes(registry, variants)
     },
     // What smelts into what and how long each fuel burns: the simulator's own table.
-    furnaceRules ({ smelting, fuel, ticksPerItem }) {
-      Object.assign(rules, { smelting, fuel, ticksPerItem })
+    furnaceRules ({ smelting, smoking, fuel, ticksPerItem, ticksPerSmoke }) {
+      Object.assign(rules, { smelting, smoking, fuel, ticksPerItem, ticksPerSmoke })
+    },
+    // The episode's loot table and seed, and its herds (every animal of the last episode goes).
+    herds ({ table, seed, herds }) {
+      Object.assign(loot, table)
+      random = seeded(seed)
+      for (const id of herdMobs.keys()) if (serv.entities[id]) serv.destroyEntity(serv.entities[id])
+      herdMobs.clear()
+      for (const herd of herds) spawnHerd(herd)
+      return { animals: [...herdMobs].map(([id, { herd, animal }]) => ({ id, herd, animal })) }
+    },
+    // Furnaces and smokers that start the episode fuelled: empty but for their fuel slot.
+    fuelStations ({ stations }) {
+      for (const { at, smoker, fuel } of stations) {
+        const [item, count] = Object.entries(fuel)[0] ?? []
+        furnaces.set(at.join(','), {
+          slots: [null, item ? new Item(registry.itemsByName[item].id, count) : null, null],
+          burn: 0, burnTotal: 0, cook: 0, last: Date.now(), smoker
+        })
+      }
     },
     // Remove loose item entities left by a previous episode.
     clearItems () {

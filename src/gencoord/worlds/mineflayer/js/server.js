@@ -78,6 +78,8 @@ async function main () {
     delivered: (handover) => serv.gencoord.delivered(handover),
     loseNextThrow: (giver) => { serv.gencoord.loseNextThrow(giver); return {} },
     furnaceRules: (rules) => { serv.gencoord.furnaceRules(rules); return {} },
+    fuelStations: (args) => { serv.gencoord.fuelStations(args); return {} },
+    herds: (args) => serv.gencoord.herds(args),
     addRecipes: ({ recipes }) => { serv.gencoord.addRecipes(recipes); return {} },
     sites: ({ sites }) => blocksIn(serv, sites),
     cells: ({ builds }) => cellsIn(serv, builds),

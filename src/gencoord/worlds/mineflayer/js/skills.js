@@ -266,6 +266,42 @@ async function digAndCollect (ctx, bot, action, blockType, target) {
     () => new SkillFailure('DROP_NOT_COLLECTED', `${bot.username} dug ${action.block} but picked up no ${drop}`))
 }
 
+// ------------------------------------------------------------------ hunting
+const HIT_MS = 250 // a bare hand at full charge: one hit every 5 ticks
+const KILL_TIMEOUT_MS = 15000
+
+// Kill animals of the herd, nearest first (one no teammate is after), and pick up what each
+// drops, until the bag holds `count` more of the item: an animal may drop none (a rabbit).
+async function hunt (ctx, bot, action) {
+  const target = countOf(bot, action.item) + action.count
+  while (countOf(bot, action.item) < target) {
+    const here = bot.entity.position
+    const animals = [...ctx.herds].filter(([id, herd]) => herd === action.herd && bot.entities[id] && !ctx.hunted.has(id))
+      .map(([id]) => bot.entities[id])
+      .sort((a, b) => a.position.distanceTo(here) - b.position.distanceTo(here))
+    if (animals.length === 0) {
+      throw new SkillFailure('SOURCE_EXHAUSTED', `${action.herd} has no ${action.animal} left; ${bot.username} holds ${countOf(bot, action.item)} of ${target} ${action.item}`)
+    }
+    const prey = animals[0]
+    ctx.hunted.add(prey.id)
+    const fell = prey.position.clone()
+    await goto(bot, prey.position, 2)
+    const until = Date.now() + KILL_TIMEOUT_MS
+    while (bot.entities[prey.id]) {
+      if (Date.now() > until) throw new SkillFailure('KILL_TIMEOUT', `${bot.username} did not kill a ${action.animal} in ${KILL_TIMEOUT_MS / 1000} s`)
+      fell.update(prey.position)
+      await bot.lookAt(prey.position.offset(0, 0.5, 0), true)
+      bot.attack(prey)
+      await sleep(HIT_MS)
+    }
+    // its drops lie where it fell: walk onto them, and wait for every stack there to fly in
+    await goto(bot, fell, 1, { straight: true })
+    const near = () => Object.values(bot.entities).filter((e) => e.name === 'item' && e.position.distanceTo(fell) < 2)
+    await waitFor(() => near().length === 0, PICKUP_TIMEOUT_MS,
+      () => new SkillFailure('DROP_NOT_COLLECTED', `${bot.username} killed a ${action.animal} but did not pick up its drops`))
+  }
+}
+
 async function giveItem (ctx, bot, action) {
   const peer = ctx.bots[action.to]
   if (!peer) throw new SkillFailure('UNKNOWN_AGENT', `${action.to} is not in this world`)
@@ -363,6 +399,16 @@ function oweStack (ctx, name, where) {
 // The receiver walks onto every stack owed to it, then waits out the pickup. The bridge calls
 // this before each of the receiver's actions; a giver calls it (`onlyIdle`) when the receiver
 // has nothing to do. One walk at a time per receiver: the other caller waits for it.
+// A bot that walked off to pick up a stack thrown short of it comes back to where its action
+// is done (the station, the source, the chest), as a player would, before it acts there.
+async function backInReach (ctx, bot, action) {
+  const name = action.station ?? action.source ?? action.container
+  const ref = name ? ctx.layout.refs[name] : null
+  if (!ref) return
+  const [x, y, z] = ref.position
+  if (bot.entity.position.distanceTo(new Vec3(x + 0.5, y, z + 0.5)) > REACH) await goto(bot, { x, y, z }, REF_RANGE)
+}
+
 async function collectStacks (ctx, receiver, onlyIdle = false) {
   const name = receiver.username
   while (ctx.fetching.has(name)) await ctx.fetching.get(name)
@@ -679,16 +725,25 @@ async function placeStation (ctx, bot, action) {
 // ------------------------------------------------------------------ furnaces
 async function openFurnaceAt (ctx, bot, name) {
   const ref = ctx.layout.refs[name]
-  if (ref.block !== 'furnace') throw new SkillFailure('WRONG_STATION', `${name} is not a furnace`)
+  if (ref.block !== 'furnace' && ref.block !== 'smoker') throw new SkillFailure('WRONG_STATION', `${name} is not a furnace or a smoker`)
   withinReach(bot, ref.position, name)
   const block = blockAt(bot, ref.position)
-  if (block.name !== 'furnace') throw new SkillFailure('STATION_NOT_PLACED', `no furnace stands at ${name}`)
+  if (block.name !== ref.block) throw new SkillFailure('STATION_NOT_PLACED', `no ${ref.block} stands at ${name}`)
   return bot.openFurnace(block)
+}
+
+// A smoker cooks food only, in half a furnace's time, and burns its fuel twice as fast.
+function stationRules (ctx, name) {
+  const rules = ctx.furnace
+  const smoker = ctx.layout.refs[name]?.block === 'smoker'
+  const scale = smoker ? rules.ticksPerSmoke / rules.ticksPerItem : 1
+  return { recipes: smoker ? rules.smoking : rules.smelting, perItem: smoker ? rules.ticksPerSmoke : rules.ticksPerItem, burn: (item) => Math.floor((rules.fuel[item] ?? 0) * scale) }
 }
 
 async function furnaceLoad (ctx, bot, action) {
   const rules = ctx.furnace
-  if (action.slot === 'input' && !(action.item in rules.smelting)) throw new SkillFailure('NOT_SMELTABLE', `${action.item} does not smelt into anything`)
+  const station = stationRules(ctx, action.station)
+  if (action.slot === 'input' && !(action.item in station.recipes)) throw new SkillFailure('NOT_SMELTABLE', `${action.item} does not cook or smelt at ${action.station}`)
   if (action.slot === 'fuel' && !(action.item in rules.fuel)) throw new SkillFailure('NOT_FUEL', `${action.item} is not a furnace fuel`)
   const furnace = await openFurnaceAt(ctx, bot, action.station)
   try {
@@ -704,7 +759,7 @@ async function furnaceLoad (ctx, bot, action) {
 }
 
 async function furnaceCollect (ctx, bot, action) {
-  const rules = ctx.furnace
+  const rules = stationRules(ctx, action.station)
   const furnace = await openFurnaceAt(ctx, bot, action.station)
   let before = 0
   try {
@@ -713,10 +768,10 @@ async function furnaceCollect (ctx, bot, action) {
     const short = action.count - made()
     if (short > 0) {
       const fuel = furnace.fuelItem()
-      const fuelTicks = (furnace.fuel ?? 0) * (furnace.totalFuel ?? 0) + (fuel ? (rules.fuel[fuel.name] ?? 0) * fuel.count : 0)
-      const possible = Math.min(furnace.inputItem()?.count ?? 0, Math.floor(fuelTicks / rules.ticksPerItem))
+      const fuelTicks = (furnace.fuel ?? 0) * (furnace.totalFuel ?? 0) + (fuel ? rules.burn(fuel.name) * fuel.count : 0)
+      const possible = Math.min(furnace.inputItem()?.count ?? 0, Math.floor(fuelTicks / rules.perItem))
       if (possible < short) throw new SkillFailure('FURNACE_SHORT', `${action.station} can make ${made() + possible} ${action.item}, ${action.count} requested`)
-      const waitMs = (short * rules.ticksPerItem / 20 + 3) * 1000
+      const waitMs = (short * rules.perItem / 20 + 3) * 1000
       await waitFor(() => made() >= action.count, waitMs, () => new SkillFailure('FURNACE_SHORT', `${action.station} made ${made()} of ${action.count} ${action.item}`))
     }
     const output = furnace.outputItem()
@@ -738,6 +793,7 @@ async function wait (ctx, bot, action) {
 const SKILLS = {
   go_to: goTo,
   obtain_block: obtainBlock,
+  hunt,
   give_item: giveItem,
   deposit,
   withdraw,
@@ -750,4 +806,4 @@ const SKILLS = {
   wait
 }
 
-module.exports = { SKILLS, SkillFailure, collectOwed, collectStacks, forgetOwed, inventoryOf, sleep }
+module.exports = { SKILLS, SkillFailure, backInReach, collectOwed, collectStacks, forgetOwed, inventoryOf, sleep }
