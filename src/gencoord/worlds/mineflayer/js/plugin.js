@@ -80,12 +80,14 @@ module.exports.server = function (serv) {
     const stackSize = registry.items[type].stackSize
     const order = [...Array(9).keys()].map((i) => 36 + i).concat([...Array(27).keys()].map((i) => 9 + i))
     let left = count
+    const filled = []
     for (const slot of order) {
       const item = inv.slots[slot]
       if (left > 0 && item && item.type === type && item.count < stackSize) {
         const add = Math.min(left, stackSize - item.count)
         inv.updateSlot(slot, clone({ ...item, count: item.count + add, type: item.type }, slot))
         left -= add
+        filled.push([slot, add])
       }
     }
     for (const slot of order) {
@@ -93,9 +95,28 @@ module.exports.server = function (serv) {
         const add = Math.min(left, stackSize)
         inv.updateSlot(slot, new Item(type, add))
         left -= add
+        filled.push([slot, add])
       }
     }
+    mirrorInOpenWindow(player, type, filled)
     return count - left
+  }
+
+  // As in vanilla, what a player picks up with a chest or furnace open shows in that window's
+  // inventory part too; else closing the window would write the older inventory back over it.
+  function mirrorInOpenWindow (player, type, filled) {
+    const view = player.gcWindow
+    if (!view || view.id === 0 || filled.length === 0) return
+    const { window } = view
+    for (const [slot, add] of filled) {
+      // only what was picked up is added: a click still pending in the window keeps its effect
+      const at = window.inventoryStart + slot - 9
+      const shown = window.slots[at]
+      if (shown && shown.type !== type) continue
+      window.slots[at] = new Item(type, (shown?.count ?? 0) + add)
+      window.slots[at].slot = at
+    }
+    sendWindow(player, view)
   }
 
   // ---------------------------------------------------------------- item entities
