@@ -1,6 +1,6 @@
-"""MINDcraft's crafting files as they ship, measured in one run: planning, the simulator, real Minecraft.
+"""MINDcraft's crafting and cooking files as they ship, measured in one run: planning, the simulator, real Minecraft.
 
-    .venv/bin/python benchmarks/mindcraft.py [DIR] [--minecraft N] [--generated N]
+    .venv/bin/python benchmarks/mindcraft.py [DIR] [--minecraft N] [--generated N] [--cooking [DIR]]
 
 DIR (default: ../shared/data/mindcraft/crafting, MINDcraft's train split) is every ``*.json``
 in it, read as MINDcraft ships them. Reported, by agent count:
@@ -15,6 +15,11 @@ in it, read as MINDcraft ships them. Reported, by agent count:
     (``random_mindcraft_task``, half of them with logs to dig), for the team sizes the
     train split lacks; with ``--minecraft-generated M``, 3·M of those with 3–5 agents (evenly
     drawn) on real Minecraft as well.
+  * with ``--cooking`` (default DIR: ../shared/data/mindcraft/cooking): the cooking files, by
+    agent count and variant (plain, blocked recipe, hells kitchen): simulator tasks per second,
+    success, the plan's makespan against the task's time limit, and what teaching recipes cost
+    in bytes; with ``--minecraft-cooking N``, N of them (evenly drawn) on real Minecraft too,
+    wall time per task and agreement with the simulator.
 Results are printed and written to benchmarks/results/mindcraft.json. Not a test: nothing
 here asserts a time.
 """
@@ -35,15 +40,20 @@ from rich.console import Console
 from rich.table import Table
 
 from gencoord import __version__
+from gencoord.backends.planner import PlannerBackend
+from gencoord.dsl.surface import SurfaceName
 from gencoord.prior.load import team_prior
 from gencoord.prior.prior import Prior
-from gencoord.run.team import TeamResult, run_team_task
+from gencoord.run.kinds import kind_of
+from gencoord.run.team import TeamMode, TeamResult, run_team_task
+from gencoord.tasks.cooking import CookingTask
 from gencoord.tasks.generate import random_mindcraft_task
 from gencoord.tasks.team import TeamTask, gathered_from
 from gencoord.tasks.team_files import mindcraft_world, read_task_file
 from gencoord.worlds.sim.physics import TICKS_PER_S
 
 TRAIN = Path(__file__).resolve().parents[2] / "shared" / "data" / "mindcraft" / "crafting"
+COOKING = TRAIN.parent / "cooking"
 OUT = Path(__file__).parent / "results" / "mindcraft.json"
 DIGGING_S = 6.0  # two logs by hand: from here, splitting the digging can beat one hand-over's 2.1 s
 
@@ -133,6 +143,66 @@ def _by_agents(results: list[TeamResult]) -> dict[str, dict[str, object]]:
     return rows
 
 
+def _run(task: TeamTask | CookingTask, prior: Prior, executor: object = None) -> TeamResult:
+    """Any task as ``gencoord tasks run`` runs it: its kind's runner, the planner leading, private bags."""
+    return kind_of(task).run(task, prior, TeamMode.PRIVATE, SurfaceName.DSL, PlannerBackend(prior), executor)  # type: ignore[arg-type]
+
+
+def _variant(task: CookingTask) -> str:
+    if task.own_work:
+        return "hells kitchen"
+    return "blocked recipe" if task.recipes else "plain"
+
+
+def _cooking(folder: Path, minecraft: int) -> dict[str, object]:
+    prior = team_prior()
+    tasks: list[CookingTask] = []
+    refused = 0
+    for path in sorted(folder.glob("*.json")):
+        loaded = read_task_file(path, prior=prior)
+        tasks += [task for task in loaded.tasks if isinstance(task, CookingTask)]
+        refused += len(loaded.refused)
+    began = time.perf_counter()
+    results = [_run(task, prior) for task in tasks]
+    seconds = time.perf_counter() - began
+    groups: dict[tuple[int, str], list[TeamResult]] = defaultdict(list)
+    for result in results:
+        assert isinstance(result.task, CookingTask)
+        groups[(len(result.task.agents), _variant(result.task))].append(result)
+    rows: dict[str, dict[str, object]] = {}
+    for (agents, variant), group in sorted(groups.items()):
+        refusals: dict[str, int] = defaultdict(int)
+        for r in group:
+            if not r.success:
+                refusals[str(r.code)] += 1
+        rows[f"{agents} {variant}"] = {
+            "tasks": len(group),
+            "feasible": sum(r.feasible for r in group),
+            "succeeded": sum(r.success for r in group),
+            "failures": dict(refusals),
+            "median_makespan_s": _median([r.duration_s for r in group if r.success and r.duration_s is not None]),
+            "median_makespan_over_time_limit": _median(
+                [r.duration_s / r.task.time_limit_s for r in group if r.success and r.duration_s is not None]
+            ),
+            "median_makespan_over_one_cook": _median(
+                [r.duration_s / r.single_crafter_s for r in group if r.success and r.duration_s and r.single_crafter_s]
+            ),
+            "mean_recipe_bytes": round(statistics.mean(r.recipe_bytes for r in group), 1),
+            "median_wire_bytes": _median([float(r.wire.total_bytes) for r in group]),
+        }
+    summary: dict[str, object] = {
+        "folder": str(folder),
+        "tasks": len(tasks),
+        "refused_as_written": refused,
+        "simulator_s": round(seconds, 3),
+        "simulator_tasks_per_s": round(len(tasks) / seconds, 1) if seconds else None,
+        "by_agents_and_variant": rows,
+    }
+    if minecraft:
+        summary["minecraft"] = _minecraft(tasks, {r.task.id: r for r in results}, minecraft)  # type: ignore[arg-type]
+    return summary
+
+
 def _minecraft(tasks: list[TeamTask], sim: dict[str, TeamResult], count: int) -> dict[str, object]:
     from gencoord.worlds.mineflayer import MinecraftExecutor  # noqa: PLC0415 - only when asked for
 
@@ -145,7 +215,7 @@ def _minecraft(tasks: list[TeamTask], sim: dict[str, TeamResult], count: int) ->
     try:
         for task in chosen:
             began = time.perf_counter()
-            real = run_team_task(task, prior, executor=executor)
+            real = _run(task, prior, executor)
             walls.append(time.perf_counter() - began)
             twin = sim[task.id]
             rows.append(
@@ -179,6 +249,8 @@ def main() -> None:
     parser.add_argument(
         "--minecraft-generated", type=int, default=0, help="of those, tasks per team size 3-5 to run on Minecraft too"
     )
+    parser.add_argument("--cooking", nargs="?", type=Path, const=COOKING, default=None, help="cooking files too")
+    parser.add_argument("--minecraft-cooking", type=int, default=0, help="cooking tasks to run on Minecraft too")
     args = parser.parse_args()
     tasks, refused = _load(args.folder)
     results, seconds = _simulate(tasks)
@@ -201,6 +273,8 @@ def main() -> None:
             )
     if args.minecraft:
         summary["minecraft"] = _minecraft(tasks, {r.task.id: r for r in results}, args.minecraft)
+    if args.cooking is not None:
+        summary["cooking"] = _cooking(args.cooking, args.minecraft_cooking)
     summary |= {"gencoord": __version__, "python": platform.python_version(), "machine": platform.machine()}
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
@@ -235,6 +309,27 @@ def main() -> None:
         if real:
             line = f"{real['succeeded']}/{real['tasks']} succeeded, {real['agree']} agree with the simulator"
             console.print(f"{title}: {line}, median {real['median_wall_s']} s a task")
+    cooking = summary.get("cooking")
+    if isinstance(cooking, dict):
+        table = Table(title="MINDcraft cooking files")
+        for column in ("agents, variant", "tasks", "succeeded", "makespan s", "/ limit", "/ one cook", "recipe B"):
+            table.add_column(column, justify="right")
+        for key, row in cooking["by_agents_and_variant"].items():
+            table.add_row(
+                key,
+                str(row["tasks"]),
+                f"{row['succeeded']}/{row['tasks']}",
+                str(row["median_makespan_s"]),
+                str(row["median_makespan_over_time_limit"]),
+                str(row["median_makespan_over_one_cook"]),
+                str(row["mean_recipe_bytes"]),
+            )
+        console.print(table)
+        console.print(f"{cooking['tasks']} cooking tasks on the simulator: {cooking['simulator_tasks_per_s']} tasks/s")
+        real = cooking.get("minecraft")
+        if isinstance(real, dict):
+            line = f"{real['succeeded']}/{real['tasks']} succeeded, {real['agree']} agree with the simulator"
+            console.print(f"Minecraft, cooking: {line}, median {real['median_wall_s']} s a task")
     console.print(f"→ {OUT}")
 
 
