@@ -30,7 +30,7 @@ from dataclasses import replace
 from gencoord.dsl.ast import Path
 from gencoord.dsl.serialize import format_path
 from gencoord.dsl.surface import SurfaceName
-from gencoord.errors import GencoordError
+from gencoord.errors import GencoordError, ResolutionError
 from gencoord.planning.cooking import Dish, cooking_makespan, dish_task, plan_cooking
 from gencoord.planning.feasibility import closure_items, planning_game
 from gencoord.planning.planner import plan_team
@@ -92,7 +92,7 @@ def recipe_step(task: CookingTask, item: str, maker: str, prior: Prior) -> Path:
             steps = tuple(t for t in planned.proposal.self_plan if t.skill in RECIPE_STEP_SKILLS)
             if steps and steps[-1].get("item") == item:
                 return steps
-    raise GencoordError("RECIPE_UNKNOWN", f"no recipe of the game makes {item} in this world")
+    raise ResolutionError("RECIPE_UNKNOWN", f"no recipe of the game makes {item} in this world")
 
 
 def _teach(
@@ -124,7 +124,7 @@ def _learned(arrived: Delivery, item: str, lead: str, prior: Prior, episode: Pub
     path = prior.parse_path(arrived.body)
     check_path(path, lead, "SELF", prior, episode)
     if not path or path[-1].get("item") != item or any(task.skill not in RECIPE_STEP_SKILLS for task in path):
-        raise GencoordError("NOT_A_RECIPE", f"the delivery does not say how {item} itself is made")
+        raise ResolutionError("NOT_A_RECIPE", f"the delivery does not say how {item} itself is made")
     return path
 
 
