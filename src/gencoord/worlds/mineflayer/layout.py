@@ -46,7 +46,7 @@ class Layout:
     clear: list[tuple[Cell, Cell]]  # boxes emptied (set to air) before each episode
     drops: dict[str, str]  # block → the item that breaking it yields
     builds: dict[str, dict[str, object]]  # build site ref → {origin, size, filled}: a box of exact cells
-    herds: dict[str, dict[str, object]]  # herd ref → {animal, count, at}: animals spawned round a spot
+    herds: dict[str, dict[str, object]]  # herd ref → {animal, spots}: an animal spawned on each free cell
 
     def site_boxes(self) -> list[tuple[Cell, Cell]]:
         """One box per site covering its cells: what a reset must empty again."""
@@ -138,8 +138,10 @@ def lay_out(world: WorldSpec, game: GameData, origin: Cell = (0, 0, 0)) -> Layou
                 if block is not None and block.drops
                 else ref.block
             )
-        elif ref.kind == "resource" and ref.entity is not None:
-            herds[name] = {"animal": ref.entity, "count": world.deposits.get(name, 8), "at": list(at)}
+        elif ref.kind == "resource" and ref.entity is not None:  # one free ground cell per animal round the spot
+            spots = _nearest_free(at, world.deposits.get(name, 8), taken)
+            herds[name] = {"animal": ref.entity, "spots": [list(cell) for cell in spots]}
+            taken |= set(spots)
         elif name in world.builds:  # every cell of the blueprint's box, where it stands in this world
             site = world.builds[name]
             corner = shift_cell(site.origin, origin)

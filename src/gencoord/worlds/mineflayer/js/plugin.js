@@ -496,23 +496,27 @@ module.exports.server = function (serv) {
     return out
   }
 
+  // As with a mined block, what an animal drops goes to the player who killed it for a while
+  // (not vanilla: there the nearest player wins, and two hunters side by side would race).
+  const lastHit = new Map() // entity id → the username of the player who hit it last
+
   function killed (mob, world) {
     herdMobs.delete(mob.id)
     serv.destroyEntity(mob)
+    const killer = lastHit.get(mob.id) ?? null
+    lastHit.delete(mob.id)
     for (const [type, count] of rolled(loot.mobs[mob.gcAnimal]?.drops ?? [])) {
-      spawnItem(world, mob.position.offset(0, 0.1, 0), type, count, DROP_PICKUP_MS)
+      spawnItem(world, mob.position.offset(0, 0.1, 0), type, count, DROP_PICKUP_MS, killer)
     }
   }
 
-  function spawnHerd ({ herd, animal, count, at }) {
+  function spawnHerd ({ herd, animal, spots }) {
     const type = registry.entitiesByName[animal]
     if (!type) throw new UserError(`Unknown animal '${animal}'`)
     // flying-squid spawns the entities minecraft-data files as "mob"; animals are filed apart
     registry.mobs[type.id] = registry.mobs[type.id] ?? type
-    for (let i = 0; i < count; i++) {
-      const angle = (2 * Math.PI * i) / count
-      const position = new Vec3(at[0] + 0.5 + 2 * Math.cos(angle), at[1], at[2] + 0.5 + 2 * Math.sin(angle))
-      const mob = serv.spawnMob(type.id, serv.overworld, position)
+    for (const [x, y, z] of spots) {
+      const mob = serv.spawnMob(type.id, serv.overworld, new Vec3(x + 0.5, y, z + 0.5))
       mob.gcAnimal = animal
       mob.health = loot.mobs[animal]?.health ?? mob.health
       mob.takeDamage = ({ damage = 1 }) => { // no knockback: a herd animal stays where it was hit
@@ -552,6 +556,7 @@ module.exports.server = function (serv) {
     player.gcWindow = null
     for (const event of ['window_click', 'close_window']) player._client.removeAllListeners(event)
     player._client.on('window_click', (packet) => handleClick(player, packet))
+    player._client.prependListener('use_entity', ({ target, mouse }) => { if (mouse === 1) lastHit.set(target, player.username) })
     player._client.on('close_window', ({ windowId }) => closeWindow(player, windowId))
     // Login completes on any movement packet, not only on the look/flying an idle bot may never send.
     player.waitPlayerLogin = () => new Promise((resolve) => {

@@ -268,6 +268,7 @@ async function digAndCollect (ctx, bot, action, blockType, target) {
 
 // ------------------------------------------------------------------ hunting
 const HIT_MS = 250 // a bare hand at full charge: one hit every 5 ticks
+const ATTACK_REACH = 3
 const KILL_TIMEOUT_MS = 15000
 
 // Kill animals of the herd, nearest first (one no teammate is after), and pick up what each
@@ -290,15 +291,17 @@ async function hunt (ctx, bot, action) {
     while (bot.entities[prey.id]) {
       if (Date.now() > until) throw new SkillFailure('KILL_TIMEOUT', `${bot.username} did not kill a ${action.animal} in ${KILL_TIMEOUT_MS / 1000} s`)
       fell.update(prey.position)
+      // vanilla's attack reach is 3 blocks; the server does not check it, so the skill does
+      if (bot.entity.position.distanceTo(prey.position) > ATTACK_REACH) await goto(bot, prey.position, 2)
       await bot.lookAt(prey.position.offset(0, 0.5, 0), true)
       bot.attack(prey)
       await sleep(HIT_MS)
     }
     // its drops lie where it fell: walk onto them, and wait for every stack there to fly in
-    await goto(bot, fell, 1, { straight: true })
+    for (let tries = 0; tries < 3 && !withinPickup(bot.entity.position, fell); tries++) await goto(bot, fell, 1, { straight: true })
     const near = () => Object.values(bot.entities).filter((e) => e.name === 'item' && e.position.distanceTo(fell) < 2)
     await waitFor(() => near().length === 0, PICKUP_TIMEOUT_MS,
-      () => new SkillFailure('DROP_NOT_COLLECTED', `${bot.username} killed a ${action.animal} but did not pick up its drops`))
+      () => new SkillFailure('DROP_NOT_COLLECTED', `${bot.username} killed a ${action.animal} but did not pick up its drops (${near().length} stacks still lie where it fell)`))
   }
 }
 
