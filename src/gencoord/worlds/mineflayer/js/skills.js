@@ -311,7 +311,10 @@ async function giveItem (ctx, bot, action) {
   need(bot, action.item, action.count)
   // the receiver moved on after the giver walked up (to dig, to a station): follow it, as a
   // player would (the simulator's giver does the same)
-  if (bot.entity.position.distanceTo(peer.entity.position) > REACH) await goto(bot, peer.entity.position, 2, { level: true })
+  // a receiver busy elsewhere (hunting, digging) may move on while the giver walks up: follow it a few times
+  for (let tries = 0; tries < 3 && bot.entity.position.distanceTo(peer.entity.position) > REACH; tries++) {
+    await goto(bot, peer.entity.position, 2, { level: true })
+  }
   const gap = bot.entity.position.distanceTo(peer.entity.position)
   if (gap > REACH) throw new SkillFailure('OUT_OF_REACH', `${bot.username} is ${gap.toFixed(1)} blocks from ${action.to} (reach ${REACH})`)
   const before = countOf(peer, action.item)
