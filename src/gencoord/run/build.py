@@ -26,28 +26,14 @@ from dataclasses import replace
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import GencoordError
 from gencoord.planning.build import alone_makespan, judge_build, plan_build
-from gencoord.prior.contract import check_proposal
 from gencoord.prior.prior import Prior
-from gencoord.protocol.generation import Generation, Reply, Stage
-from gencoord.protocol.resolve import resolve_team
-from gencoord.protocol.response import parse_response
-from gencoord.protocol.supply import MAX_ASKED, SupplyQuery, answer, parse_answer, parse_query
+from gencoord.protocol.supply import MAX_ASKED, SupplyQuery
 from gencoord.protocol.wire import Wire
-from gencoord.run.team import (
-    MAX_ROUNDS,
-    TeamMode,
-    TeamResult,
-    Verdict,
-    corrected,
-    executed,
-    peer_decision,
-    projected,
-)
+from gencoord.run.team import Draft, TeamMode, TeamResult, Verdict, asked_view, executed, negotiate
 from gencoord.runtime.compile import compile_plan
 from gencoord.runtime.materialize import materialize
 from gencoord.tasks.blueprint import score_build
 from gencoord.tasks.build import BuildTask
-from gencoord.tasks.team import TeamAgent
 from gencoord.tasks.world import BUILD_SITE, build_world
 from gencoord.worlds.executor import Executor, WorldSnapshot
 from gencoord.worlds.sim.executor import SimExecutor
@@ -63,21 +49,6 @@ def build_lead(task: BuildTask) -> str:
 
 def _asked(task: BuildTask) -> SupplyQuery:
     return SupplyQuery(tuple(sorted(task.blueprint.needs()))[:MAX_ASKED])
-
-
-def _gather_view(task: BuildTask, lead: str, wire: Wire) -> BuildTask:
-    """The lead's view after one bounded supply question to every peer (the blueprint's blocks only)."""
-    query = _asked(task)
-    agents = []
-    for agent in task.agents:
-        if agent.name == lead:
-            agents.append(agent)
-            continue
-        heard = parse_query(wire.send(lead, agent.name, "ASK", query.serialize()), lambda goal: ())
-        reply = answer(heard, dict(agent.inventory), list(agent.blocked))
-        said = parse_answer(wire.send(agent.name, lead, "HAVE", reply.serialize()), query)
-        agents.append(TeamAgent(name=agent.name, inventory=dict(said.holds), blocked=list(said.cannot)))
-    return task.model_copy(update={"agents": agents})
 
 
 def run_build_task(
@@ -112,37 +83,23 @@ def run_build_task(
             message=f"construction tasks are led by the build planner; {backend} cannot lead one yet",
         )
 
-    agents = {agent.name: agent for agent in task.agents}
+    def draft(view: BuildTask) -> Draft:
+        verdict = judge_build(view)
+        if not verdict.feasible:
+            return Draft(None, verdict.code, verdict.reason)
+        drafted = plan_build(view, lead, prior)
+        makespans.append(drafted.makespan_s)
+        return Draft(drafted.proposal)
+
+    makespans: list[float | None] = []
     try:
-        view = task if mode is TeamMode.CENTRALIZED else _gather_view(task, lead, wire)
-        commitment = None
-        generations: list[Generation] = []
-        for round_index in range(1, MAX_ROUNDS + 1):
-            verdict = judge_build(view)
-            if not verdict.feasible:
-                return finish(feasible=False, code=verdict.code, message=verdict.reason)
-            drafted = plan_build(view, lead, prior)
-            text = prior.serialize(drafted.proposal)
-            generations.append(Generation(lead, Stage.TEAM_LEAD.value, Reply(text, 0)))
-            result = replace(result, generations=tuple(generations), rounds=round_index)
-            proposal = prior.parse(text)
-            check_proposal(proposal, lead, prior, episode)
-            refused = {}
-            for target in (request.target for request in proposal.peer_requests):
-                heard = prior.parse(wire.send(lead, target, "PROPOSAL", prior.serialize(projected(proposal, target))))
-                decision = peer_decision(heard, agents[target], lead, prior)
-                response = parse_response(wire.send(target, lead, "RESPONSE", decision.serialize()))
-                if response.decision != "ACCEPT":
-                    refused[target] = response
-            if not refused:
-                holdings = {agent.name: dict(agent.inventory) for agent in view.agents}
-                commitment = resolve_team(proposal, lead, holdings, prior, episode)
-                result = replace(result, planned_makespan_s=drafted.makespan_s)
-                break
-            for peer, response in refused.items():
-                view = corrected(view, peer, response)
+        view = task if mode is TeamMode.CENTRALIZED else asked_view(task, lead, _asked(task), wire)
+        agreed = negotiate(task, view, lead, draft, prior, episode, wire)
+        result = replace(result, generations=agreed.generations, rounds=len(agreed.generations))
+        commitment = agreed.commitment
         if commitment is None:
-            return finish(code="NO_AGREEMENT", message=f"no proposal was accepted in {MAX_ROUNDS} rounds")
+            return finish(feasible=agreed.feasible, code=agreed.code, message=agreed.message)
+        result = replace(result, planned_makespan_s=makespans[-1])
         plan = materialize(commitment, prior, episode)
         program = compile_plan(plan, world, prior.game)
         result = replace(result, single_crafter_s=alone_makespan(task, lead, prior))

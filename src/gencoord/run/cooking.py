@@ -34,25 +34,13 @@ from gencoord.errors import GencoordError, ResolutionError
 from gencoord.planning.cooking import Dish, cooking_makespan, dish_task, plan_cooking
 from gencoord.planning.feasibility import closure_items, planning_game
 from gencoord.planning.planner import plan_team
-from gencoord.prior.contract import check_path, check_proposal
+from gencoord.prior.contract import check_path
 from gencoord.prior.episode import PublicEpisode
 from gencoord.prior.prior import Prior
 from gencoord.protocol.delivery import Delivery, DeliveryKind, transmit
-from gencoord.protocol.generation import Generation, Reply, Stage
-from gencoord.protocol.resolve import resolve_team
-from gencoord.protocol.response import parse_response
-from gencoord.protocol.supply import MAX_ASKED, SupplyQuery, answer, parse_answer, parse_query
+from gencoord.protocol.supply import MAX_ASKED, SupplyQuery
 from gencoord.protocol.wire import Wire
-from gencoord.run.team import (
-    MAX_ROUNDS,
-    TeamMode,
-    TeamResult,
-    Verdict,
-    corrected,
-    executed,
-    peer_decision,
-    projected,
-)
+from gencoord.run.team import Draft, TeamMode, TeamResult, Verdict, asked_view, executed, negotiate
 from gencoord.runtime.compile import compile_plan
 from gencoord.runtime.materialize import materialize
 from gencoord.tasks.cooking import CookingTask
@@ -137,20 +125,6 @@ def _asked(task: CookingTask, prior: Prior) -> SupplyQuery:
     return SupplyQuery(tuple(sorted(list(items)[:MAX_ASKED])))
 
 
-def _gather_view(task: CookingTask, lead: str, prior: Prior, wire: Wire) -> CookingTask:
-    query = _asked(task, prior)
-    agents = []
-    for agent in task.agents:
-        if agent.name == lead:
-            agents.append(agent)
-            continue
-        heard = parse_query(wire.send(lead, agent.name, "ASK", query.serialize()), lambda goal: ())
-        reply = answer(heard, dict(agent.inventory), list(agent.blocked))
-        said = parse_answer(wire.send(agent.name, lead, "HAVE", reply.serialize()), query)
-        agents.append(TeamAgent(name=agent.name, inventory=dict(said.holds), blocked=list(said.cannot)))
-    return task.model_copy(update={"agents": agents})
-
-
 def alone_makespan(task: CookingTask, prior: Prior) -> float | None:
     """The fastest plan in which the lead cooks everything from the team's pooled bags: the baseline."""
     lead = cooking_lead(task)
@@ -193,37 +167,20 @@ def run_cooking_task(
         )
     if task.goal_met({a.name: a.inventory for a in task.agents}, {}):
         return finish(message="the goal already holds: nothing to coordinate", success=True)
-    agents = {agent.name: agent for agent in task.agents}
+
+    def draft(view: CookingTask) -> Draft:
+        planned = plan_cooking(view, lead, prior)
+        return Draft(planned.proposal, planned.code, planned.reason)
+
     try:
         _, spent = _teach(task, lead, prior, episode, wire)
         result = replace(result, recipe_bytes=spent)
-        view = task if mode is TeamMode.CENTRALIZED else _gather_view(task, lead, prior, wire)
-        commitment, proposal = None, None
-        generations: list[Generation] = []
-        for round_index in range(1, MAX_ROUNDS + 1):
-            drafted = plan_cooking(view, lead, prior)
-            if drafted.proposal is None:
-                return finish(feasible=False, code=drafted.code, message=drafted.reason)
-            text = prior.serialize(drafted.proposal)
-            generations.append(Generation(lead, Stage.TEAM_LEAD.value, Reply(text, 0)))
-            result = replace(result, generations=tuple(generations), rounds=round_index)
-            proposal = prior.parse(text)
-            check_proposal(proposal, lead, prior, episode)
-            refused = {}
-            for target in (request.target for request in proposal.peer_requests):
-                heard = prior.parse(wire.send(lead, target, "PROPOSAL", prior.serialize(projected(proposal, target))))
-                decision = peer_decision(heard, agents[target], lead, prior)
-                response = parse_response(wire.send(target, lead, "RESPONSE", decision.serialize()))
-                if response.decision != "ACCEPT":
-                    refused[target] = response
-            if not refused:
-                holdings = {agent.name: dict(agent.inventory) for agent in view.agents}
-                commitment = resolve_team(proposal, lead, holdings, prior, episode)
-                break
-            for peer, response in refused.items():
-                view = corrected(view, peer, response)
+        view = task if mode is TeamMode.CENTRALIZED else asked_view(task, lead, _asked(task, prior), wire)
+        agreed = negotiate(task, view, lead, draft, prior, episode, wire)
+        result = replace(result, generations=agreed.generations, rounds=len(agreed.generations))
+        commitment, proposal = agreed.commitment, agreed.proposal
         if commitment is None or proposal is None:
-            return finish(code="NO_AGREEMENT", message=f"no proposal was accepted in {MAX_ROUNDS} rounds")
+            return finish(feasible=agreed.feasible, code=agreed.code, message=agreed.message)
         plan = materialize(commitment, prior, episode)
         program = compile_plan(plan, world, prior.game)
         result = replace(

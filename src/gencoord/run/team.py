@@ -49,7 +49,7 @@ from gencoord.prior.gamedata import GameData
 from gencoord.prior.ledger import consumption, production
 from gencoord.prior.prior import Prior
 from gencoord.protocol.commitment import Commitment, Handoff, RolePath
-from gencoord.protocol.generation import Generation, GenerationRequest, Stage
+from gencoord.protocol.generation import Generation, GenerationRequest, Reply, Stage
 from gencoord.protocol.plan import DispatchPlan
 from gencoord.protocol.resolve import check_ledgers, resolve_team
 from gencoord.protocol.response import Response, parse_response
@@ -250,6 +250,81 @@ def _told(agent: TeamAgent, peer: str, response: Response) -> TeamAgent:
     if agent.name == peer and response.decision == "REJECT" and "skill" in fields:
         return agent.model_copy(update={"blocked": sorted({*agent.blocked, fields["skill"]})})
     return agent
+
+
+def asked_view(task: Viewed, lead: str, query: SupplyQuery, wire: Wire) -> Viewed:
+    """The lead's view after one bounded supply question (``ASK <items>``) to every peer, and its ``HAVE`` answer."""
+    agents = []
+    for agent in task.agents:
+        if agent.name == lead:
+            agents.append(agent)
+            continue
+        heard = parse_query(wire.send(lead, agent.name, "ASK", query.serialize()), lambda goal: ())
+        reply = answer(heard, dict(agent.inventory), list(agent.blocked))
+        said = parse_answer(wire.send(agent.name, lead, "HAVE", reply.serialize()), query)
+        agents.append(TeamAgent(name=agent.name, inventory=dict(said.holds), blocked=list(said.cannot)))
+    return task.model_copy(update={"agents": agents})
+
+
+@dataclass(frozen=True, slots=True)
+class Draft:
+    """A rule lead's proposal for its view, or why there is none (``code``, ``reason``)."""
+
+    proposal: Proposal | None
+    code: str | None = None
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Agreement:
+    """How a negotiation ended: the resolved commitment, or the code and message of why not."""
+
+    commitment: Commitment | None
+    proposal: Proposal | None
+    generations: tuple[Generation, ...]
+    code: str | None = None
+    message: str | None = None
+    feasible: bool = True
+
+
+def negotiate(
+    task: Viewed,
+    view: Viewed,
+    lead: str,
+    draft: Callable[[Viewed], Draft],
+    prior: Prior,
+    episode: PublicEpisode,
+    wire: Wire,
+) -> Agreement:
+    """Propose, hear each peer's projection answered, correct the view and propose again, at most ``MAX_ROUNDS`` times.
+
+    ``draft`` is the lead's rule (zero model calls, and the generations say so); ``task`` holds
+    the peers' true bags, which only their own answers reveal. Raises the stage errors of
+    parsing, the contract check and resolution.
+    """
+    agents = {agent.name: agent for agent in task.agents}
+    generations: list[Generation] = []
+    for _ in range(MAX_ROUNDS):
+        drafted = draft(view)
+        if drafted.proposal is None:
+            return Agreement(None, None, tuple(generations), drafted.code, drafted.reason, feasible=False)
+        text = prior.serialize(drafted.proposal)
+        generations.append(Generation(lead, Stage.TEAM_LEAD.value, Reply(text, 0)))
+        proposal = prior.parse(text)
+        check_proposal(proposal, lead, prior, episode)
+        refused = {}
+        for target in (request.target for request in proposal.peer_requests):
+            heard = prior.parse(wire.send(lead, target, "PROPOSAL", prior.serialize(projected(proposal, target))))
+            decision = peer_decision(heard, agents[target], lead, prior)
+            response = parse_response(wire.send(target, lead, "RESPONSE", decision.serialize()))
+            if response.decision != "ACCEPT":
+                refused[target] = response
+        if not refused:
+            holdings = {agent.name: dict(agent.inventory) for agent in view.agents}
+            return Agreement(resolve_team(proposal, lead, holdings, prior, episode), proposal, tuple(generations))
+        for peer, response in refused.items():
+            view = corrected(view, peer, response)
+    return Agreement(None, None, tuple(generations), "NO_AGREEMENT", f"no proposal was accepted in {MAX_ROUNDS} rounds")
 
 
 def _context(view: TeamTask, lead: str, episode: PublicEpisode, surface: SurfaceName) -> LocalContext:
