@@ -285,8 +285,11 @@ async function act ({ action, around = false }) {
   // a receiver walks onto the stacks thrown out of its reach first (see giveItem)
   const bot = state.bots[action.agent]
   if (bot) {
+    const before = bot.entity.position.clone()
     await collectStacks(context(), bot)
-    if (action.name !== 'go_to') await backInReach(context(), bot, action)
+    // only a bot the pickup walked off comes back; one that was never there fails as in the simulator
+    const walked = bot.entity.position.distanceTo(before) > 0.5
+    if (walked && action.name !== 'go_to') await backInReach(context(), bot, action)
   }
   state.acting.add(action.agent)
   try {
