@@ -284,6 +284,7 @@ async function hunt (ctx, bot, action) {
       throw new SkillFailure('SOURCE_EXHAUSTED', `${action.herd} has no ${action.animal} left; ${bot.username} holds ${countOf(bot, action.item)} of ${target} ${action.item}`)
     }
     const prey = animals[0]
+    const had = countOf(bot, action.item)
     ctx.hunted.add(prey.id)
     const fell = prey.position.clone()
     await goto(bot, prey.position, 2)
@@ -300,7 +301,8 @@ async function hunt (ctx, bot, action) {
     // its drops lie where it fell: walk onto them, and wait for every stack there to fly in
     for (let tries = 0; tries < 3 && !withinPickup(bot.entity.position, fell); tries++) await goto(bot, fell, 1, { straight: true })
     const near = () => Object.values(bot.entities).filter((e) => e.name === 'item' && e.position.distanceTo(fell) < 2)
-    await waitFor(() => near().length === 0, PICKUP_TIMEOUT_MS,
+    // done once what it hunts for is in the bag, or nothing lies there any more (a rabbit may drop no meat)
+    await waitFor(() => countOf(bot, action.item) > had || near().length === 0, PICKUP_TIMEOUT_MS,
       () => new SkillFailure('DROP_NOT_COLLECTED', `${bot.username} killed a ${action.animal} but did not pick up its drops (${near().length} stacks still lie where it fell)`))
   }
 }
