@@ -335,17 +335,13 @@ _READ_BUILD = frozenset(
 )
 
 
-def _build_from_mindcraft(task_id: str, raw: dict[str, Any], origin: str) -> BuildTask:
-    """One MINDcraft construction task (success: every blueprint cell as the blueprint says)."""
-    table = _mindcraft()
-    where = f"{origin}: task {task_id}"
+def _team(where: str, raw: dict[str, Any], notes: list[str]) -> list[dict[str, Any]]:
+    """A cooking or construction task's agents: bags and blocked skills by index, the unmodelled noted."""
     inventories = _index_map(where, "initial_inventory", raw.get("initial_inventory"))
     blocked = _index_map(where, "blocked_actions", raw.get("blocked_actions"))
-    count = _team_size(where, raw, sorted({*inventories, *blocked}))
-    notes = ["MINDcraft's goal and conversation texts are prompts for LLM agents; the goal is read from blueprint"]
     agents = []
-    for index in range(count):
-        name = f"{table['agent_prefix']}{index}"
+    for index in range(_team_size(where, raw, sorted({*inventories, *blocked}))):
+        name = f"{_prefix()}{index}"
         bars = _bars(f"{where}: agent {index}", blocked.get(index, []))
         if bars.unmodelled:
             notes.append(
@@ -353,6 +349,14 @@ def _build_from_mindcraft(task_id: str, raw: dict[str, Any], origin: str) -> Bui
             )
         bag = _inventory(f"{where}: agent {index}", inventories.get(index) or {})
         agents.append({"name": name, "inventory": bag, "blocked": bars.skills, "can_plan": bars.plans})
+    return agents
+
+
+def _build_from_mindcraft(task_id: str, raw: dict[str, Any], origin: str) -> BuildTask:
+    """One MINDcraft construction task (success: every blueprint cell as the blueprint says)."""
+    where = f"{origin}: task {task_id}"
+    notes = ["MINDcraft's goal and conversation texts are prompts for LLM agents; the goal is read from blueprint"]
+    agents = _team(where, raw, notes)
     unread = sorted(str(key)[:40] for key in raw if key not in _READ_BUILD)
     if unread:
         notes.append(f"fields gencoord does not read: {', '.join(unread)}")
@@ -412,24 +416,14 @@ def _cooking_goals(where: str, task_id: str, raw: dict[str, Any], count: int) ->
 def _cooking_from_mindcraft(task_id: str, raw: dict[str, Any], origin: str) -> CookingTask:
     """One MINDcraft cooking task (success: the goal items held by one agent at once, or each agent's own)."""
     where = f"{origin}: task {task_id}"
-    inventories = _index_map(where, "initial_inventory", raw.get("initial_inventory"))
-    blocked = _index_map(where, "blocked_actions", raw.get("blocked_actions"))
-    count = _team_size(where, raw, sorted({*inventories, *blocked}))
-    goals, own_work = _cooking_goals(where, task_id, raw, count)
-    names = [f"{_prefix()}{index}" for index in range(count)]
     notes = [
         "MINDcraft's goal, conversation and recipe texts are prompts for LLM agents; goals are read from target, "
         "recipes from the game's data"
     ]
-    agents = []
-    for index, name in enumerate(names):
-        bars = _bars(f"{where}: agent {index}", blocked.get(index, []))
-        if bars.unmodelled:
-            notes.append(
-                f"{name}: blocked commands with no gencoord analogue, not modelled: {', '.join(bars.unmodelled)}"
-            )
-        bag = _inventory(f"{where}: agent {index}", inventories.get(index) or {})
-        agents.append({"name": name, "inventory": bag, "blocked": bars.skills, "can_plan": bars.plans})
+    agents = _team(where, raw, notes)
+    names = [str(agent["name"]) for agent in agents]
+    count = len(names)
+    goals, own_work = _cooking_goals(where, task_id, raw, count)
     barred = raw.get("blocked_access_to_recipe") or []
     if not isinstance(barred, list) or not all(str(i).isdigit() and int(i) < count for i in barred):
         raise ConfigError("BAD_TASK", f"{where}: blocked_access_to_recipe must list agent indexes below {count}")
