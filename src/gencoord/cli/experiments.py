@@ -88,7 +88,7 @@ def _run_one(config: Experiment, run_dir: Path, workers: int | None, out: Consol
         MofNCompleteColumn(),
         TextColumn("{task.fields[rate]} eps/s"),
         TimeRemainingColumn(),
-        TextColumn("[red]{task.fields[failed]} G✗"),
+        TextColumn("[red]{task.fields[failed]} failed the goal (G ✗)"),
     )
     with Progress(*columns, console=out, transient=False) as progress:
         bar = progress.add_task(config.name, total=total, completed=0, rate="–", failed=0)

@@ -22,10 +22,17 @@ def generate(
 ) -> tuple[str, int, int]:
     """Greedy decoding, optionally under logits processors (a grammar): (text, prompt tokens, output tokens).
 
-    The codec's unwritable ids (a tiny model's unnamed slots) are never chosen.
+    The codec's unwritable ids (a tiny model's unnamed slots) are never chosen. Decoding stops at the
+    model's context (``max_position_embeddings``): a record that would run past it is cut there and fails
+    to parse as the model's own failure, instead of being decoded at positions it was never trained on.
     """
     codec = codec.for_prompt(prompt)
     ids = torch.tensor([codec.encode(prompt)], device=model.device)
+    context = getattr(model.config, "max_position_embeddings", None)
+    if isinstance(context, int):
+        max_new = min(max_new, context - int(ids.shape[1]))
+        if max_new <= 0:
+            return "", int(ids.shape[1]), 0
     if unwritable := codec.unwritable():
         processors = [*(processors or []), SuppressTokensLogitsProcessor(unwritable, device=str(model.device))]
     with torch.no_grad():
