@@ -157,3 +157,20 @@ def test_greedy_decoding_never_writes_a_slot_the_prompt_gave_no_name() -> None:
         model.lm_head.bias.copy_(scores)
     text, _, written = generate(model, CODEC, prompt, max_new=2)
     assert (text, written) == ("zz_placezz_place", 2)
+
+
+def test_decoding_stops_at_the_models_context() -> None:
+    prompt = "SELF resource.obtain(q=4,item=oak_planks)\n"
+    prompt_tokens = len(CODEC.for_prompt(prompt).encode(prompt))
+    model = build_model(CODEC.tokenizer.get_vocab_size(), TinyPreset(layers=1, hidden=16, head_dim=4, ffn=32), 0)
+    scores = torch.zeros(CODEC.tokenizer.get_vocab_size())
+    scores[CODEC.tokenizer.token_to_id("S")] = 5.0  # never the end of a record: it would write to the budget
+    model.lm_head = torch.nn.Linear(16, len(scores))
+    with torch.no_grad():
+        model.lm_head.weight.zero_()
+        model.lm_head.bias.copy_(scores)
+    model.config.max_position_embeddings = prompt_tokens + 3
+    _, read, written = generate(model, CODEC, prompt, max_new=50)
+    assert (read, written) == (prompt_tokens, 3)
+    model.config.max_position_embeddings = prompt_tokens
+    assert generate(model, CODEC, prompt, max_new=50) == ("", prompt_tokens, 0)
