@@ -34,7 +34,8 @@ from rich.table import Table
 
 from gencoord import __version__
 from gencoord.dsl.surface import SurfaceName
-from gencoord.eval.config import ExecutionSpec, ExperimentConfig, find_experiment, load_experiment
+from gencoord.eval.config import ExecutionSpec, find_experiment, load_experiment
+from gencoord.eval.kinds.episodes import EpisodeExperimentConfig
 from gencoord.eval.runner import create_run, run_experiment
 from gencoord.eval.team_batch import TeamItem, TeamTaskWork, run_team_batch
 from gencoord.run.team import TeamMode
@@ -47,14 +48,14 @@ MINECRAFT_TASKS = 8
 OUT = Path(__file__).parent / "results" / "scale.json"
 
 
-def _config(execution: ExecutionSpec | None = None) -> ExperimentConfig:
+def _config(execution: ExecutionSpec | None = None) -> EpisodeExperimentConfig:
     config = load_experiment(find_experiment("request_intervention"))
-    assert isinstance(config, ExperimentConfig)
+    assert isinstance(config, EpisodeExperimentConfig)
     config = config.model_copy(update={"clusters": CLUSTERS, "seeds": list(range(SEEDS))})
     return config.model_copy(update={"execution": execution}) if execution else config
 
 
-def _timed(config: ExperimentConfig, workers: int) -> tuple[int, float, float]:
+def _timed(config: EpisodeExperimentConfig, workers: int) -> tuple[int, float, float]:
     """(episodes, seconds end to end, steady episodes/s: from the first chunk's arrival to the last's)."""
     arrivals: list[tuple[float, int]] = []
     with tempfile.TemporaryDirectory() as folder:

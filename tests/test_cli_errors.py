@@ -15,7 +15,8 @@ import gencoord.cli.episodes
 import gencoord.extras
 from gencoord.cli import app, main
 from gencoord.errors import ConfigError
-from gencoord.eval.config import ExperimentConfig, load_experiment
+from gencoord.eval.config import load_experiment
+from gencoord.eval.kinds.episodes import EpisodeExperimentConfig
 from gencoord.extras import require_learn
 
 runner = CliRunner()
@@ -151,10 +152,10 @@ def test_checkpoint_paths_resolve_against_the_config_file(tmp_path: Path) -> Non
         'name = "c"\npool = "timing"\nconditions = ["request"]\nbackends = ["model:ckpt/tiny"]\n', encoding="utf-8"
     )
     config = load_experiment(folder / "c.toml")
-    assert isinstance(config, ExperimentConfig)
+    assert isinstance(config, EpisodeExperimentConfig)
     assert Path(config.backends[0].removeprefix("model:")).resolve() == (folder / "ckpt" / "tiny").resolve()
     shipped = load_experiment(Path(__file__).parents[1] / "experiments" / "learned_backends.toml")
-    assert isinstance(shipped, ExperimentConfig)
+    assert isinstance(shipped, EpisodeExperimentConfig)
     for name in shipped.backends[1:]:
         assert (Path(name.removeprefix("model:")) / "gencoord-model.json").is_file()
 

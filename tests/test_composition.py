@@ -15,7 +15,7 @@ from gencoord.cli import app
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
 from gencoord.eval.config import checked_experiment, find_experiment, load_experiment
-from gencoord.eval.jobs import expand
+from gencoord.eval.experiment import plan_run
 from gencoord.eval.report import write_report
 from gencoord.eval.runner import RECORDS, create_run, run_experiment
 from gencoord.models.load import load_model
@@ -80,7 +80,7 @@ def test_the_shipped_composition_experiment_runs_reduced_and_reports_per_method(
     run_dir = create_run(config, tmp_path)
     assert run_experiment(config, run_dir, workers=1).lost == 0
     records = [json.loads(line) for line in (run_dir / RECORDS).read_text().splitlines()]
-    assert len(records) == len(expand(config)) == 4 * len(config.methods) * len(config.seeds) * len(config.roles)
+    assert len(records) == len(plan_run(config).jobs) == 4 * len(config.methods) * len(config.seeds) * len(config.roles)
     for record in records:  # the fields the report's episode viewer reads
         assert {"episode", "goal", "actions", "handoffs", "condition"} <= set(record)
         assert {"generations", "messages", "wire_bytes", "model_calls"} <= set(record["protocol"])

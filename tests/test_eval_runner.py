@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import pickle
 import signal
 import subprocess
@@ -13,9 +14,11 @@ import pytest
 
 from gencoord.backends.registry import split_view
 from gencoord.errors import ConfigError
-from gencoord.eval.config import CompositionExperimentConfig, ExperimentConfig, load_experiment, parse_experiment
-from gencoord.eval.jobs import expand, run_job
-from gencoord.eval.runner import RECORDS, create_run, read_manifest, read_records, run_experiment
+from gencoord.eval.config import load_experiment, parse_experiment
+from gencoord.eval.experiment import kind_of, plan_run
+from gencoord.eval.kinds.composition import CompositionExperimentConfig
+from gencoord.eval.kinds.episodes import EpisodeExperimentConfig
+from gencoord.eval.runner import RECORDS, ChunkWork, create_run, read_manifest, read_records, run_experiment
 
 EXPERIMENTS = Path(__file__).parents[1] / "experiments"
 SMALL = """
@@ -32,19 +35,21 @@ seeds = [0, 1]
 @pytest.mark.parametrize("path", sorted(EXPERIMENTS.glob("*.toml")), ids=lambda p: p.stem)
 def test_shipped_configs_load(path: Path) -> None:
     config = load_experiment(path)
-    assert config.name == path.stem and expand(config)
+    assert config.name == path.stem and plan_run(config).jobs
 
 
 @pytest.mark.parametrize("path", sorted((EXPERIMENTS / "gpu").glob("*.toml")), ids=lambda p: p.stem)
 def test_full_size_configs_name_one_trained_model_per_seed(path: Path) -> None:
     config = load_experiment(path)
-    assert isinstance(config, ExperimentConfig | CompositionExperimentConfig) and config.name == f"gpu_{path.stem}"
-    assert config.seeds == [1, 2, 3] and all("{seed}" in name for name in config.backends)
+    assert isinstance(config, EpisodeExperimentConfig | CompositionExperimentConfig)
+    assert config.name == f"gpu_{path.stem}"
+    backends = kind_of(config).backends(config)
+    assert config.seeds == [1, 2, 3] and backends and all("{seed}" in name for name in backends)
     script = (EXPERIMENTS.parent / "scripts" / "train_gpu.sh").read_text()
-    for name in config.backends:  # every checkpoint a config names is one the training script writes
+    for name in backends:  # every checkpoint a config names is one the training script writes
         kind = split_view(name)[0].rsplit("/", 1)[1].removesuffix("-s{seed}")
         assert f'"$out/{kind}-s$seed"' in script
-    assert expand(config)
+    assert plan_run(config).jobs
 
 
 @pytest.mark.parametrize(
@@ -72,8 +77,8 @@ def test_a_run_writes_manifest_and_one_record_per_job(tmp_path: Path) -> None:
     run_dir = create_run(config, tmp_path)
     summary = run_experiment(config, run_dir, workers=1)
     records = read_records(run_dir)
-    assert summary.ran == len(records) == len(expand(config)) == 8 * 2 * 2 * 2
-    assert sorted(r["job"] for r in records) == sorted(job.key for job in expand(config))
+    assert summary.ran == len(records) == len(plan_run(config).jobs) == 8 * 2 * 2 * 2
+    assert sorted(r["job"] for r in records) == sorted(job.key for job in plan_run(config).jobs)
     loaded, manifest = read_manifest(run_dir)
     assert loaded == config and manifest["episodes"] == len(records) and manifest["gencoord"]
     again = run_experiment(config, run_dir, workers=1)
@@ -102,8 +107,8 @@ def test_a_torn_last_line_is_dropped_and_its_job_rerun(tmp_path: Path) -> None:
     assert len(read_records(run_dir)) == 10
     summary = run_experiment(config, run_dir, workers=1)
     records = read_records(run_dir)
-    assert summary.ran == len(expand(config)) - 10
-    assert len(records) == len({r["job"] for r in records}) == len(expand(config))
+    assert summary.ran == len(plan_run(config).jobs) - 10
+    assert len(records) == len({r["job"] for r in records}) == len(plan_run(config).jobs)
 
 
 def test_a_corrupt_middle_line_is_an_error_not_a_silent_loss(tmp_path: Path) -> None:
@@ -138,17 +143,18 @@ def test_killing_a_run_midway_then_resuming_loses_and_duplicates_nothing(tmp_pat
     assert records_file is not None, process.stderr.read() if process.stderr else ""
     run_dir = records_file.parent
     config, _ = read_manifest(run_dir)
-    total = len(expand(config))
+    total = len(plan_run(config).jobs)
     survived = read_records(run_dir)
     assert 0 < len(survived) < total  # killed midway
     summary = run_experiment(config, run_dir, workers=1)
     records = read_records(run_dir)
     keys = [r["job"] for r in records]
     assert len(keys) == len(set(keys)) == total and summary.already_done == len(survived)
-    by_key = {job.key: job for job in expand(config)}
-    config_json = config.model_dump_json()
+    plan = plan_run(config)
+    by_key = {job.key: job for job in plan.jobs}
+    work = ChunkWork(config.kind, config.model_dump_json(), plan.prepared)
     for record in records[:: max(1, total // 40)]:  # a resumed record equals a fresh run of its job
-        fresh = run_job(config, config_json, by_key[str(record["job"])])
+        fresh = json.loads(work([by_key[str(record["job"])]])[0])
         assert {k: v for k, v in fresh.items() if k != "seconds"} == {k: v for k, v in record.items() if k != "seconds"}
 
 

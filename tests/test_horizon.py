@@ -13,7 +13,7 @@ from gencoord.dsl.ast import Task
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import FailureCode
 from gencoord.eval.config import parse_experiment
-from gencoord.eval.jobs import expand
+from gencoord.eval.experiment import plan_run
 from gencoord.eval.report import write_report
 from gencoord.eval.runner import create_run, read_records, run_experiment
 from gencoord.models.manifest import CheckpointManifest, TrainReport
@@ -144,7 +144,7 @@ def test_models_run_only_where_they_fit(tmp_path: Path) -> None:
         f'surfaces = ["dsl", "json"]\nbackends = ["model:{single}", "model:{factor}"]\n'
         "seeds = [0]\nroles = [0]\n"
     )
-    combos = {(job.backend, job.condition.value, job.surface.value) for job in expand(config)}
+    combos = {(job.backend, job.condition.value, job.surface.value) for job in plan_run(config).jobs}
     assert combos == {(f"model:{single}", "single_step", "dsl")} | {
         (f"model:{factor}", condition, surface)
         for condition in ("request", "single_step")

@@ -9,12 +9,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gencoord.errors import ConfigError, GencoordError, PriorError
-from gencoord.eval.config import ExperimentConfig, GateExperimentConfig, load_experiment
+from gencoord.eval.config import load_experiment
+from gencoord.eval.kinds.episodes import EpisodeExperimentConfig
+from gencoord.eval.kinds.gate import GateExperimentConfig
 from gencoord.models.manifest import MANIFEST, CheckpointManifest
 from gencoord.prior.load import load_prior
 from gencoord.tasks.team_files import load_team_tasks
 
-FIELDS = sorted({*ExperimentConfig.model_fields, *GateExperimentConfig.model_fields, "extends", "nonsense"})
+FIELDS = sorted({*EpisodeExperimentConfig.model_fields, *GateExperimentConfig.model_fields, "extends", "nonsense"})
 
 scalar = st.one_of(
     st.integers(-(2**63), 2**63 - 1),

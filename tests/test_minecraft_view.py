@@ -18,7 +18,7 @@ from PIL import Image
 from gencoord.cli.options import WorldKind, world_choice
 from gencoord.errors import ConfigError
 from gencoord.eval.config import find_experiment, load_experiment
-from gencoord.eval.jobs import config_digest
+from gencoord.eval.experiment import config_digest
 from gencoord.prior import Prior
 from gencoord.worlds.conformance import conformance_world
 from gencoord.worlds.mineflayer import MinecraftExecutor, ServerOptions

@@ -20,8 +20,9 @@ from typer.testing import CliRunner
 from gencoord.cli import app
 from gencoord.dsl.ast import Proposal
 from gencoord.errors import ConfigError, GencoordError, ParseError
-from gencoord.eval.config import ExperimentConfig, find_experiment, load_experiment
-from gencoord.eval.jobs import expand
+from gencoord.eval.config import find_experiment, load_experiment
+from gencoord.eval.experiment import plan_run
+from gencoord.eval.kinds.episodes import EpisodeExperimentConfig
 from gencoord.eval.private_tables import private_tables
 from gencoord.eval.runner import RECORDS, create_run, run_experiment
 from gencoord.planning.delivery import goal_of, realize, write_delivery
@@ -243,14 +244,14 @@ def test_a_cache_setting_outside_the_delivery_conditions_is_a_config_error(prior
     with pytest.raises(ConfigError):
         run_episode(_spec(prior, suites, 0), Condition.REQUEST, prior=prior, suites=suites, cache=CacheSetting.WARM)
     with pytest.raises(ValueError, match="caches apply only"):
-        ExperimentConfig(name="x", pool="timing", conditions=["request"], caches=["warm"])
+        EpisodeExperimentConfig(name="x", pool="timing", conditions=["request"], caches=["warm"])
 
 
 def test_cache_settings_add_jobs_only_to_delivery_conditions_and_leave_other_keys_unchanged() -> None:
-    config = ExperimentConfig(
+    config = EpisodeExperimentConfig(
         name="x", pool="timing", clusters=2, conditions=["request", "path_delivery"], caches=["off", "warm"], roles=[0]
     )
-    jobs = expand(config)
+    jobs = plan_run(config).jobs
     request = [job.key for job in jobs if "|request|" in job.key]
     delivered = [job.key for job in jobs if "|path_delivery|" in job.key]
     assert request and all("cache=" not in key for key in request)

@@ -19,8 +19,9 @@ from gencoord.backends.registry import team_backend
 from gencoord.cli import app
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ParseError, ResolutionError
-from gencoord.eval.config import TeamExperimentConfig, find_experiment, load_experiment, team_tasks_of
-from gencoord.eval.jobs import expand
+from gencoord.eval.config import find_experiment, load_experiment
+from gencoord.eval.experiment import plan_run
+from gencoord.eval.kinds.team import TeamExperimentConfig, team_tasks_of
 from gencoord.planning.planner import plan_team
 from gencoord.prior import Prior
 from gencoord.prior.load import team_prior
@@ -281,7 +282,7 @@ def test_a_team_experiment_with_a_missing_task_file_fails_before_running(tmp_pat
 def test_the_shipped_team_experiment_names_real_tasks() -> None:
     config = load_experiment(find_experiment("team_tasks"))
     assert isinstance(config, TeamExperimentConfig)
-    assert len(expand(config)) == len(team_tasks_of(config)) * 4 >= 24 * 4
+    assert len(plan_run(config).jobs) == len(team_tasks_of(config)) * 4 >= 24 * 4
 
 
 SKILLS = ["craft.item", "resource.deliver", "resource.obtain", "station.place"]

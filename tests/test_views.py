@@ -15,8 +15,9 @@ from hypothesis import strategies as st
 from gencoord.backends.registry import backend_fits, backend_set, split_view
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
-from gencoord.eval.config import ExperimentConfig, find_experiment, load_experiment, parse_experiment
-from gencoord.eval.jobs import expand
+from gencoord.eval.config import find_experiment, load_experiment, parse_experiment
+from gencoord.eval.experiment import plan_run
+from gencoord.eval.kinds.episodes import EpisodeExperimentConfig
 from gencoord.eval.report import write_report
 from gencoord.eval.runner import RECORDS, create_run, run_experiment
 from gencoord.prior import Prior
@@ -132,7 +133,7 @@ def test_a_suite_cannot_train_on_a_visibility_template(tmp_path: Path, prior: Pr
     assert "CHEST_A_OR_B" in orphan.value.message
 
 
-def _run(config: ExperimentConfig, tmp_path: Path) -> tuple[Path, list[dict[str, object]]]:
+def _run(config: EpisodeExperimentConfig, tmp_path: Path) -> tuple[Path, list[dict[str, object]]]:
     run_dir = create_run(config, tmp_path)
     assert run_experiment(config, run_dir, workers=1).lost == 0
     return run_dir, [json.loads(line) for line in (run_dir / RECORDS).read_text().splitlines()]
@@ -176,10 +177,10 @@ def test_a_shown_view_reaches_the_model_input(prior: Prior, suites: SuiteDocumen
 @pytest.mark.slow
 def test_the_shipped_visibility_experiment_runs_reduced_with_its_models(tmp_path: Path) -> None:
     config = load_experiment(find_experiment("visibility"))
-    assert isinstance(config, ExperimentConfig)
+    assert isinstance(config, EpisodeExperimentConfig)
     reduced = config.model_copy(update={"clusters": 6, "seeds": [config.seeds[-1]]})  # a pair of each motif
     run_dir, records = _run(reduced, tmp_path)
-    assert len(records) == len(expand(reduced)) == 6 * 2 * (3 + 3 + 3)
+    assert len(records) == len(plan_run(reduced).jobs) == 6 * 2 * (3 + 3 + 3)
     report = write_report(run_dir)
     table = next(t for t in report.tables if t.key == "visibility")
     methods = {(row[1], row[2]) for row in table.rows}

@@ -24,16 +24,18 @@ _UNION_TAG = re.compile(r"^(?:[A-Z]\w*|str|int|float|bool|none|(?:list|dict|tupl
 """How pydantic names the member of a union it tried; never a field of ours (those are snake_case)."""
 
 
-def validation_message(exc: ValidationError) -> str:
+def validation_message(exc: ValidationError, tagged: bool = False) -> str:
     """The most specific problem of a pydantic error: the field path, then what is wrong.
 
     Unions report one error per member they tried (``pool.str``, ``pool.PoolSpec.split``);
     the member names are not fields the user wrote, so they are dropped, and the deepest
-    problem wins: it is the one that says what the user meant to write.
+    problem wins: it is the one that says what the user meant to write. A ``tagged`` union
+    at the top (experiment configs by ``kind``) puts its tag first in every path; it is dropped too.
     """
     problems: list[tuple[tuple[str, ...], str]] = []
     for error in exc.errors():
-        path = tuple(str(part) for part in error["loc"] if not _UNION_TAG.match(str(part)))
+        parts = error["loc"][1:] if tagged else error["loc"]
+        path = tuple(str(part) for part in parts if not _UNION_TAG.match(str(part)))
         problems.append((path, re.sub(r"^Value error, ", "", error["msg"])))
     deepest = max(len(path) for path, _ in problems)
     chosen = [(path, message) for path, message in problems if len(path) == deepest]

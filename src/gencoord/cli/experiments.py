@@ -8,13 +8,11 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 from rich.text import Text
 
-from gencoord._config import validation_message
 from gencoord.cli.common import INTERRUPTED, UNAVAILABLE, USAGE, Terminated, command, console, fail, stoppable
 from gencoord.cli.options import (
     Executor,
@@ -32,56 +30,26 @@ from gencoord.cli.options import (
     world_choice,
 )
 from gencoord.errors import BackendError, ConfigError
-from gencoord.eval.config import (
-    CompositionExperimentConfig,
-    Experiment,
-    GateExperimentConfig,
-    checked_experiment,
-    find_experiment,
-    load_experiment,
-)
-from gencoord.eval.jobs import expand
+from gencoord.eval.config import find_experiment, load_experiment
+from gencoord.eval.experiment import Experiment, RunPlan, kind_of, plan_run
 from gencoord.eval.ray_runner import FAILED, ray_line
 from gencoord.eval.report import write_report
 from gencoord.eval.runner import create_run, discard_run, read_manifest, run_experiment
-from gencoord.planning.composition import CompositionMethod
 from gencoord.worlds.choice import DEFAULT_VIEW_PORT, WorldChoice
 
 """Exit status after Ctrl-C or SIGTERM (the shell's 128 + SIGINT)."""
 
 
-def _on_world(config: Experiment, world: WorldChoice) -> Experiment:
-    return config.model_copy(update={"world": world})
+def _with(config: Experiment, option: str, field: str, value: object) -> Experiment:
+    """``config`` with one field set from a command-line option, if its kind's config has that field."""
+    if not hasattr(config, field):
+        raise ConfigError("OPTION_NOT_SUPPORTED", f"{config.name}: {config.kind} experiments take no {option}")
+    changed: Experiment = config.model_copy(update={field: value})
+    return changed
 
 
-def _with_backends(config: Experiment, backends: list[str]) -> Experiment:
-    if isinstance(config, GateExperimentConfig):
-        raise ConfigError("BACKEND_NOT_SUPPORTED", f"{config.name}: gate experiments have no backend sets")
-    if isinstance(config, CompositionExperimentConfig):
-        return _with_direct(config, backends)
-    try:
-        return type(config).model_validate({**config.model_dump(), "backends": backends})
-    except ValidationError as exc:
-        raise ConfigError("BAD_BACKEND", f"{config.name}: {validation_message(exc)}") from None
-
-
-def _with_direct(config: CompositionExperimentConfig, backends: list[str]) -> CompositionExperimentConfig:
-    """A composition run's --backend is its Direct Short DSL model (the other methods are rules)."""
-    if len(backends) != 1:
-        raise ConfigError(
-            "BACKEND_NOT_SUPPORTED",
-            f"{config.name}: a composition run takes one --backend, the Direct Short DSL model, not {len(backends)}",
-        )
-    direct = CompositionMethod.DIRECT_SHORT_DSL
-    methods = config.methods if direct in config.methods else [*config.methods, direct]
-    data = {**config.model_dump(mode="json"), "methods": methods, "direct": backends[0]}
-    updated = checked_experiment(data, f"{config.name} with --backend {backends[0]}")
-    assert isinstance(updated, CompositionExperimentConfig)  # the kind is the one dumped
-    return updated
-
-
-def _run_one(config: Experiment, run_dir: Path, workers: int | None, out: Console) -> None:
-    total = len(expand(config))
+def _run_one(plan: RunPlan, run_dir: Path, workers: int | None, out: Console) -> None:
+    config, total = plan.config, len(plan.jobs)
     columns = (
         TextColumn("[bold]{task.description}"),
         BarColumn(),
@@ -101,7 +69,7 @@ def _run_one(config: Experiment, run_dir: Path, workers: int | None, out: Consol
             rate = (recorded - first[0]) / max(time.perf_counter() - started, 1e-9)
             progress.update(bar, completed=recorded, rate=f"{rate:,.0f}", failed=failed)
 
-        summary = run_experiment(config, run_dir, workers, update)
+        summary = run_experiment(plan, run_dir, workers, update)
     out.print(
         Text(
             f"{config.name}: {summary.ran} episodes in {summary.seconds:.1f} s"
@@ -137,7 +105,10 @@ def _planned(
     backend: list[str] | None,
     chosen: WorldChoice | None,
 ) -> list[tuple[Experiment, Path | None]]:
-    """(config, existing run folder or None for a new one) for each run the options ask for."""
+    """(config, existing run folder or None for a new one) for each run the options ask for.
+
+    Every config is planned before the first run starts, so a bad one fails before any runs.
+    """
     if resume is not None:
         if configs:
             raise ConfigError("RESUME_AND_CONFIG", "--resume takes the config from the run's manifest; pass no file")
@@ -156,13 +127,11 @@ def _planned(
         raise ConfigError("NO_CONFIG", "give one or more experiment files (or shipped names), or --resume RUN_DIR")
     loaded = [load_experiment(find_experiment(name)) for name in configs]
     if chosen is not None:
-        loaded = [_on_world(config, chosen) for config in loaded]
+        loaded = [_with(config, "--world", "world", chosen) for config in loaded]
     if clusters is not None:
-        loaded = [config.model_copy(update={"clusters": clusters}) for config in loaded]
+        loaded = [_with(config, "--clusters", "clusters", clusters) for config in loaded]
     if backend:
-        loaded = [_with_backends(config, backend) for config in loaded]
-    for config in loaded:
-        expand(config)  # every config must expand before the first run starts
+        loaded = [kind_of(config).with_backends(config, backend) for config in loaded]
     return [(config, None) for config in loaded]
 
 
@@ -205,12 +174,16 @@ def run(
     """Run experiments into runs/<name>-<timestamp>/ (append-only records, resumable), then report."""
     chosen = world_choice(world, host, port, mc_version, origin, view, view_port)
     out_console = console()
-    for planned, existing in _planned(configs, resume, clusters, backend, chosen):
-        config = _on_executor(planned, executor, ray_address, retries)
-        run_dir = existing or create_run(config, out)
+    plans = [
+        (plan_run(_on_executor(config, executor, ray_address, retries)), existing)
+        for config, existing in _planned(configs, resume, clusters, backend, chosen)
+    ]
+    for plan, existing in plans:
+        config = plan.config
+        run_dir = existing or create_run(plan, out)
         try:
             with stoppable():
-                _run_one(config, run_dir, workers, out_console)
+                _run_one(plan, run_dir, workers, out_console)
         except KeyboardInterrupt as stop:
             if existing is None:
                 discard_run(run_dir)

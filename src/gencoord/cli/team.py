@@ -30,7 +30,7 @@ from gencoord.cli.options import (
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
 from gencoord.eval.config import ExecutionSpec
-from gencoord.eval.jobs import team_lead
+from gencoord.eval.kinds.team import team_lead
 from gencoord.eval.ray_runner import FAILED, ray_line
 from gencoord.eval.records import run_lock
 from gencoord.eval.team_batch import TeamItem, TeamTaskWork, run_team_batch

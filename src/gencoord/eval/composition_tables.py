@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 
-from gencoord.eval.config import CompositionExperimentConfig
+from gencoord.eval.kinds.composition import CompositionExperimentConfig
 from gencoord.eval.stats import cluster_means
 from gencoord.eval.tables import DASH, Record, Table, paper_figures
 from gencoord.planning.composition import CompositionMethod
@@ -20,7 +20,7 @@ def composition_table(records: Sequence[Record], config: CompositionExperimentCo
         caption="A cluster counts when every one of its role–seed episodes meets its goal in the world. "
         "Cross-products: distinct held-out factor combinations among the clusters.",
     )
-    paper = paper_figures().get(config.kind.value, {}).get("success", {})
+    paper = paper_figures().get(config.kind, {}).get("success", {})
     by_method: dict[str, list[Record]] = defaultdict(list)
     for record in records:
         by_method[record["method"]].append(record)

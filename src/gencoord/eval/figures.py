@@ -11,20 +11,17 @@ import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from gencoord.eval.config import ExperimentConfig, ExperimentKind
 from gencoord.eval.tables import Row, paper_figures, row_cell, visibility_cells
 
+if TYPE_CHECKING:
+    from gencoord.eval.kinds.episodes import EpisodeExperimentConfig as ExperimentConfig
+
 OURS, PAPER = "#3266a8", "#222222"
-TITLES = {
-    ExperimentKind.FEEDBACK_INTERVENTION: "Feedback content selects requester revision (cf. paper Fig. 4a)",
-    ExperimentKind.REQUEST_INTERVENTION: "Delivered binding selects peer execution (cf. paper Fig. 4b)",
-    ExperimentKind.CONTROLLED_FAULTS: "Original-task success under controlled faults",
-    ExperimentKind.REPRESENTATION: "Success by communication surface",
-}
 
 
 def save_png(figure: Figure, path: Path) -> bytes:
@@ -43,7 +40,7 @@ def _label(axis: Axes, labels: Sequence[str]) -> None:
 
 
 def _paper_value(config: ExperimentConfig, table: str, cell: str) -> float | None:
-    value = paper_figures().get(config.kind.value, {}).get(table, {}).get(cell)
+    value = paper_figures().get(config.kind, {}).get(table, {}).get(cell)
     return float(value) if isinstance(value, int | float) else None
 
 
@@ -82,7 +79,7 @@ def _bar_chart(rows: Sequence[Row], config: ExperimentConfig, chart: _Chart, pat
     return save_png(figure, path)
 
 
-def success_figure(rows: Sequence[Row], config: ExperimentConfig, path: Path) -> bytes:
+def success_figure(rows: Sequence[Row], config: ExperimentConfig, path: Path, title: str | None = None) -> bytes:
     """Success by row with 95% cluster-bootstrap error bars (the paper's Figure 4 panels)."""
     chart = _Chart(
         values=[100 * row.success.value for row in rows],
@@ -93,22 +90,21 @@ def success_figure(rows: Sequence[Row], config: ExperimentConfig, path: Path) ->
         paper_table="success",
         unit="",
         ylabel="original-task success (%)",
-        title=TITLES.get(config.kind, config.name),
+        title=title or config.name,
         legend="ours (95% CI)",
         ylim=112,
     )
     return _bar_chart(rows, config, chart, path)
 
 
-def wire_figure(rows: Sequence[Row], config: ExperimentConfig, path: Path) -> bytes:
+def wire_figure(rows: Sequence[Row], config: ExperimentConfig, path: Path, title: str) -> bytes:
     """Mean peer payload bytes per episode by row (REQ plus any response)."""
-    surfaces = config.kind is ExperimentKind.REPRESENTATION
     chart = _Chart(
         values=[sum(r["protocol"]["wire_bytes"] for r in row.records) / len(row.records) for row in rows],
         paper_table="wire_bytes",
         unit=" B",
         ylabel="wire bytes per episode",
-        title="Peer payload by surface (cf. paper Table S10)" if surfaces else "Wire bytes per episode",
+        title=title,
         legend="ours (mean)",
     )
     return _bar_chart(rows, config, chart, path)
@@ -137,14 +133,3 @@ def visibility_figure(rows: Sequence[Row], config: ExperimentConfig, path: Path)
     axis.set_yticks(range(len(methods)), methods)
     axis.set_title("Task-structure visibility: success %, paper's Figure S5 in brackets")
     return save_png(figure, path)
-
-
-def build_figures(rows: Sequence[Row], config: ExperimentConfig, folder: Path) -> dict[str, bytes]:
-    """PNG files in ``folder``; returns name → PNG bytes for embedding."""
-    folder.mkdir(parents=True, exist_ok=True)
-    figures = {"success": success_figure(rows, config, folder / "success.png")}
-    if config.kind is ExperimentKind.VISIBILITY:
-        figures["visibility"] = visibility_figure(rows, config, folder / "visibility.png")
-    if any(row.records[0]["protocol"]["wire_bytes"] for row in rows):
-        figures["wire"] = wire_figure(rows, config, folder / "wire.png")
-    return figures

@@ -19,8 +19,8 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from gencoord.errors import GencoordError
-from gencoord.eval.config import GateExperimentConfig, gate_tasks_of
 from gencoord.eval.figures import save_png
+from gencoord.eval.kinds.gate import GateExperimentConfig, gate_tasks_of
 from gencoord.eval.stats import Estimate, bootstrap_mean, bootstrap_ratio, paired_difference
 from gencoord.eval.tables import DASH, Table, paper_figures
 from gencoord.gate.config import gate_config_at

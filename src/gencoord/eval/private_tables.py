@@ -9,12 +9,14 @@ from __future__ import annotations
 import statistics
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gencoord.eval.config import ExperimentConfig
 from gencoord.eval.tables import DASH, Record, Table, number_cell, paper_cell, percent_cell
 from gencoord.protocol.delivery import CacheSetting, DeliveryKind
 from gencoord.run.episode import CACHED_CONDITIONS, DELIVERY_KINDS, Condition
+
+if TYPE_CHECKING:
+    from gencoord.eval.kinds.episodes import EpisodeExperimentConfig as ExperimentConfig
 
 _STAGES = ("H", "F", "G")
 _PAPER_BYTES = "paper req / ACK / total / cache"

@@ -18,22 +18,10 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
 from gencoord.errors import ConfigError
-from gencoord.eval.composition_tables import composition_table
-from gencoord.eval.config import (
-    CompositionExperimentConfig,
-    Experiment,
-    ExperimentKind,
-    GateExperimentConfig,
-    TeamExperimentConfig,
-)
-from gencoord.eval.figures import build_figures
-from gencoord.eval.gate_tables import gate_figure, gate_tables
-from gencoord.eval.jobs import config_digest, expand
-from gencoord.eval.private_tables import private_tables
+from gencoord.eval.experiment import Experiment, config_digest, kind_of
 from gencoord.eval.ray_runner import FAILED
 from gencoord.eval.runner import read_manifest, read_records, unique_records
-from gencoord.eval.tables import Table, build_tables, paper_figures
-from gencoord.eval.team_tables import team_tables
+from gencoord.eval.tables import Table, paper_figures
 
 _VIEWER_FIELDS = (
     "episode",
@@ -108,23 +96,13 @@ def _viewer_payload(records: Sequence[Mapping[str, Any]]) -> str:
 
 
 def write_report(run_dir: Path) -> Report:
-    config, _ = read_manifest(run_dir)
+    config, manifest = read_manifest(run_dir)
     records, duplicates = unique_records(read_records(run_dir))
     if not records:
         raise ConfigError("EMPTY_RUN", f"{run_dir}: no episode records yet; run the experiment first")
-    if isinstance(config, GateExperimentConfig):
-        tables, estimates = gate_tables(records, config)
-        figures = {"ablation": gate_figure(estimates, run_dir / "figures" / "ablation.png")}
-    elif isinstance(config, TeamExperimentConfig):
-        tables, figures = team_tables(records), {}
-    elif isinstance(config, CompositionExperimentConfig):
-        tables, figures = [composition_table(records, config)], {}
-    else:
-        rows, tables = build_tables(records, config)
-        if config.kind is ExperimentKind.PRIVATE_STRUCTURE:
-            tables += private_tables(records, config)
-        figures = build_figures(rows, config, run_dir / "figures")
-    context = _context(config, records, tables, duplicates)
+    tables, figures = kind_of(config).report(config, records, run_dir / "figures")
+    expected = manifest.get("episodes")
+    context = _context(config, records, tables, duplicates, expected if isinstance(expected, int) else len(records))
     lost = _lost_jobs(run_dir, records)
     if lost:
         context["warnings"].append(
@@ -187,9 +165,9 @@ def _header(
 
 
 def _context(
-    config: Experiment, records: Sequence[Mapping[str, Any]], tables: list[Table], duplicates: int
+    config: Experiment, records: Sequence[Mapping[str, Any]], tables: list[Table], duplicates: int, expected: int
 ) -> dict[str, Any]:
-    expected = len(expand(config))
+    """What the templates show; ``expected`` is the job count the run's manifest recorded when it was planned."""
     header, warnings = _header(config, records, duplicates)
     return {
         "config": config,
@@ -200,5 +178,5 @@ def _context(
         "episodes": len(records),
         "expected": expected,
         "complete": len(records) >= expected,
-        "source": paper_figures().get(config.kind.value, {}).get("source"),
+        "source": paper_figures().get(config.kind, {}).get("source"),
     }

@@ -23,22 +23,15 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from gencoord import __version__
 from gencoord.errors import ConfigError
-from gencoord.eval.config import (
-    ExecutionSpec,
-    Experiment,
-    TeamExperimentConfig,
-    experiment_from,
-    team_tasks_of,
-    uses_api,
-)
+from gencoord.eval.config import ExecutionSpec, uses_api
 from gencoord.eval.dispatch import chunks_of, run_locally
-from gencoord.eval.jobs import AnyJob, config_digest, expand, run_job, team_tasks_for
+from gencoord.eval.experiment import Experiment, Job, RunPlan, as_plan, config_digest, experiment_from, experiment_kind
 from gencoord.eval.ray_runner import FAILED, RayReport, WorkerNeeds, run_on_ray
 from gencoord.eval.records import LOCK, read_jsonl, run_lock
-from gencoord.tasks.team import TeamTask
 from gencoord.worlds.choice import WorldChoice
 
 MANIFEST = "manifest.json"
@@ -75,9 +68,13 @@ def _make_folder(run_dir: Path) -> None:
         raise ConfigError("BAD_OUTPUT", f"cannot make the run folder {run_dir}: {why} ({where})") from None
 
 
-def create_run(config: Experiment, root: Path | None = None) -> Path:
-    """A fresh run folder with the manifest (full config, package and platform versions)."""
-    episodes = len(expand(config))  # a config that cannot expand fails before any folder exists
+def create_run(run: RunPlan | Experiment, root: Path | None = None) -> Path:
+    """A fresh run folder with the manifest (full config, its job count, package and platform versions).
+
+    A config that cannot be planned fails before any folder exists.
+    """
+    plan = as_plan(run)
+    config = plan.config
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     base = (root or Path(config.output)) / f"{config.name}-{stamp}"
     run_dir, suffix = base, 1
@@ -87,10 +84,10 @@ def create_run(config: Experiment, root: Path | None = None) -> Path:
     _make_folder(run_dir)
     manifest = {
         "name": config.name,
-        "kind": config.kind.value,
+        "kind": config.kind,
         "config": config.model_dump(mode="json"),
         "config_sha256": config_digest(config),
-        "episodes": episodes,
+        "episodes": len(plan.jobs),
         "gencoord": __version__,
         "python": platform.python_version(),
         "platform": platform.platform(),
@@ -120,10 +117,10 @@ def read_manifest(run_dir: Path) -> tuple[Experiment, dict[str, object]]:
     path = run_dir / MANIFEST
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
-        return experiment_from(manifest["config"]), manifest
+        return experiment_from(manifest["config"], str(path)), manifest
     except OSError as exc:
         raise ConfigError("NOT_A_RUN", f"{run_dir}: no readable {MANIFEST} ({exc.strerror})") from None
-    except (ValueError, KeyError) as exc:
+    except (ValueError, KeyError, TypeError) as exc:
         raise ConfigError("BAD_MANIFEST", f"{path}: {exc}") from None
 
 
@@ -145,33 +142,40 @@ def read_records(run_dir: Path, repair: bool = False) -> list[dict[str, object]]
 
 
 @cache
-def _config(config_json: str) -> Experiment:
-    return experiment_from(json.loads(config_json))
-
-
-def run_chunk(config_json: str, jobs: Sequence[AnyJob]) -> tuple[bytes, int]:
-    """Run jobs in this process: their JSON lines, and how many failed the original task."""
-    config = _config(config_json)
-    lines, failed = [], 0
-    for job in jobs:
-        record = run_job(config, config_json, job)
-        outcome = record["outcome"]
-        failed += not (isinstance(outcome, dict) and outcome.get("G"))
-        lines.append(json.dumps(record, ensure_ascii=False, separators=(",", ":")))
-    return ("\n".join(lines) + "\n").encode("utf-8"), failed
+def _config(kind: str, config_json: str) -> Experiment:
+    config: Experiment = experiment_kind(kind).config.model_validate_json(config_json)
+    return config
 
 
 @dataclass(frozen=True)
 class ChunkWork:
-    """An experiment's work as a worker runs it; team configs carry their tasks, loaded once on the driver."""
+    """An experiment's work as a worker runs it: the config, and what its kind prepared once on the driver.
 
+    Shipping the prepared part (pools, gate instances, loaded task files) lets a worker on
+    another node run tasks whose files only the driver has, and spares every worker the
+    preparing.
+    """
+
+    kind: str
     config_json: str
-    team_tasks: list[tuple[str, TeamTask]] | None = None
+    prepared: Any
 
-    def __call__(self, chunk: Sequence[AnyJob]) -> tuple[bytes, int]:
-        if self.team_tasks is not None:
-            team_tasks_for(self.config_json, self.team_tasks)
-        return run_chunk(self.config_json, chunk)
+    def __call__(self, chunk: Sequence[Job]) -> tuple[bytes, int]:
+        """Run jobs in this process: their JSON lines, and how many failed the original task."""
+        config = _config(self.kind, self.config_json)
+        kind = experiment_kind(self.kind)
+        tags: dict[str, object] = {
+            "experiment": config.name,
+            "config_sha256": config_digest(config),
+            "gencoord": __version__,
+        }
+        lines, failed = [], 0
+        for job in chunk:
+            record = kind.run_job(config, self.prepared, job) | {"job": job.key} | tags
+            outcome = record["outcome"]
+            failed += not (isinstance(outcome, dict) and outcome.get("G"))
+            lines.append(json.dumps(record, ensure_ascii=False, separators=(",", ":")))
+        return ("\n".join(lines) + "\n").encode("utf-8"), failed
 
 
 def worker_needs(world: WorldChoice | None, execution: ExecutionSpec) -> WorkerNeeds:
@@ -189,20 +193,20 @@ def _append(fd: int, data: bytes) -> None:
 
 
 def run_experiment(
-    config: Experiment, run_dir: Path, workers: int | None = None, progress: Progress | None = None
+    run: RunPlan | Experiment, run_dir: Path, workers: int | None = None, progress: Progress | None = None
 ) -> RunSummary:
-    """Run every job of ``config`` not yet recorded in ``run_dir`` (so it also resumes).
+    """Run every job of the plan (or config) not yet recorded in ``run_dir`` (so it also resumes).
 
     Holds the folder's lock throughout; an interruption ends the worker processes and
     propagates, with every finished chunk already on disk.
     """
     with run_lock(run_dir):
-        return _run_locked(config, run_dir, workers, progress)
+        return _run_locked(as_plan(run), run_dir, workers, progress)
 
 
-def _run_locked(config: Experiment, run_dir: Path, workers: int | None, progress: Progress | None) -> RunSummary:
+def _run_locked(plan: RunPlan, run_dir: Path, workers: int | None, progress: Progress | None) -> RunSummary:
     started = time.perf_counter()
-    jobs = expand(config)
+    config, jobs = plan.config, plan.jobs
     done = {str(record["job"]) for record in read_records(run_dir, repair=True)}
     todo = [job for job in jobs if job.key not in done]
     config_json = config.model_dump_json()
@@ -216,8 +220,7 @@ def _run_locked(config: Experiment, run_dir: Path, workers: int | None, progress
     if uses_api(config):
         limit = config.execution.api_concurrency
         requested = min(requested or limit, limit)
-    shipped = team_tasks_of(config) if isinstance(config, TeamExperimentConfig) else None
-    work = ChunkWork(config_json, shipped)
+    work = ChunkWork(config.kind, config_json, plan.prepared)
     fd = os.open(run_dir / RECORDS, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     written = failed = 0
     already = len(jobs) - len(todo)

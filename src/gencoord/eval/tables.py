@@ -10,13 +10,12 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gencoord._config import package_text, parse_toml
 from gencoord.backends.registry import FACTORIZED_RULE, checkpoint_of, split_receiver, split_view
 from gencoord.dsl.ast import Path, Proposal
 from gencoord.errors import ConfigError
-from gencoord.eval.config import ExperimentConfig, ExperimentKind
 from gencoord.eval.stats import (
     Estimate,
     block_bootstrap_mean,
@@ -31,6 +30,9 @@ from gencoord.prior.compose import compose
 from gencoord.prior.load import default_prior
 from gencoord.run.episode import Condition
 from gencoord.tasks.spec import default_suites
+
+if TYPE_CHECKING:
+    from gencoord.eval.kinds.episodes import EpisodeExperimentConfig as ExperimentConfig
 
 Record = Mapping[str, Any]
 DASH = "–"
@@ -65,7 +67,7 @@ def paper_figures() -> dict[str, Any]:
 
 
 def paper_cell(config: ExperimentConfig, table: str, cell: str) -> Any:
-    return paper_figures().get(config.kind.value, {}).get(table, {}).get(cell)
+    return paper_figures().get(config.kind, {}).get(table, {}).get(cell)
 
 
 def percent_cell(value: float | None, digits: int = 1) -> str:
@@ -655,23 +657,7 @@ def visibility_table(rows: Sequence[Row], config: ExperimentConfig) -> Table:
     return table
 
 
-def build_tables(records: Sequence[Record], config: ExperimentConfig) -> tuple[list[Row], list[Table]]:
-    rows = group_rows(records, config)
-    tables = [outcome_table(rows, config)]
+def generic_tables(rows: Sequence[Row], config: ExperimentConfig) -> list[Table]:
+    """The tables every pair-episode report opens with: outcomes by row, and paired differences where set."""
     paired = paired_table(rows, config)
-    if paired is not None:
-        tables.append(paired)
-    if config.kind is ExperimentKind.FEEDBACK_INTERVENTION:
-        tables.append(block_table(rows, config))
-        fidelity = fidelity_table(records, config)
-        if fidelity is not None:
-            tables.append(fidelity)
-    if config.kind is ExperimentKind.CONTROLLED_FAULTS:
-        tables.append(stage_table(rows, config))
-    if config.kind is ExperimentKind.REPRESENTATION:
-        tables.append(representation_table(rows, config))
-    if config.kind is ExperimentKind.HORIZON:
-        tables.append(horizon_table(rows, config))
-    if config.kind is ExperimentKind.VISIBILITY:
-        tables.append(visibility_table(rows, config))
-    return rows, tables
+    return [outcome_table(rows, config), *([paired] if paired is not None else [])]

@@ -18,7 +18,7 @@ from gencoord.backends.registry import API_PREFIX
 from gencoord.dsl.surface import SurfaceName
 from gencoord.eval.config import ExecutionSpec
 from gencoord.eval.dispatch import chunks_of, run_locally
-from gencoord.eval.jobs import team_lead
+from gencoord.eval.kinds.team import team_lead
 from gencoord.eval.ray_runner import FAILED, RayReport, WorkerNeeds, run_on_ray
 from gencoord.prior.load import team_prior
 from gencoord.run.kinds import kind_of

@@ -1,0 +1,275 @@
+"""Experiment kinds as plugins: one object per kind, registered by name, found by a config's ``kind``.
+
+A kind says everything that differs between families of experiments (pair episodes, the
+gate, team tasks, composition, or a user's own): its config model, the cross-checks
+pydantic cannot express, what a run builds once (pools, instances, tasks), the jobs it
+expands to, how one job becomes a record, and its tables and figures. The runner, the
+report and the command line look the kind up and never branch on it, so a new kind is
+one object and one :func:`register_experiment_kind` call (or one entry point in the
+``gencoord.experiment_kinds`` group of the user's own package; Gymnasium's
+``register``/``make`` is the model).
+
+Configs are a pydantic discriminated union over the registered kinds, tagged by ``kind``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from importlib import import_module
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Generic, Protocol, TypeVar, Union
+
+from pydantic import BaseModel, Discriminator, Tag, TypeAdapter, ValidationError
+
+from gencoord._config import validation_message
+from gencoord.errors import ConfigError, did_you_mean
+
+if TYPE_CHECKING:
+    from gencoord.eval.tables import Table
+
+ENTRY_POINTS = "gencoord.experiment_kinds"
+"""The entry-point group a package declares its experiment kinds in (name = kind, value = the kind object)."""
+
+DEFAULT_KIND = "custom"
+"""The kind of a config that names none: pair episodes with only the generic tables."""
+
+Record = Mapping[str, Any]
+
+
+class Experiment(Protocol):
+    """What every kind's config has: the fields the runner, the report and the command line read.
+
+    ``world`` (a WorldChoice) and ``clusters`` (keep only the first N) are optional: a kind
+    whose config has them gets ``--world`` and ``--clusters`` on the command line.
+    """
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def output(self) -> str: ...
+    @property
+    def workers(self) -> int: ...
+    @property
+    def execution(self) -> Any: ...  # ExecutionSpec (eval.config), which imports this module
+
+    def summary(self) -> str: ...
+    def model_dump(self, **kwargs: Any) -> dict[str, Any]: ...
+    def model_dump_json(self, **kwargs: Any) -> str: ...
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Any: ...
+
+
+class Job(Protocol):
+    """A unit of work: small, picklable, with a key that is stable across runs (how a resume knows it)."""
+
+    @property
+    def key(self) -> str: ...
+
+
+C = TypeVar("C", bound=BaseModel)
+P = TypeVar("P")
+J = TypeVar("J", bound=Job)
+
+
+class ExperimentKind(ABC, Generic[C, P, J]):
+    """One family of experiments. Subclass it, set ``name`` and ``config``, and register an instance.
+
+    ``P`` is what a run prepares once on the driver and ships to every worker (a pool of
+    clusters, gate instances, loaded task files): preparing it may be expensive, so it
+    happens once per run, never once per job or once per worker.
+    """
+
+    name: str
+    config: type[C]
+    paths: ClassVar[tuple[str, ...]] = ()
+    """Config fields that hold files (a string or a list of strings), read relative to the config's folder."""
+    backend_fields: ClassVar[tuple[str, ...]] = ()
+    """Config fields that hold backend names (a string or a list of strings) whose checkpoint paths are relative."""
+
+    def check(self, config: C, origin: str) -> None:
+        """Raise a ConfigError for what the model alone cannot see (files that do not load, clashing fields)."""
+
+    @abstractmethod
+    def prepare(self, config: C) -> P:
+        """What every job of a run needs, built once (it travels to the workers)."""
+
+    @abstractmethod
+    def expand(self, config: C, prepared: P) -> list[J]:
+        """Every job of the experiment, in a fixed order."""
+
+    @abstractmethod
+    def run_job(self, config: C, prepared: P, job: J) -> dict[str, Any]:
+        """One job's record; it must carry ``outcome`` with ``G`` (the task's success) for progress counts."""
+
+    @abstractmethod
+    def report(self, config: C, records: Sequence[Record], folder: Path) -> tuple[list[Table], dict[str, bytes]]:
+        """The report's tables, and its figures (name → PNG bytes), written under ``folder`` if any."""
+
+    def backends(self, config: C) -> list[str]:
+        """Every backend name the config's jobs use (API-backed runs cap their workers)."""
+        return []
+
+    def with_backends(self, config: C, names: list[str]) -> C:
+        """The config with ``--backend`` names instead of its own."""
+        raise ConfigError("BACKEND_NOT_SUPPORTED", f"{config_name(config)}: {self.name} experiments have no backends")
+
+
+AnyKind = ExperimentKind[Any, Any, Any]
+
+_BUILT_IN = {
+    "gate": "gencoord.eval.kinds.gate:GATE",
+    "team": "gencoord.eval.kinds.team:TEAM",
+    "composition": "gencoord.eval.kinds.composition:COMPOSITION",
+    **{
+        name: f"gencoord.eval.kinds.episodes:{name.upper()}"
+        for name in (
+            "request_intervention",
+            "feedback_intervention",
+            "controlled_faults",
+            "representation",
+            "horizon",
+            "visibility",
+            "private_structure",
+            "custom",
+        )
+    },
+}
+"""The kinds gencoord ships, imported on first use (the command line's start-up stays light)."""
+
+_REGISTERED: dict[str, AnyKind] = {}
+
+
+def register_experiment_kind(kind: AnyKind) -> AnyKind:
+    """Make ``kind`` available to configs under ``kind.name``. A name is registered once."""
+    if not isinstance(kind, ExperimentKind):
+        raise ConfigError("BAD_PLUGIN", f"{kind!r} is not an ExperimentKind")
+    if kind.name in _REGISTERED and _REGISTERED[kind.name] is not kind:
+        raise ConfigError("DUPLICATE_KIND", f"an experiment kind named {kind.name!r} is already registered")
+    _REGISTERED[kind.name] = kind
+    _union.cache_clear()
+    return kind
+
+
+def _load(target: str) -> AnyKind:
+    module, _, attribute = target.partition(":")
+    kind: AnyKind = getattr(import_module(module), attribute)
+    return kind
+
+
+@cache
+def _plugins() -> dict[str, str]:
+    """Kinds other packages declare (entry point name → its target), read once per process."""
+    return {point.name: point.value for point in entry_points(group=ENTRY_POINTS)}
+
+
+def experiment_kind_names() -> list[str]:
+    """Every kind a config may name: gencoord's, registered ones, and installed plugins'."""
+    return sorted({*_BUILT_IN, *_REGISTERED, *_plugins()})
+
+
+def experiment_kind(name: str, origin: str | None = None) -> AnyKind:
+    """The kind of that name, loading it (built in, or a plugin's entry point) on first use."""
+    kind = _REGISTERED.get(name)
+    if kind is not None:
+        return kind
+    target = _BUILT_IN.get(name) or _plugins().get(name)
+    if target is None:
+        hint = did_you_mean(name, experiment_kind_names()) or ""
+        where = f"{origin}: " if origin else ""
+        raise ConfigError(
+            "UNKNOWN_KIND",
+            f"{where}unknown experiment kind {name!r}{hint}; known: {', '.join(experiment_kind_names())}",
+        )
+    try:
+        kind = _load(target)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError("BAD_PLUGIN", f"experiment kind {name!r} ({target}) cannot be loaded: {exc}") from None
+    if not isinstance(kind, ExperimentKind) or kind.name != name:
+        raise ConfigError("BAD_PLUGIN", f"{target} is not an ExperimentKind named {name!r}")
+    return register_experiment_kind(kind)
+
+
+def kind_of(config: Experiment) -> AnyKind:
+    return experiment_kind(config.kind)
+
+
+def _tag(value: Any) -> str:
+    if isinstance(value, Mapping):
+        return str(value.get("kind", DEFAULT_KIND))
+    return str(getattr(value, "kind", DEFAULT_KIND))
+
+
+@cache
+def _union() -> TypeAdapter[Any]:
+    kinds = [experiment_kind(name) for name in experiment_kind_names()]
+    members = tuple(Annotated[kind.config, Tag(kind.name)] for kind in kinds)
+    union: Any = Annotated[Union[members], Discriminator(_tag)]  # noqa: UP007 - a runtime tuple of members
+    return TypeAdapter(union)
+
+
+def experiment_from(data: Mapping[str, Any], origin: str = "<config>") -> Experiment:
+    """The config ``data`` describes, as its kind's model: the discriminated union over every kind."""
+    experiment_kind(_tag(data), origin)  # an unknown kind is named with its near misses, not as a union tag
+    try:
+        config: Experiment = _union().validate_python(dict(data))
+    except ValidationError as exc:
+        raise ConfigError("INVALID_CONFIG", f"{origin}: {validation_message(exc, tagged=True)}") from None
+    return config
+
+
+def config_name(config: BaseModel) -> str:
+    return str(getattr(config, "name", type(config).__name__))
+
+
+def validated_with(config: C, update: Mapping[str, Any], code: str = "BAD_BACKEND") -> C:
+    """``config`` with ``update`` applied, validated again by its model and its kind's checks."""
+    try:
+        changed = type(config).model_validate({**config.model_dump(), **update})
+    except ValidationError as exc:
+        raise ConfigError(code, f"{config_name(config)}: {validation_message(exc)}") from None
+    experiment_kind(str(getattr(changed, "kind", DEFAULT_KIND))).check(changed, config_name(changed))
+    return changed
+
+
+def config_digest(config: Experiment) -> str:
+    """What identifies a config in every record it produced (the report checks the manifest against it).
+
+    Where the jobs ran (the pool or Ray) and whether someone watched (a view's port) are not
+    part of it: neither changes a record.
+    """
+    return hashlib.sha256(
+        config.model_dump_json(exclude={"execution": True, "world": {"view_port"}}).encode("utf-8")
+    ).hexdigest()
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """A config with its kind, what the kind prepared and the jobs it expands to: built once per run.
+
+    The command line builds it, the runner runs it and the manifest records its job count,
+    so nothing is expanded twice.
+    """
+
+    config: Experiment
+    kind: AnyKind
+    prepared: Any
+    jobs: tuple[Job, ...]
+
+
+def plan_run(config: Experiment) -> RunPlan:
+    """Prepare and expand ``config``: every error a config can have is raised here, before any folder exists."""
+    kind = kind_of(config)
+    prepared = kind.prepare(config)
+    return RunPlan(config, kind, prepared, tuple(kind.expand(config, prepared)))
+
+
+def as_plan(run: RunPlan | Experiment) -> RunPlan:
+    return run if isinstance(run, RunPlan) else plan_run(run)

@@ -1,0 +1,156 @@
+"""The composition reference (v1 Table S15 / v2 S25): receiver methods on clusters of unseen binding cross-products."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, model_validator
+
+from gencoord.backends.registry import API_PREFIX, CONSTRAINED_PREFIX, MODEL_PREFIX, backend_fits, backend_set, for_seed
+from gencoord.dsl.surface import SurfaceName
+from gencoord.errors import ConfigError
+from gencoord.eval.config import NAME_PATTERN, BootstrapSpec, ExecutionSpec, unique_lists
+from gencoord.eval.experiment import ExperimentKind, Record, validated_with
+from gencoord.models.spec import Records
+from gencoord.planning.composition import CompositionMethod
+from gencoord.prior.load import default_prior
+from gencoord.run.composition import composition_record, run_composition
+from gencoord.tasks.cross_products import CROSS_PRODUCT_CLUSTERS, composition_case
+from gencoord.tasks.spec import default_suites
+from gencoord.worlds.choice import WorldChoice, executor_for
+
+if TYPE_CHECKING:
+    from gencoord.eval.tables import Table
+
+
+class CompositionExperimentConfig(BaseModel):
+    """The composition reference: receiver methods on clusters of unseen binding cross-products."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: Annotated[str, Field(pattern=NAME_PATTERN)]
+    kind: Literal["composition"] = "composition"
+    description: str = ""
+    cases: PositiveInt = CROSS_PRODUCT_CLUSTERS  # clusters, cycling over the unseen combinations
+    methods: list[CompositionMethod] = Field(
+        default=[CompositionMethod.COMPLETE_CASE_TABLE, CompositionMethod.EXPLICIT_FACTOR_COMPOSER], min_length=1
+    )
+    direct: str | None = None  # Direct Short DSL's backend set: model:<checkpoint>, {seed} for one per seed
+    seeds: list[int] = Field(default=[0], min_length=1)
+    roles: list[Annotated[int, Field(ge=0, le=1)]] = Field(default=[0, 1], min_length=1)
+    clusters: PositiveInt | None = None  # keep only the first N cases: reduced runs
+    world: WorldChoice = WorldChoice()
+    output: str = "runs"
+    workers: Annotated[int, Field(ge=0)] = 0
+    bootstrap: BootstrapSpec = BootstrapSpec()
+    execution: ExecutionSpec = ExecutionSpec()
+
+    @model_validator(mode="after")
+    def _direct_has_a_backend(self) -> CompositionExperimentConfig:
+        wanted = CompositionMethod.DIRECT_SHORT_DSL in self.methods
+        if wanted and self.direct is None:
+            raise ValueError("method direct_short_dsl needs `direct`, the backend set that writes its records")
+        if self.direct is not None and not wanted:
+            raise ValueError("`direct` is given but direct_short_dsl is not among the methods")
+        return self
+
+    def summary(self) -> str:
+        count = min(self.cases, self.clusters or self.cases)
+        methods = ", ".join(self.methods)
+        direct = f" (direct: {self.direct})" if self.direct else ""
+        return f"{count} cross-product clusters; methods {methods}{direct}; seeds {self.seeds}; roles {self.roles}"
+
+
+@dataclass(frozen=True, slots=True)
+class CompositionJob:
+    key: str
+    case: int
+    role: int
+    seed: int
+    method: CompositionMethod
+    backend: str | None  # Direct Short DSL's backend set, with this job's seed filled in
+
+
+def _check_direct(direct: str, seeds: Sequence[int], origin: str) -> None:
+    """Direct Short DSL is a model trained on factor-form records, or a prompted API: nothing else writes them."""
+    if not direct.startswith((MODEL_PREFIX, CONSTRAINED_PREFIX, API_PREFIX)):
+        raise ConfigError(
+            "DIRECT_BACKEND",
+            f"{origin}: direct is a trained model or an API ({MODEL_PREFIX}<checkpoint>, {API_PREFIX}<url>#<model>), "
+            f"not {direct!r}",
+        )
+    for seed in seeds:
+        name = for_seed(direct, seed)
+        if not backend_fits(name, False, SurfaceName.DSL, Records.COMPOSITION):
+            raise ConfigError(
+                "DIRECT_BACKEND",
+                f"{origin}: {name} was not trained on composition records (gencoord train --records composition)",
+            )
+
+
+class CompositionKind(ExperimentKind[CompositionExperimentConfig, int, CompositionJob]):
+    name = "composition"
+    config = CompositionExperimentConfig
+    backend_fields = ("direct",)
+
+    def check(self, config: CompositionExperimentConfig, origin: str) -> None:
+        unique_lists(origin, {"methods": config.methods, "seeds": config.seeds, "roles": config.roles})
+        if config.direct is not None:
+            _check_direct(config.direct, config.seeds, origin)
+
+    def prepare(self, config: CompositionExperimentConfig) -> int:
+        """How many cases run (each is built in its worker from its index, a pure function of it)."""
+        return min(config.cases, config.clusters or config.cases)
+
+    def expand(self, config: CompositionExperimentConfig, prepared: int) -> list[CompositionJob]:
+        direct = CompositionMethod.DIRECT_SHORT_DSL
+        return [
+            CompositionJob(
+                f"cross-product-{case:03d}|r{role}|s{seed}|{method}",
+                case,
+                role,
+                seed,
+                method,
+                for_seed(config.direct, seed) if method is direct and config.direct is not None else None,
+            )
+            for case in range(prepared)
+            for method in config.methods
+            for seed in config.seeds
+            for role in config.roles
+        ]
+
+    def run_job(self, config: CompositionExperimentConfig, prepared: int, job: CompositionJob) -> dict[str, Any]:
+        prior, suites = default_prior(), default_suites()
+        case = composition_case(job.case, job.role, job.seed, prior, suites)
+        sender = None
+        if job.backend is not None:
+            sender = backend_set(job.backend)(case.spec, False, prior, suites)[case.spec.sender]
+        composed = run_composition(case, job.method, executor_for(config.world), prior, suites, sender)
+        return composition_record(composed) | {"world": config.world.kind, "backend_set": job.backend}
+
+    def report(
+        self, config: CompositionExperimentConfig, records: Sequence[Record], folder: Path
+    ) -> tuple[list[Table], dict[str, bytes]]:
+        from gencoord.eval.composition_tables import composition_table  # noqa: PLC0415 - scipy: reports only
+
+        return [composition_table(records, config)], {}
+
+    def backends(self, config: CompositionExperimentConfig) -> list[str]:
+        return [] if config.direct is None else [config.direct]
+
+    def with_backends(self, config: CompositionExperimentConfig, names: list[str]) -> CompositionExperimentConfig:
+        """A composition run's --backend is its Direct Short DSL model (the other methods are rules)."""
+        if len(names) != 1:
+            raise ConfigError(
+                "BACKEND_NOT_SUPPORTED",
+                f"{config.name}: a composition run takes one --backend, the Direct Short DSL model, not {len(names)}",
+            )
+        direct = CompositionMethod.DIRECT_SHORT_DSL
+        methods = config.methods if direct in config.methods else [*config.methods, direct]
+        return validated_with(config, {"methods": methods, "direct": names[0]}, "INVALID_CONFIG")
+
+
+COMPOSITION = CompositionKind()

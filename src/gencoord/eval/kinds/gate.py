@@ -1,0 +1,164 @@
+"""The escalation gate (the Gated Coordination paper): gate conditions over instances of the dynamic suite."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, field_validator
+
+from gencoord.errors import ConfigError
+from gencoord.eval.config import NAME_PATTERN, BootstrapSpec, ExecutionSpec
+from gencoord.eval.experiment import ExperimentKind, Record
+from gencoord.gate.adjudicators import LOGISTIC, adjudicator_for, check_adjudicator_name
+from gencoord.gate.config import gate_config_at, load_gate_config
+from gencoord.gate.episode import run_gate_episode
+from gencoord.gate.policy import GateCondition
+from gencoord.gate.pool import gate_pool, team_pool
+from gencoord.gate.suite import GateInstance
+from gencoord.prior.load import default_prior, team_prior
+from gencoord.tasks.team import TeamTask
+from gencoord.tasks.team_files import TaskFormat, load_team_tasks
+from gencoord.worlds.choice import WorldChoice, executor_for
+from gencoord.worlds.mirror import MirroredExecutor
+from gencoord.worlds.sim import SimExecutor
+
+if TYPE_CHECKING:
+    from gencoord.eval.tables import Table
+
+
+class GateExperimentConfig(BaseModel):
+    """A gate experiment: gate conditions over instances of the dynamic suite."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: Annotated[str, Field(pattern=NAME_PATTERN)]
+    kind: Literal["gate"] = "gate"
+    description: str = ""
+    instances: PositiveInt
+    seed: int = 0
+    split: Literal["eval", "train"] = "eval"
+    tasks: list[str] = []  # team task files (relative to the config): the dynamic team suite; none: the built-in jobs
+    format: TaskFormat = TaskFormat.AUTO
+    conditions: list[GateCondition] = Field(min_length=1)
+    reference: GateCondition | None = GateCondition.COMMUNICATION_FIRST  # paired: condition − reference
+    clusters: PositiveInt | None = None  # keep only the first N instances: reduced runs
+    gate_config: str | None = None  # a gate TOML (weights, thresholds, …) instead of the packaged one
+    adjudicator: str = LOGISTIC  # the gray zone's judge: logistic, api:<url>#<model> or model:<checkpoint>
+    budget_factor: Annotated[float, Field(gt=0)] = 2.0  # round budget = factor × clean-run rounds + margin
+    budget_margin: Annotated[int, Field(ge=0)] = 10
+    world: WorldChoice = WorldChoice()  # Minecraft runs with the simulator alongside, compared action by action
+    output: str = "runs"
+    workers: Annotated[int, Field(ge=0)] = 0
+    bootstrap: BootstrapSpec = BootstrapSpec()
+    execution: ExecutionSpec = ExecutionSpec()
+
+    @field_validator("adjudicator")
+    @classmethod
+    def _known_adjudicator(cls, name: str) -> str:
+        return check_adjudicator_name(name)
+
+    def summary(self) -> str:
+        count = min(self.instances, self.clusters or self.instances)
+        budget = f"budget {self.budget_factor:g} × clean rounds + {self.budget_margin}"
+        setting = f"seed {self.seed}, {budget}, adjudicator {self.adjudicator}"
+        suite = f"the team suite from {', '.join(Path(p).name for p in self.tasks)}" if self.tasks else "the job suite"
+        return f"{count} {self.split} instances of {suite} ({setting}); conditions " + ", ".join(self.conditions)
+
+
+def gate_tasks_of(config: GateExperimentConfig) -> tuple[TeamTask, ...]:
+    """The team tasks a gate experiment builds its instances from (none: the built-in jobs)."""
+    prior = team_prior()
+    tasks = tuple(task for path in config.tasks for task in load_team_tasks(Path(path), config.format, prior))
+    ids = [task.id for task in tasks]
+    repeated = sorted({ident for ident in ids if ids.count(ident) > 1})
+    if repeated:
+        raise ConfigError(
+            "DUPLICATE_TASK", f"{config.name}: task ids must be unique across files; repeated: {repeated[0]}"
+        )
+    return tasks
+
+
+def instances_of(config: GateExperimentConfig) -> tuple[GateInstance, ...]:
+    count = min(config.instances, config.clusters or config.instances)
+    factor, margin = config.budget_factor, config.budget_margin
+    if config.tasks:
+        tasks = gate_tasks_of(config)
+        instances, _ = team_pool(tasks, count, config.seed, team_prior(), config.split, factor, margin)
+        return instances
+    return gate_pool(count, config.seed, split=config.split, factor=factor, margin=margin)
+
+
+@dataclass(frozen=True, slots=True)
+class GateJob:
+    key: str
+    instance: int  # index into the config's gate pool
+    condition: GateCondition
+
+
+class GateKind(ExperimentKind[GateExperimentConfig, tuple[GateInstance, ...], GateJob]):
+    name = "gate"
+    config = GateExperimentConfig
+    paths = ("tasks", "gate_config")
+    backend_fields = ("adjudicator",)
+
+    def check(self, config: GateExperimentConfig, origin: str) -> None:
+        if config.gate_config is not None:
+            load_gate_config(Path(config.gate_config))  # fail now, not in a worker
+        gate_tasks_of(config)  # every task file loads and every item exists
+        if config.reference is not None and config.reference not in config.conditions:
+            raise ConfigError(
+                "REFERENCE", f"{origin}: reference {config.reference.value!r} is not among the conditions"
+            )
+
+    def prepare(self, config: GateExperimentConfig) -> tuple[GateInstance, ...]:
+        return instances_of(config)
+
+    def expand(self, config: GateExperimentConfig, prepared: tuple[GateInstance, ...]) -> list[GateJob]:
+        return [
+            GateJob(f"{instance.id}|{condition}", index, condition)
+            for index, instance in enumerate(prepared)
+            for condition in config.conditions
+        ]
+
+    def run_job(self, config: GateExperimentConfig, prepared: tuple[GateInstance, ...], job: GateJob) -> dict[str, Any]:
+        instance = prepared[job.instance]
+        adjudicator = adjudicator_for(config.adjudicator, config.gate_config)
+        prior = team_prior() if config.tasks else default_prior()
+        world: dict[str, object] = {"world": config.world.kind}
+        mirrored = None
+        if config.world.kind != "sim":
+            mirrored = MirroredExecutor(executor_for(config.world), SimExecutor(prior.game))
+        gated = run_gate_episode(
+            instance,
+            job.condition,
+            config=gate_config_at(config.gate_config),
+            adjudicator=adjudicator,
+            executor=mirrored,
+            prior=prior,
+        )
+        if mirrored is not None:
+            world["simulator_disagrees"] = list(mirrored.disagreements)
+        record = gated.record()
+        return (
+            record
+            | {"cluster": instance.id, "outcome": {"G": record["success"]}, "adjudicator": adjudicator.name}
+            | world
+        )
+
+    def report(
+        self, config: GateExperimentConfig, records: Sequence[Record], folder: Path
+    ) -> tuple[list[Table], dict[str, bytes]]:
+        from gencoord.eval.gate_tables import gate_figure, gate_tables  # noqa: PLC0415 - matplotlib: reports only
+
+        tables, estimates = gate_tables(records, config)
+        folder.mkdir(parents=True, exist_ok=True)
+        return tables, {"ablation": gate_figure(estimates, folder / "ablation.png")}
+
+    def backends(self, config: GateExperimentConfig) -> list[str]:
+        return [config.adjudicator]
+
+
+GATE = GateKind()

@@ -1,0 +1,167 @@
+"""Experiment kinds from outside gencoord: a toy package, installed beside it, is run and reported.
+
+The toy package is installed the way pip leaves any package: its module and a
+``.dist-info`` folder whose ``entry_points.txt`` declares the kind, on the interpreter's
+path. gencoord is not touched; the command line finds the kind by the config's ``kind``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from textwrap import dedent
+
+import pytest
+
+from gencoord.errors import ConfigError
+from gencoord.eval.config import parse_experiment
+from gencoord.eval.experiment import experiment_kind, experiment_kind_names, register_experiment_kind
+
+TOY_MODULE = dedent(
+    '''
+    """A coin-flip experiment: the smallest experiment kind there is."""
+
+    from __future__ import annotations
+
+    import random
+    from dataclasses import dataclass
+    from typing import Annotated, Literal
+
+    from pydantic import BaseModel, ConfigDict, Field
+
+    from gencoord.errors import ConfigError
+    from gencoord.eval.config import ExecutionSpec
+    from gencoord.eval.experiment import ExperimentKind
+    from gencoord.eval.tables import Table
+
+
+    class CoinConfig(BaseModel):
+        model_config = ConfigDict(extra="forbid", frozen=True)
+        name: str
+        kind: Literal["coin"] = "coin"
+        description: str = ""
+        flips: Annotated[int, Field(ge=1)]
+        bias: Annotated[float, Field(ge=0, le=1)] = 0.5
+        output: str = "runs"
+        workers: int = 0
+        execution: ExecutionSpec = ExecutionSpec()
+
+        def summary(self) -> str:
+            return f"{self.flips} flips of a coin with bias {self.bias}"
+
+
+    @dataclass(frozen=True)
+    class Flip:
+        key: str
+        index: int
+
+
+    class CoinKind(ExperimentKind[CoinConfig, int, Flip]):
+        name = "coin"
+        config = CoinConfig
+
+        def check(self, config: CoinConfig, origin: str) -> None:
+            if config.flips > 1000:
+                raise ConfigError("TOO_MANY_FLIPS", f"{origin}: at most 1000 flips")
+
+        def prepare(self, config: CoinConfig) -> int:
+            return config.flips
+
+        def expand(self, config: CoinConfig, prepared: int) -> list[Flip]:
+            return [Flip(f"flip-{index:03d}", index) for index in range(prepared)]
+
+        def run_job(self, config: CoinConfig, prepared: int, job: Flip) -> dict[str, object]:
+            heads = random.Random(job.index).random() < config.bias
+            return {"flip": job.index, "heads": heads, "outcome": {"G": heads}}
+
+        def report(self, config, records, folder):
+            heads = sum(1 for record in records if record["heads"])
+            table = Table("coin", "Coin flips", ["flips", "heads"], [[str(len(records)), str(heads)]])
+            return [table], {}
+
+
+    COIN = CoinKind()
+    '''
+)
+
+
+def _install_toy(site: Path) -> None:
+    """What ``pip install`` of a one-module package with an entry point leaves on the path."""
+    (site / "toy_coin.py").write_text(TOY_MODULE, encoding="utf-8")
+    info = site / "toy_coin-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: toy-coin\nVersion: 0.1\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text("[gencoord.experiment_kinds]\ncoin = toy_coin:COIN\n", encoding="utf-8")
+
+
+def _gencoord(site: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
+    return subprocess.run(
+        [sys.executable, "-m", "gencoord.cli", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
+    )
+
+
+def test_a_plugin_kind_runs_reports_and_resumes_through_the_command_line(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    _install_toy(site)
+    config = tmp_path / "coin.toml"
+    config.write_text('name = "coins"\nkind = "coin"\nflips = 40\nbias = 0.7\n', encoding="utf-8")
+    ran = _gencoord(site, "run", str(config), "--out", str(tmp_path / "runs"), "--workers", "2", cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    records = [json.loads(line) for line in (run_dir / "episodes.jsonl").read_text().splitlines()]
+    assert sorted(record["job"] for record in records) == [f"flip-{index:03d}" for index in range(40)]
+    assert {record["experiment"] for record in records} == {"coins"}
+    heads = sum(record["heads"] for record in records)
+    assert 0 < heads < 40
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert (manifest["kind"], manifest["episodes"]) == ("coin", 40)
+    report = (run_dir / "report.md").read_text()
+    assert "Coin flips" in report and f"| 40 | {heads} |" in report
+    again = _gencoord(site, "run", "--resume", str(run_dir), cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert len((run_dir / "episodes.jsonl").read_text().splitlines()) == 40  # nothing ran twice
+
+
+def test_a_plugin_kind_gets_its_own_checks_and_refuses_options_it_has_no_field_for(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    _install_toy(site)
+    config = tmp_path / "coin.toml"
+    config.write_text('name = "coins"\nkind = "coin"\nflips = 5000\n', encoding="utf-8")
+    refused = _gencoord(site, "run", str(config), cwd=tmp_path)
+    assert refused.returncode == 2 and "at most 1000 flips" in refused.stderr and "Traceback" not in refused.stderr
+    config.write_text('name = "coins"\nkind = "coin"\nflips = 5\n', encoding="utf-8")
+    refused = _gencoord(site, "run", str(config), "--world", "minecraft", cwd=tmp_path)
+    assert refused.returncode == 2 and "coin experiments take no --world" in refused.stderr
+    typo = tmp_path / "typo.toml"
+    typo.write_text('name = "coins"\nkind = "con"\nflips = 5\n', encoding="utf-8")
+    refused = _gencoord(site, "run", str(typo), cwd=tmp_path)
+    assert refused.returncode == 2 and "unknown experiment kind 'con'" in refused.stderr and "'coin'" in refused.stderr
+
+
+def test_every_shipped_kind_is_known_and_an_unknown_one_is_named_with_its_near_miss() -> None:
+    names = experiment_kind_names()
+    assert {"gate", "team", "composition", "custom", "horizon", "visibility"} <= set(names)
+    assert all(experiment_kind(name).name == name for name in names)
+    with pytest.raises(ConfigError) as caught:
+        parse_experiment('name = "x"\nkind = "horizn"\npool = "timing"\nconditions = ["request"]\n', "x.toml")
+    assert caught.value.reason == "UNKNOWN_KIND" and "did you mean 'horizon'" in caught.value.message
+
+
+def test_a_field_error_names_the_field_without_the_union_tag() -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_experiment('name = "x"\nkind = "gate"\ninstances = "many"\nconditions = ["full"]\n', "x.toml")
+    assert caught.value.reason == "INVALID_CONFIG" and caught.value.message.startswith("x.toml: instances:")
+
+
+def test_a_kind_is_registered_once() -> None:
+    gate = experiment_kind("gate")
+    assert register_experiment_kind(gate) is gate  # the same object again is fine
+    with pytest.raises(ConfigError) as caught:
+        register_experiment_kind(type(gate)())
+    assert caught.value.reason == "DUPLICATE_KIND"
