@@ -33,13 +33,11 @@ from rich.console import Console
 from rich.table import Table
 
 from gencoord import __version__
-from gencoord.dsl.surface import SurfaceName
 from gencoord.eval.config import ExecutionSpec, find_experiment, load_experiment
+from gencoord.eval.experiment import plan_run
 from gencoord.eval.kinds.episodes import EpisodeExperimentConfig
-from gencoord.eval.runner import create_run, run_experiment
-from gencoord.eval.team_batch import TeamItem, TeamTaskWork, run_team_batch
-from gencoord.run.team import TeamMode
-from gencoord.tasks.team_files import load_team_tasks
+from gencoord.eval.kinds.team import TeamExperimentConfig
+from gencoord.eval.runner import create_run, read_records, run_experiment
 from gencoord.worlds.choice import WorldChoice, close_executors
 
 CLUSTERS = 160
@@ -119,20 +117,23 @@ class _PeakMemory:
 def _minecraft(workers: int, executor: str) -> tuple[int, int, float, float]:
     """(tasks, succeeded, seconds, MiB: peak of this process plus peak of its children) for the Minecraft workload."""
     path = find_experiment("team_tasks").parent / "team" / "generated.json"
-    items = [TeamItem(str(path), task) for task in load_team_tasks(path)[:MINECRAFT_TASKS]]
-    work = TeamTaskWork(TeamMode.PRIVATE, SurfaceName.DSL, "planner", WorldChoice(kind="minecraft"))
-    succeeded: list[int] = []
-
-    def sink(data: bytes, _count: int, failed: int) -> None:
-        succeeded.append(len(data.splitlines()) - failed)
-
     execution = ExecutionSpec(executor=executor)  # type: ignore[arg-type]
+    config = TeamExperimentConfig(
+        name="scale-minecraft",
+        tasks=[str(path)],
+        clusters=MINECRAFT_TASKS,
+        world=WorldChoice(kind="minecraft"),
+        execution=execution,
+    )
+    plan = plan_run(config)
     with tempfile.TemporaryDirectory() as folder, _PeakMemory() as memory:
         started = time.perf_counter()
-        run_team_batch(work, items, Path(folder), workers, execution, sink)
+        run_experiment(plan, Path(folder), workers)
         seconds = time.perf_counter() - started
+        rows = read_records(Path(folder))
         close_executors()  # the one-worker pool ran here: end its server before the next setting
-    return len(items), sum(succeeded), seconds, memory.own + memory.children
+    succeeded = sum(1 for row in rows if row["success"])
+    return len(plan.jobs), succeeded, seconds, memory.own + memory.children
 
 
 def _minecraft_rows() -> tuple[list[dict[str, object]], float]:

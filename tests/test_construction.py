@@ -215,7 +215,7 @@ def test_tasks_run_writes_the_check_as_a_record_and_a_picture(tmp_path: Path) ->
     out = tmp_path / "run"
     ran = CliRunner().invoke(app, ["tasks", "run", str(FIXTURES / "hard_cases.json"), "--out", str(out), "--jsonl"])
     assert ran.exit_code == 0, ran.output
-    records = {r["task"]: r for r in map(json.loads, (out / "team_records.jsonl").read_text().splitlines())}
+    records = {r["task"]: r for r in map(json.loads, (out / "episodes.jsonl").read_text().splitlines())}
     room = records["hollow_room"]
     assert room["success"] and room["build"]["score"] == 1.0 and room["build"]["grids"][1][1] == "#.#"
     assert records["water_cell"]["refused"] and records["water_cell"]["code"] == "UNPLACEABLE_BLOCK"

@@ -252,7 +252,7 @@ def test_tasks_run_takes_cooking_files_and_reports_recipe_bytes(tmp_path: Path) 
     out = tmp_path / "run"
     result = CliRunner().invoke(app, ["tasks", "run", str(FIXTURES / "kitchen.json"), "--out", str(out)])
     assert result.exit_code == 0, result.output  # a task that fails is a record, not an error
-    records = [json.loads(line) for line in (out / "team_records.jsonl").read_text().splitlines()]
+    records = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
     assert len(records) == 6 and sum(r["success"] for r in records) == 5
     hells = next(r for r in records if r["task"].endswith("beef_hells_kitchen"))
     assert hells["recipe_bytes"] > 0 and "goals" in hells["goal"]

@@ -132,7 +132,7 @@ def test_a_terminated_parallel_team_run_stops_its_workers_and_worlds_and_keeps_i
     tasks = str(find_experiment("team_tasks").parent / "team" / "generated.json")
     command = [sys.executable, "-m", "gencoord.cli", "tasks", "run", tasks, "--world", "minecraft"]
     driver = subprocess.Popen([*command, "--workers", "2", "--out", str(tmp_path)], stderr=subprocess.PIPE, text=True)
-    records = tmp_path / "team_records.jsonl"
+    records = tmp_path / "episodes.jsonl"
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline and driver.poll() is None and not (records.exists() and records.stat().st_size):
         time.sleep(0.2)

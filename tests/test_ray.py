@@ -23,13 +23,11 @@ import pytest
 from typer.testing import CliRunner
 
 from gencoord.cli import app
-from gencoord.dsl.surface import SurfaceName
 from gencoord.eval.config import ExecutionSpec, Experiment, find_experiment, load_experiment
+from gencoord.eval.experiment import RunPlan
+from gencoord.eval.kinds.team import TEAM, TeamExperimentConfig
 from gencoord.eval.ray_runner import FAILED, RayReport
 from gencoord.eval.runner import RECORDS, create_run, run_experiment
-from gencoord.eval.team_batch import TeamItem, TeamTaskWork, run_team_batch
-from gencoord.eval.team_report import TEAM_RECORDS
-from gencoord.run.team import TeamMode
 from gencoord.worlds.choice import WorldChoice
 from tests.chat_stub import ComposerApi, serving
 
@@ -234,7 +232,7 @@ def test_api_backed_runs_keep_to_the_endpoints_concurrency_limit(tmp_path: Path,
 
 
 def _team_rows(out: Path) -> dict[str, tuple[object, ...]]:
-    rows = [json.loads(line) for line in (out / TEAM_RECORDS).read_text().splitlines()]
+    rows = [json.loads(line) for line in (out / RECORDS).read_text().splitlines()]
     keyed = {row["task"]: (row["success"], row["stages"], row["messages"], row["wire_bytes"]) for row in rows}
     assert len(keyed) == len(rows), "a task was recorded twice"
     return keyed
@@ -263,14 +261,17 @@ def test_minecraft_workers_are_placed_by_the_memory_they_declare(tmp_path: Path)
     made.wait_for_nodes()
     try:
         execution = ExecutionSpec(executor="ray", ray_address=str(made.address), worker_memory_mib=1024)
-        work = TeamTaskWork(TeamMode.PRIVATE, SurfaceName.DSL, "planner", WorldChoice(kind="minecraft"))
-        items = [TeamItem("minecraft_team", task) for task in TASKS]
-        lines: list[bytes] = []
-        lost, report = run_team_batch(work, items, tmp_path, 4, execution, lambda data, _n, _f: lines.append(data))
+        config = TeamExperimentConfig(
+            name="minecraft-team", tasks=["minecraft_team"], world=WorldChoice(kind="minecraft"), execution=execution
+        )
+        prepared = tuple(("minecraft_team", task) for task in TASKS)  # the tasks of no file: a plan made by hand
+        plan = RunPlan(config, TEAM, prepared, tuple(TEAM.expand(config, prepared)))
+        summary = run_experiment(plan, tmp_path, workers=4)
     finally:
         made.shutdown()
-    rows = [json.loads(line) for data in lines for line in data.splitlines()]
-    assert lost == 0 and report is not None
+    rows = list(_records(tmp_path).values())
+    report = summary.ray
+    assert summary.lost == 0 and report is not None
     assert report.capacity == 2 and len(report.workers) == 2 and len({w.node for w in report.workers}) == 2
     assert sorted(row["task"] for row in rows) == sorted(task.id for task in TASKS)
     assert all(row["success"] and row["world"] == "minecraft" for row in rows), rows

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from gencoord.cli import app
 from gencoord.eval.records import run_lock
-from gencoord.eval.team_report import TEAM_RECORDS
+from gencoord.eval.runner import RECORDS
 
 FIXTURES = Path(__file__).parent / "fixtures" / "team"
 runner = CliRunner()
@@ -23,7 +23,7 @@ def _run(path: Path, out: Path) -> list[dict[str, object]]:
 
 
 def _records(out: Path) -> list[dict[str, object]]:
-    return [json.loads(line) for line in (out / TEAM_RECORDS).read_text().splitlines()]
+    return [json.loads(line) for line in (out / RECORDS).read_text().splitlines()]
 
 
 def test_refused_tasks_get_records_and_the_run_goes_on(tmp_path: Path) -> None:
@@ -58,7 +58,7 @@ def test_a_record_of_another_gencoord_is_stale(tmp_path: Path) -> None:
     records = _records(out)
     for record in records:
         record["gencoord"] = "0.0.0"
-    (out / TEAM_RECORDS).write_text("".join(json.dumps(record) + "\n" for record in records))
+    (out / RECORDS).write_text("".join(json.dumps(record) + "\n" for record in records))
     result = runner.invoke(app, ["tasks", "run", str(path), "--out", str(out), "--jsonl"])
     assert f"{len(first)} recorded tasks are stale" in result.stderr
     assert len(_records(out)) == 2 * len(first)
@@ -67,8 +67,8 @@ def test_a_record_of_another_gencoord_is_stale(tmp_path: Path) -> None:
 def test_a_torn_last_line_is_cut_and_that_task_runs_again(tmp_path: Path) -> None:
     path, out = FIXTURES / "own_format.toml", tmp_path / "out"
     first = _run(path, out)
-    data = (out / TEAM_RECORDS).read_bytes()
-    (out / TEAM_RECORDS).write_bytes(data[: len(data) - 40])  # a crash mid-append
+    data = (out / RECORDS).read_bytes()
+    (out / RECORDS).write_bytes(data[: len(data) - 40])  # a crash mid-append
     assert _run(path, out) == first
     assert len(_records(out)) == len(first)  # the torn line is gone, its task recorded once more
 
@@ -79,5 +79,5 @@ def test_two_runs_into_one_folder_are_refused(tmp_path: Path) -> None:
     with run_lock(out):
         result = runner.invoke(app, ["tasks", "run", str(FIXTURES / "own_format.toml"), "--out", str(out)])
     assert result.exit_code == 2 and "is being written by process" in result.stderr
-    assert not (out / TEAM_RECORDS).exists()
+    assert not (out / RECORDS).exists()
     shutil.rmtree(out)

@@ -199,7 +199,7 @@ def test_tasks_run_writes_one_json_object_per_task_and_a_report(tmp_path: Path) 
     assert "## Traces" in report and "hand-over:" in report
     again = runner.invoke(app, ["tasks", "run", *files, "--out", str(out), "--jsonl"])
     assert again.exit_code == 0 and again.stdout == result.stdout  # resumed: nothing runs twice
-    records = (out / "team_records.jsonl").read_text().splitlines()
+    records = (out / "episodes.jsonl").read_text().splitlines()
     assert len(records) == len(tasks)
 
 

@@ -11,7 +11,6 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 from rich.text import Text
 
-from gencoord import __version__
 from gencoord.cli.common import INTERRUPTED, Terminated, app, command, console, fail, stoppable
 from gencoord.cli.options import (
     ExecutorOption,
@@ -29,17 +28,17 @@ from gencoord.cli.options import (
 )
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
-from gencoord.eval.config import ExecutionSpec
+from gencoord.eval.config import ExecutionSpec, checked_experiment
+from gencoord.eval.experiment import plan_run
 from gencoord.eval.kinds.team import team_lead
 from gencoord.eval.ray_runner import FAILED, ray_line
-from gencoord.eval.records import run_lock
-from gencoord.eval.team_batch import TeamItem, TeamTaskWork, run_team_batch
-from gencoord.eval.team_report import TEAM_RECORDS, read_team_records, record_key, write_team_report
+from gencoord.eval.report import write_report
+from gencoord.eval.runner import RECORDS, RunSummary, read_records, run_experiment, unique_records
 from gencoord.prior.load import team_prior
 from gencoord.run.kinds import kind_of
 from gencoord.run.team import TeamMode
-from gencoord.run.team_record import SUMMARY_FIELDS, goal_record, refusal_record, task_digest
-from gencoord.tasks.team_files import AnyTask, Refusal, TaskFile, TaskFormat, read_task_file
+from gencoord.run.team_record import SUMMARY_FIELDS, goal_record
+from gencoord.tasks.team_files import TaskFormat, read_task_file
 from gencoord.worlds.choice import DEFAULT_VIEW_PORT, WorldChoice
 
 tasks_app = typer.Typer(
@@ -174,94 +173,75 @@ def run_tasks(
     """
     if surface not in _SURFACES:
         raise ConfigError("BAD_SURFACE", f"team tasks speak dsl or freeform, not {surface.value}")
-    prior = team_prior()
-    read = [read_task_file(path, fmt, prior) for path in files]
     choice = world_choice(world, host, port, mc_version, origin, view, view_port) or WorldChoice()
     execution = execution_of(ExecutionSpec(), executor, ray_address, retries)
-    lead = team_lead(backend)  # a bad backend fails here, before any task runs
+    arguments = {
+        "name": "tasks",
+        "kind": "team",
+        "tasks": [str(path) for path in files],
+        "format": fmt.value,
+        "modes": [mode.value],
+        "surfaces": [surface.value],
+        "backends": [backend],
+        "world": choice.model_dump(),
+        "execution": execution.model_dump(),
+    }
+    config = checked_experiment(arguments, "gencoord tasks run")  # the team experiment these arguments describe
+    team_lead(backend)  # a bad backend fails here, before any task runs
+    plan = plan_run(config)  # a file that cannot be read at all fails here
     if out.exists() and not out.is_dir():
         raise ConfigError("BAD_OUT", f"--out {out} is a file, not a folder")
     out.mkdir(parents=True, exist_ok=True)
     err = console(stderr=True)
-    with run_lock(out):
-        done = {record_key(record): record for record in read_team_records(out, repair=True)}
-        settings = (mode.value, surface.value, choice.kind, lead.name)
-        todo, reused, refusals, stale = _resume(read, done, settings)
-        if stale:
-            err.print(Text(f"{stale} recorded tasks are stale (their task or gencoord changed) and run again"))
+
+    def echo(data: bytes) -> None:
         if jsonl:
-            for kept in reused:
-                _echo_summary(kept)
-        total = len(todo) + len(reused) + len(refusals)
-        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
-        with Progress(*columns, console=err, transient=jsonl) as progress, (out / TEAM_RECORDS).open("ab") as records:
-            bar = progress.add_task("team tasks", total=total, completed=len(reused))
+            for line in data.splitlines():
+                _echo_summary(json.loads(line))
 
-            def append(data: bytes, count: int, failed: int) -> None:
-                records.write(data)
-                records.flush()
-                if jsonl:
-                    for line in data.splitlines():
-                        _echo_summary(json.loads(line))
-                progress.advance(bar, count)
-
-            work = TeamTaskWork(mode, surface, backend, choice)
-            try:
-                with stoppable():
-                    lost, ray_report = run_team_batch(work, todo, out, workers, execution, append)
-                    if refusals:  # after every task, in a fresh run as in a resumed one
-                        lines = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in refusals)
-                        append(lines.encode("utf-8"), len(refusals), len(refusals))
-            except KeyboardInterrupt as stop:
-                why = "terminated" if isinstance(stop, Terminated) else "interrupted"
-                fail(
-                    f"team tasks {why}; the workers are stopped and every finished task is kept in "
-                    f"{out / TEAM_RECORDS}. Run the same command again to continue.",
-                    INTERRUPTED,
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
+    with Progress(*columns, console=err, transient=jsonl) as progress:
+        bar = progress.add_task("team tasks", total=len(plan.jobs))
+        try:
+            with stoppable():
+                summary = run_experiment(
+                    plan,
+                    out,
+                    workers if workers is not None or execution.executor == "ray" else 1,
+                    lambda recorded, _failed: progress.update(bar, completed=recorded),
+                    echo,
                 )
-        report = write_team_report(out)
+        except KeyboardInterrupt as stop:
+            why = "terminated" if isinstance(stop, Terminated) else "interrupted"
+            fail(
+                f"team tasks {why}; the workers are stopped and every finished task is kept in "
+                f"{out / RECORDS}. Run the same command again to continue.",
+                INTERRUPTED,
+            )
+    if summary.stale:
+        err.print(Text(f"{summary.stale} recorded tasks are stale (their task or gencoord changed) and run again"))
+    report = write_report(out)
     if not jsonl:
-        final = read_team_records(out)
-        wins = sum(1 for r in final if r["success"])
-        refused = sum(1 for r in final if r.get("refused"))
-        counted = f"{wins}/{len(final)} team tasks succeeded" + (f" ({refused} refused as written)" if refused else "")
-        summary = f"{counted} · records {out / TEAM_RECORDS} · report {report}"
-        console().print(Text(summary + (f" · {ray_line(ray_report)}" if ray_report else "")))
-    if lost:
+        console().print(Text(_said(out, summary) + f" · report {report.markdown}"))
+    if summary.lost:
         err.print(
             Text(
-                f"{lost} tasks lost their worker on every try ({out / FAILED}); "
+                f"{summary.lost} tasks lost their worker on every try ({out / FAILED}); "
                 "run the same command again to retry them",
                 style="yellow",
             )
         )
 
 
-def _resume(
-    read: list[TaskFile], done: dict[tuple[str, ...], dict[str, Any]], settings: tuple[str, str, str, str]
-) -> tuple[list[TeamItem], list[dict[str, Any]], list[dict[str, Any]], int]:
-    """(tasks to run, records to reuse, refusals to record, stale records) for one run's settings.
-
-    A record is reused only when it was made from the same task content by the same gencoord;
-    refusals come after every task, in a fresh run as in a resumed one.
-    """
-    mode, surface, world, backend = settings
-    entries: list[tuple[str, AnyTask | Refusal]] = [(f.path, task) for f in read for task in f.tasks]
-    entries += [(f.path, refusal) for f in read for refusal in f.refused]
-    todo: list[TeamItem] = []
-    reused: list[dict[str, Any]] = []
-    refusals: list[dict[str, Any]] = []
-    stale = 0
-    for source, entry in entries:
-        ident = entry.task if isinstance(entry, Refusal) else entry.id
-        record = done.get((source, ident, *settings))
-        same = record is not None and record.get("task_sha256") == task_digest(entry)
-        if same and record is not None and record.get("gencoord") == __version__:
-            reused.append(record)
-            continue
-        stale += record is not None
-        if not isinstance(entry, Refusal):
-            todo.append(TeamItem(source, entry))
-        else:
-            refusals.append(refusal_record(entry, source, TeamMode(mode), surface, world, backend))
-    return todo, reused, refusals, stale
+def _said(out: Path, summary: RunSummary) -> str:
+    """What the folder now holds, and what this command did to it (a resume may run nothing)."""
+    records, _ = unique_records(read_records(out))
+    wins = sum(1 for record in records if record["success"])
+    refused = sum(1 for record in records if record.get("refused"))
+    held = f"{wins}/{len(records)} team tasks succeeded" + (f" ({refused} refused as written)" if refused else "")
+    if summary.ran == 0:
+        did = "nothing ran: every task was already recorded"
+    else:
+        did = f"ran {summary.ran}" + (f", {summary.already_done} already recorded" if summary.already_done else "")
+    line = f"{held} · {did} · records {out / RECORDS}"
+    return line + (f" · {ray_line(summary.ray)}" if summary.ray else "")

@@ -7,6 +7,7 @@ should be. Built from the record's grids alone (``run/team_record.py`` ``build_r
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ _COLOURS = ("#eeeeee", "#2e8b57", "#c0392b", "#e67e22")
 _LABELS = ("air, as it should be", "block as the blueprint says", "wrong or missing block", "block where air must be")
 
 
-def build_figure(record: dict[str, Any], path: Path) -> Path:
+def build_figure(record: Mapping[str, Any], path: Path) -> Path:
     """One panel per level, bottom level first; the title gives the score."""
     build = record["build"]
     grids = build["grids"]

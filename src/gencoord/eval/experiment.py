@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import import_module
 from importlib.metadata import entry_points
@@ -62,8 +62,10 @@ class Experiment(Protocol):
     def execution(self) -> Any: ...  # ExecutionSpec (eval.config), which imports this module
 
     def summary(self) -> str: ...
-    def model_dump(self, **kwargs: Any) -> dict[str, Any]: ...
-    def model_dump_json(self, **kwargs: Any) -> str: ...
+
+    # the pydantic methods the runner and the command line call
+    def model_dump(self, *, mode: str = ...) -> dict[str, Any]: ...
+    def model_dump_json(self, *, exclude: Any = ...) -> str: ...
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Any: ...
 
 
@@ -110,8 +112,12 @@ class ExperimentKind(ABC, Generic[C, P, J]):
         """One job's record; it must carry ``outcome`` with ``G`` (the task's success) for progress counts."""
 
     @abstractmethod
-    def report(self, config: C, records: Sequence[Record], folder: Path) -> tuple[list[Table], dict[str, bytes]]:
-        """The report's tables, and its figures (name → PNG bytes), written under ``folder`` if any."""
+    def report(self, config: C, records: Sequence[Record], run_dir: Path) -> ReportParts:
+        """What the report shows for these records; figures are written under ``run_dir / "figures"``."""
+
+    def reusable(self, config: C, prepared: P, job: J, record: Record) -> bool:
+        """Whether a resumed run may keep this job's recorded ``record`` rather than run the job again."""
+        return True
 
     def backends(self, config: C) -> list[str]:
         """Every backend name the config's jobs use (API-backed runs cap their workers)."""
@@ -120,6 +126,16 @@ class ExperimentKind(ABC, Generic[C, P, J]):
     def with_backends(self, config: C, names: list[str]) -> C:
         """The config with ``--backend`` names instead of its own."""
         raise ConfigError("BACKEND_NOT_SUPPORTED", f"{config_name(config)}: {self.name} experiments have no backends")
+
+
+@dataclass(frozen=True)
+class ReportParts:
+    """A kind's part of a report: tables, figures (name → PNG bytes, saved as ``figures/<name>.png``),
+    and Markdown sections that follow the tables in ``report.md`` (the HTML's trace viewer shows the same)."""
+
+    tables: list[Table]
+    figures: dict[str, bytes] = field(default_factory=dict)
+    sections: list[str] = field(default_factory=list)
 
 
 AnyKind = ExperimentKind[Any, Any, Any]

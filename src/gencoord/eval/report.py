@@ -100,9 +100,11 @@ def write_report(run_dir: Path) -> Report:
     records, duplicates = unique_records(read_records(run_dir))
     if not records:
         raise ConfigError("EMPTY_RUN", f"{run_dir}: no episode records yet; run the experiment first")
-    tables, figures = kind_of(config).report(config, records, run_dir / "figures")
+    parts = kind_of(config).report(config, records, run_dir)
+    tables, figures = parts.tables, parts.figures
     expected = manifest.get("episodes")
     context = _context(config, records, tables, duplicates, expected if isinstance(expected, int) else len(records))
+    context["sections"] = parts.sections
     lost = _lost_jobs(run_dir, records)
     if lost:
         context["warnings"].append(

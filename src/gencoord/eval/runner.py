@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import platform
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cache
@@ -38,6 +39,9 @@ MANIFEST = "manifest.json"
 RECORDS = "episodes.jsonl"
 CHUNK = 48
 
+Sink = Callable[[bytes], None]
+"""Called with JSON lines of records as they are reused or written (``gencoord tasks run --jsonl`` prints them)."""
+
 Progress = Callable[[int, int], None]
 """Called at the start and after each chunk with (episodes recorded in all, of those written now that failed)."""
 
@@ -51,6 +55,7 @@ class RunSummary:
     seconds: float
     lost: int = 0  # jobs whose worker died on every try (Ray): in failed.jsonl, run again by --resume
     ray: RayReport | None = None  # where the jobs ran, when they ran on Ray
+    stale: int = 0  # recorded jobs whose record no longer held (their task or gencoord changed): run again
 
 
 def _write_atomically(path: Path, text: str) -> None:
@@ -69,19 +74,25 @@ def _make_folder(run_dir: Path) -> None:
 
 
 def create_run(run: RunPlan | Experiment, root: Path | None = None) -> Path:
-    """A fresh run folder with the manifest (full config, its job count, package and platform versions).
+    """A fresh run folder, ``<output>/<name>-<timestamp>``, with the manifest.
 
     A config that cannot be planned fails before any folder exists.
     """
     plan = as_plan(run)
-    config = plan.config
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-    base = (root or Path(config.output)) / f"{config.name}-{stamp}"
+    base = (root or Path(plan.config.output)) / f"{plan.config.name}-{stamp}"
     run_dir, suffix = base, 1
     while run_dir.exists():
         suffix += 1
         run_dir = base.with_name(f"{base.name}-{suffix}")
     _make_folder(run_dir)
+    _write_manifest(plan, run_dir)
+    return run_dir
+
+
+def _write_manifest(plan: RunPlan, run_dir: Path) -> None:
+    """The manifest (full config, its digest and job count, package and platform versions) and empty records."""
+    config = plan.config
     manifest = {
         "name": config.name,
         "kind": config.kind,
@@ -99,7 +110,20 @@ def create_run(run: RunPlan | Experiment, root: Path | None = None) -> Path:
     except OSError as exc:
         discard_run(run_dir)
         raise ConfigError("BAD_OUTPUT", f"cannot write into {run_dir}: {exc.strerror}") from None
-    return run_dir
+
+
+def _adopt(plan: RunPlan, run_dir: Path) -> None:
+    """A folder without a manifest becomes this plan's run; one that holds another config's run is refused."""
+    if not (run_dir / MANIFEST).exists():
+        _write_manifest(plan, run_dir)
+        return
+    recorded, _ = read_manifest(run_dir)
+    if config_digest(recorded) != config_digest(plan.config):
+        raise ConfigError(
+            "OTHER_RUN",
+            f"{run_dir} holds a run of other settings ({recorded.name}: {recorded.summary()}); "
+            "continue that one with the settings it began with, or write this one to another folder",
+        )
 
 
 def discard_run(run_dir: Path) -> None:
@@ -124,16 +148,25 @@ def read_manifest(run_dir: Path) -> tuple[Experiment, dict[str, object]]:
         raise ConfigError("BAD_MANIFEST", f"{path}: {exc}") from None
 
 
+def _made_alike(first: Mapping[str, object], second: Mapping[str, object]) -> bool:
+    """Two records of one job made by the same gencoord from the same task: one of them should not exist."""
+    return all(first.get(field) == second.get(field) for field in ("gencoord", "task_sha256"))
+
+
 def unique_records(records: Sequence[dict[str, object]]) -> tuple[list[dict[str, object]], int]:
-    """The first record of each job key, and how many later duplicates were dropped."""
-    seen: set[str] = set()
-    kept: list[dict[str, object]] = []
+    """The latest record of each job key, in first-recorded order, and how many duplicates were dropped.
+
+    A record a resumed run replaced because it was stale (another gencoord, or a task whose
+    content changed since) is superseded, not a duplicate; two alike records of one job are.
+    """
+    latest: dict[str, dict[str, object]] = {}
+    duplicates = 0
     for record in records:
         key = str(record.get("job"))
-        if key not in seen:
-            seen.add(key)
-            kept.append(record)
-    return kept, len(records) - len(kept)
+        earlier = latest.get(key)
+        duplicates += earlier is not None and _made_alike(earlier, record)
+        latest[key] = record
+    return list(latest.values()), duplicates
 
 
 def read_records(run_dir: Path, repair: bool = False) -> list[dict[str, object]]:
@@ -193,22 +226,44 @@ def _append(fd: int, data: bytes) -> None:
 
 
 def run_experiment(
-    run: RunPlan | Experiment, run_dir: Path, workers: int | None = None, progress: Progress | None = None
+    run: RunPlan | Experiment,
+    run_dir: Path,
+    workers: int | None = None,
+    progress: Progress | None = None,
+    sink: Sink | None = None,
 ) -> RunSummary:
     """Run every job of the plan (or config) not yet recorded in ``run_dir`` (so it also resumes).
 
-    Holds the folder's lock throughout; an interruption ends the worker processes and
-    propagates, with every finished chunk already on disk.
+    ``run_dir`` is a folder ``create_run`` made, or any folder: one without a manifest
+    becomes this run's (``gencoord tasks run --out``), one with another config's run is
+    refused. A recorded job is reused only if its kind says the record still holds (a
+    team task's record is stale once the task's content or gencoord changed): a stale one
+    runs again and its new record is appended. Holds the folder's lock throughout; an
+    interruption ends the worker processes and propagates, with every finished chunk
+    already on disk. ``sink`` sees the reused records' lines first, then each new chunk's.
     """
+    plan = as_plan(run)
     with run_lock(run_dir):
-        return _run_locked(as_plan(run), run_dir, workers, progress)
+        _adopt(plan, run_dir)
+        return _run_locked(plan, run_dir, workers, progress, sink)
 
 
-def _run_locked(plan: RunPlan, run_dir: Path, workers: int | None, progress: Progress | None) -> RunSummary:
+def _run_locked(
+    plan: RunPlan, run_dir: Path, workers: int | None, progress: Progress | None, sink: Sink | None
+) -> RunSummary:
     started = time.perf_counter()
     config, jobs = plan.config, plan.jobs
-    done = {str(record["job"]) for record in read_records(run_dir, repair=True)}
+    latest = {str(record["job"]): record for record in read_records(run_dir, repair=True)}
+    reused = [
+        latest[job.key]
+        for job in jobs
+        if job.key in latest and plan.kind.reusable(config, plan.prepared, job, latest[job.key])
+    ]
+    done = {str(record["job"]) for record in reused}
+    stale = sum(1 for job in jobs if job.key in latest and job.key not in done)
     todo = [job for job in jobs if job.key not in done]
+    if sink and reused:
+        sink("".join(json.dumps(record, ensure_ascii=False) + "\n" for record in reused).encode("utf-8"))
     config_json = config.model_dump_json()
     requested = workers if workers is not None else (config.workers or None)
     world = getattr(config, "world", None)
@@ -220,6 +275,8 @@ def _run_locked(plan: RunPlan, run_dir: Path, workers: int | None, progress: Pro
     if uses_api(config):
         limit = config.execution.api_concurrency
         requested = min(requested or limit, limit)
+    if requested != 1:  # a few chunks for each worker, so that the work spreads over all of them
+        size = max(1, min(size, math.ceil(len(todo) / (4 * (requested or os.cpu_count() or 1)))))
     work = ChunkWork(config.kind, config_json, plan.prepared)
     fd = os.open(run_dir / RECORDS, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     written = failed = 0
@@ -232,13 +289,15 @@ def _run_locked(plan: RunPlan, run_dir: Path, workers: int | None, progress: Pro
         nonlocal written, failed
         _append(fd, data)
         written, failed = written + jobs, failed + bad
+        if sink:
+            sink(data)
         if progress:
             progress(already + written, failed)
 
     def give_up(lines: bytes) -> None:
         nonlocal lost
-        with (run_dir / FAILED).open("ab") as sink:
-            sink.write(lines)
+        with (run_dir / FAILED).open("ab") as failed_file:
+            failed_file.write(lines)
         lost += lines.count(b"\n")
 
     ray_report = None
@@ -253,4 +312,4 @@ def _run_locked(plan: RunPlan, run_dir: Path, workers: int | None, progress: Pro
     finally:
         os.close(fd)
     seconds = time.perf_counter() - started
-    return RunSummary(run_dir, len(jobs), len(jobs) - len(todo), written, seconds, lost, ray_report)
+    return RunSummary(run_dir, len(jobs), len(done), written, seconds, lost, ray_report, stale)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from statistics import median
 from typing import Any
 
@@ -31,9 +32,24 @@ def _success(records: Sequence[Record]) -> Table:
     table = Table(
         "team_success",
         "Team tasks: success and feasibility by team size",
-        ["lead", "information", "surface", "agents", "tasks", "success % [95% CI]", "judged feasible", "median s"],
+        [
+            "lead",
+            "information",
+            "surface",
+            "agents",
+            "tasks",
+            "success % [95% CI]",
+            "judged feasible",
+            "median s",
+            "recipe bytes",
+            "model calls",
+            "median makespan / single crafter",
+        ],
         caption="Success: the task's own test on the final world within its time limit. Judged feasible: the team's "
-        "verdict before any action. Exact (Clopper–Pearson) intervals over tasks.",
+        "verdict before any action. Exact (Clopper–Pearson) intervals over tasks. Peers answer by a deterministic "
+        "rule from their own bag (zero model calls); the planner lead makes none either. Makespan / single crafter: "
+        "the committed plan's simulated completion time over that of the fastest plan in which one agent makes "
+        "every item, both from the true bags (below 1: the team is faster).",
     )
     for (backend, mode, surface, agents), rows in sorted(groups.items()):
         wins = sum(1 for row in rows if row["success"])
@@ -48,9 +64,22 @@ def _success(records: Sequence[Record]) -> Table:
                 _pct(wins, len(rows)),
                 f"{sum(1 for row in rows if row['feasible'])}/{len(rows)}",
                 f"{median(durations):.1f}" if durations else "–",
+                str(sum(row.get("recipe_bytes", 0) for row in rows)),
+                str(sum(row["model_calls"] for row in rows)),
+                _makespan_ratio(rows),
             ]
         )
     return table
+
+
+def _makespan_ratio(rows: Sequence[Record]) -> str:
+    """The median over tasks of the chosen plan's simulated makespan over the best single-crafter plan's."""
+    ratios = [
+        planned / single
+        for row in rows
+        if (planned := row.get("planned_makespan_s")) is not None and (single := row.get("single_crafter_s"))
+    ]
+    return f"{median(ratios):.2f}" if ratios else "–"
 
 
 def _traffic(records: Sequence[Record]) -> Table:
@@ -104,5 +133,23 @@ def _failures(records: Sequence[Record]) -> Table:
     return table
 
 
+def _refused(records: Sequence[Record]) -> Table:
+    table = Table(
+        "team_refused",
+        "Refused as written",
+        ["file", "task", "code", "why"],
+        caption="Tasks their file could not give as written: each was refused alone, before any action, "
+        "and the rest of its file ran.",
+    )
+    table.rows = [[Path(str(r["file"])).name, str(r["task"]), str(r["code"]), str(r["message"])] for r in records]
+    return table
+
+
 def team_tables(records: Sequence[Record]) -> list[Table]:
-    return [_success(records), _traffic(records), _failures(records)]
+    """The tables of a team run; tasks refused as written get a table of their own and count nowhere else."""
+    ran = [record for record in records if not record.get("refused")]
+    refused = [record for record in records if record.get("refused")]
+    tables = [_success(ran), _traffic(ran)] if ran else []
+    if any(not record["success"] for record in ran):
+        tables.append(_failures(ran))
+    return [*tables, *([_refused(refused)] if refused else [])]

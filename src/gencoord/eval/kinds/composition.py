@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, model_validator
 
@@ -13,7 +13,7 @@ from gencoord.backends.registry import API_PREFIX, CONSTRAINED_PREFIX, MODEL_PRE
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
 from gencoord.eval.config import NAME_PATTERN, BootstrapSpec, ExecutionSpec, unique_lists
-from gencoord.eval.experiment import ExperimentKind, Record, validated_with
+from gencoord.eval.experiment import ExperimentKind, Record, ReportParts, validated_with
 from gencoord.models.spec import Records
 from gencoord.planning.composition import CompositionMethod
 from gencoord.prior.load import default_prior
@@ -21,9 +21,6 @@ from gencoord.run.composition import composition_record, run_composition
 from gencoord.tasks.cross_products import CROSS_PRODUCT_CLUSTERS, composition_case
 from gencoord.tasks.spec import default_suites
 from gencoord.worlds.choice import WorldChoice, executor_for
-
-if TYPE_CHECKING:
-    from gencoord.eval.tables import Table
 
 
 class CompositionExperimentConfig(BaseModel):
@@ -131,12 +128,10 @@ class CompositionKind(ExperimentKind[CompositionExperimentConfig, int, Compositi
         composed = run_composition(case, job.method, executor_for(config.world), prior, suites, sender)
         return composition_record(composed) | {"world": config.world.kind, "backend_set": job.backend}
 
-    def report(
-        self, config: CompositionExperimentConfig, records: Sequence[Record], folder: Path
-    ) -> tuple[list[Table], dict[str, bytes]]:
+    def report(self, config: CompositionExperimentConfig, records: Sequence[Record], run_dir: Path) -> ReportParts:
         from gencoord.eval.composition_tables import composition_table  # noqa: PLC0415 - scipy: reports only
 
-        return [composition_table(records, config)], {}
+        return ReportParts([composition_table(records, config)])
 
     def backends(self, config: CompositionExperimentConfig) -> list[str]:
         return [] if config.direct is None else [config.direct]

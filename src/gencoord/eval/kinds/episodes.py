@@ -30,7 +30,7 @@ from gencoord.backends.registry import (
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
 from gencoord.eval.config import NAME_PATTERN, BootstrapSpec, ExecutionSpec, unique_lists
-from gencoord.eval.experiment import DEFAULT_KIND, ExperimentKind, Record, experiment_kind, validated_with
+from gencoord.eval.experiment import DEFAULT_KIND, ExperimentKind, Record, ReportParts, experiment_kind, validated_with
 from gencoord.eval.figures import success_figure, visibility_figure, wire_figure
 from gencoord.eval.private_tables import private_tables
 from gencoord.eval.tables import (
@@ -280,9 +280,8 @@ class EpisodeKind(ExperimentKind[EpisodeExperimentConfig, tuple[Cluster, ...], E
         )
         return episode_record(result) | {"backend_set": job.backend, "world": config.world.kind}
 
-    def report(
-        self, config: EpisodeExperimentConfig, records: Sequence[Record], folder: Path
-    ) -> tuple[list[Table], dict[str, bytes]]:
+    def report(self, config: EpisodeExperimentConfig, records: Sequence[Record], run_dir: Path) -> ReportParts:
+        folder = run_dir / "figures"
         rows = group_rows(records, config)
         tables = generic_tables(rows, config)
         if self.tables is not None:
@@ -293,7 +292,7 @@ class EpisodeKind(ExperimentKind[EpisodeExperimentConfig, tuple[Cluster, ...], E
             figures |= self.figures(rows, config, folder)
         if any(row.records[0]["protocol"]["wire_bytes"] for row in rows):
             figures["wire"] = wire_figure(rows, config, folder / "wire.png", self.wire_title)
-        return tables, figures
+        return ReportParts(tables, figures)
 
     def backends(self, config: EpisodeExperimentConfig) -> list[str]:
         return list(config.backends)

@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, field_validator
 
 from gencoord.errors import ConfigError
 from gencoord.eval.config import NAME_PATTERN, BootstrapSpec, ExecutionSpec
-from gencoord.eval.experiment import ExperimentKind, Record
+from gencoord.eval.experiment import ExperimentKind, Record, ReportParts
 from gencoord.gate.adjudicators import LOGISTIC, adjudicator_for, check_adjudicator_name
 from gencoord.gate.config import gate_config_at, load_gate_config
 from gencoord.gate.episode import run_gate_episode
@@ -24,9 +24,6 @@ from gencoord.tasks.team_files import TaskFormat, load_team_tasks
 from gencoord.worlds.choice import WorldChoice, executor_for
 from gencoord.worlds.mirror import MirroredExecutor
 from gencoord.worlds.sim import SimExecutor
-
-if TYPE_CHECKING:
-    from gencoord.eval.tables import Table
 
 
 class GateExperimentConfig(BaseModel):
@@ -148,14 +145,12 @@ class GateKind(ExperimentKind[GateExperimentConfig, tuple[GateInstance, ...], Ga
             | world
         )
 
-    def report(
-        self, config: GateExperimentConfig, records: Sequence[Record], folder: Path
-    ) -> tuple[list[Table], dict[str, bytes]]:
+    def report(self, config: GateExperimentConfig, records: Sequence[Record], run_dir: Path) -> ReportParts:
         from gencoord.eval.gate_tables import gate_figure, gate_tables  # noqa: PLC0415 - matplotlib: reports only
 
         tables, estimates = gate_tables(records, config)
-        folder.mkdir(parents=True, exist_ok=True)
-        return tables, {"ablation": gate_figure(estimates, folder / "ablation.png")}
+        (run_dir / "figures").mkdir(parents=True, exist_ok=True)
+        return ReportParts(tables, {"ablation": gate_figure(estimates, run_dir / "figures" / "ablation.png")})
 
     def backends(self, config: GateExperimentConfig) -> list[str]:
         return [config.adjudicator]

@@ -1,4 +1,10 @@
-"""Team tasks from task files: n agents with private bags, × information modes × surfaces × lead backends."""
+"""Team tasks from task files: n agents with private bags, × information modes × surfaces × lead backends.
+
+Any task kind a file holds (crafting, cooking, construction) runs through its own runner
+(``run/kinds.py``). A task its file cannot give as written is one job too, whose record
+is the refusal (its code and why): one bad task never stops its file. ``gencoord tasks
+run`` is this kind, built from the command line's arguments.
+"""
 
 from __future__ import annotations
 
@@ -6,25 +12,23 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, field_validator
 
+from gencoord import __version__
 from gencoord.backends.base import Backend
 from gencoord.backends.registry import API_PREFIX, CONSTRAINED_PREFIX, MODEL_PREFIX, team_backend
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
 from gencoord.eval.config import NAME_PATTERN, BootstrapSpec, ExecutionSpec
-from gencoord.eval.experiment import ExperimentKind, Record, validated_with
+from gencoord.eval.experiment import ExperimentKind, Record, ReportParts, validated_with
 from gencoord.prior.load import team_prior
-from gencoord.run.team import TeamMode, run_team_task
-from gencoord.run.team_record import team_record
-from gencoord.tasks.team import TeamTask
-from gencoord.tasks.team_files import TaskFormat, load_team_tasks
+from gencoord.run.kinds import kind_of
+from gencoord.run.team import TeamMode
+from gencoord.run.team_record import refusal_record, task_digest, team_record
+from gencoord.tasks.team_files import AnyTask, Refusal, TaskFormat, read_task_file
 from gencoord.worlds.choice import WorldChoice, executor_for
-
-if TYPE_CHECKING:
-    from gencoord.eval.tables import Table
 
 _TEAM_LEAD_PREFIXES = (MODEL_PREFIX, CONSTRAINED_PREFIX, API_PREFIX)
 
@@ -65,18 +69,27 @@ class TeamExperimentConfig(BaseModel):
         )
 
 
-TeamTasks = tuple[tuple[str, TeamTask], ...]
-"""(file, task) for every task of a config, in order: loaded once on the driver, shipped to the workers."""
+TeamTasks = tuple[tuple[str, AnyTask | Refusal], ...]
+"""(file, task or its refusal) for every task of a config: loaded once on the driver, shipped to the workers."""
 
 
 def team_tasks_of(config: TeamExperimentConfig) -> TeamTasks:
-    """(file, task) for every task of the config's files, in order, cut to ``clusters``."""
-    prior = team_prior()
-    tasks = [(path, task) for path in config.tasks for task in load_team_tasks(Path(path), config.format, prior)]
-    ids = [f"{path}:{task.id}" for path, task in tasks]
-    if len(set(ids)) != len(ids):
+    """Every task of the config's files in order, cut to ``clusters``, then every refusal.
+
+    Only a file that cannot be read as a task file at all is an error (ConfigError).
+    """
+    if len(set(config.tasks)) != len(config.tasks):
         raise ConfigError("DUPLICATE_TASK", f"{config.name}: a task file is listed twice")
-    return tuple(tasks[: config.clusters] if config.clusters else tasks)
+    prior = team_prior()
+    files = [read_task_file(Path(path), config.format, prior) for path in config.tasks]
+    tasks = [(path, task) for path, loaded in zip(config.tasks, files, strict=True) for task in loaded.tasks]
+    refused = [(path, refusal) for path, loaded in zip(config.tasks, files, strict=True) for refusal in loaded.refused]
+    kept: list[tuple[str, AnyTask | Refusal]] = [*(tasks[: config.clusters] if config.clusters else tasks)]
+    return (*kept, *refused)
+
+
+def _ident(entry: AnyTask | Refusal) -> str:
+    return entry.task if isinstance(entry, Refusal) else entry.id
 
 
 @cache
@@ -108,29 +121,35 @@ class TeamKind(ExperimentKind[TeamExperimentConfig, TeamTasks, TeamJob]):
 
     def expand(self, config: TeamExperimentConfig, prepared: TeamTasks) -> list[TeamJob]:
         return [
-            TeamJob(f"{path}:{task.id}|{mode}|{surface}|{backend}", index, mode, surface, backend)
-            for index, (path, task) in enumerate(prepared)
+            TeamJob(f"{path}:{_ident(entry)}|{mode}|{surface}|{backend}", index, mode, surface, backend)
+            for index, (path, entry) in enumerate(prepared)
             for mode in config.modes
             for surface in config.surfaces
             for backend in config.backends
         ]
 
     def run_job(self, config: TeamExperimentConfig, prepared: TeamTasks, job: TeamJob) -> dict[str, Any]:
-        path, task = prepared[job.task]
-        lead, executor = team_lead(job.backend), executor_for(config.world)
-        team = run_team_task(
-            task, team_prior(), mode=job.mode, surface=job.surface, lead_backend=lead, executor=executor
-        )
+        path, entry = prepared[job.task]
+        lead = team_lead(job.backend)
+        viewer = {"episode": _ident(entry), "condition": job.mode.value, "backend_set": job.backend}
+        if isinstance(entry, Refusal):
+            refused = refusal_record(entry, path, job.mode, job.surface.value, config.world.kind, lead.name)
+            return refused | viewer | {"outcome": {"G": False}}
+        executor = executor_for(config.world)
+        team = kind_of(entry).run(entry, team_prior(), job.mode, job.surface, lead, executor)
         record = team_record(team, path, config.world.kind)
-        viewer = {"episode": task.id, "condition": job.mode.value, "backend_set": job.backend}
         return record | viewer | {"outcome": {**(record["stages"] or {}), "G": team.success}}
 
-    def report(
-        self, config: TeamExperimentConfig, records: Sequence[Record], folder: Path
-    ) -> tuple[list[Table], dict[str, bytes]]:
-        from gencoord.eval.team_tables import team_tables  # noqa: PLC0415 - scipy: reports only
+    def reusable(self, config: TeamExperimentConfig, prepared: TeamTasks, job: TeamJob, record: Record) -> bool:
+        """A record holds while its task's content and gencoord are those it was made with."""
+        _, entry = prepared[job.task]
+        return record.get("task_sha256") == task_digest(entry) and record.get("gencoord") == __version__
 
-        return team_tables(records), {}
+    def report(self, config: TeamExperimentConfig, records: Sequence[Record], run_dir: Path) -> ReportParts:
+        from gencoord.eval.team_tables import team_tables  # noqa: PLC0415 - scipy: reports only
+        from gencoord.eval.team_traces import trace_sections  # noqa: PLC0415 - matplotlib: reports only
+
+        return ReportParts(team_tables(records), sections=trace_sections(records, run_dir))
 
     def backends(self, config: TeamExperimentConfig) -> list[str]:
         return list(config.backends)
