@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from gencoord.backends.registry import split_view
+from gencoord.backends.spec import parse_backend
 from gencoord.errors import ConfigError
 from gencoord.eval.config import load_experiment, parse_experiment
 from gencoord.eval.experiment import kind_of, plan_run
@@ -47,7 +47,7 @@ def test_full_size_configs_name_one_trained_model_per_seed(path: Path) -> None:
     assert config.seeds == [1, 2, 3] and backends and all("{seed}" in name for name in backends)
     script = (EXPERIMENTS.parent / "scripts" / "train_gpu.sh").read_text()
     for name in backends:  # every checkpoint a config names is one the training script writes
-        kind = split_view(name)[0].rsplit("/", 1)[1].removesuffix("-s{seed}")
+        kind = parse_backend(name).base.rsplit("/", 1)[1].removesuffix("-s{seed}")
         assert f'"$out/{kind}-s$seed"' in script
     assert plan_run(config).jobs
 

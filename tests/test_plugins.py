@@ -34,7 +34,7 @@ TOY_MODULE = dedent(
 
     from gencoord.errors import ConfigError
     from gencoord.eval.config import ExecutionSpec
-    from gencoord.eval.experiment import ExperimentKind
+    from gencoord.eval.experiment import ExperimentKind, ReportParts
     from gencoord.eval.tables import Table
 
 
@@ -77,10 +77,10 @@ TOY_MODULE = dedent(
             heads = random.Random(job.index).random() < config.bias
             return {"flip": job.index, "heads": heads, "outcome": {"G": heads}}
 
-        def report(self, config, records, folder):
+        def report(self, config, records, run_dir):
             heads = sum(1 for record in records if record["heads"])
             table = Table("coin", "Coin flips", ["flips", "heads"], [[str(len(records)), str(heads)]])
-            return [table], {}
+            return ReportParts([table])
 
 
     COIN = CoinKind()
@@ -88,13 +88,52 @@ TOY_MODULE = dedent(
 )
 
 
+TOY_BACKENDS = dedent(
+    '''
+    """A backend family from outside gencoord: the rule team in episodes, the planner as a team's lead."""
+
+    from gencoord.backends.registry import rule_set
+    from gencoord.backends.spec import BackendFamily
+
+
+    class Understudy(BackendFamily):
+        name = "understudy"
+        target = "<role>"
+        plays_pairs = True
+        leads_teams = True
+
+        def check_target(self, target):
+            from gencoord.errors import ConfigError
+
+            if target not in ("lead", "any"):
+                raise ConfigError("UNKNOWN_BACKEND", f"an understudy plays lead or any, not {target}")
+
+        def pair_set(self, target):
+            return rule_set
+
+        def team_lead(self, target, prior):
+            from gencoord.backends.planner import PlannerBackend
+
+            return PlannerBackend(prior)
+
+
+    UNDERSTUDY = Understudy()
+    '''
+)
+
+
 def _install_toy(site: Path) -> None:
-    """What ``pip install`` of a one-module package with an entry point leaves on the path."""
+    """What ``pip install`` of a package of two modules with entry points leaves on the path."""
     (site / "toy_coin.py").write_text(TOY_MODULE, encoding="utf-8")
+    (site / "toy_backends.py").write_text(TOY_BACKENDS, encoding="utf-8")
     info = site / "toy_coin-0.1.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: toy-coin\nVersion: 0.1\n", encoding="utf-8")
-    (info / "entry_points.txt").write_text("[gencoord.experiment_kinds]\ncoin = toy_coin:COIN\n", encoding="utf-8")
+    declared = (
+        "[gencoord.experiment_kinds]\ncoin = toy_coin:COIN\n\n"
+        "[gencoord.backends]\nunderstudy = toy_backends:UNDERSTUDY\n"
+    )
+    (info / "entry_points.txt").write_text(declared, encoding="utf-8")
 
 
 def _gencoord(site: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -163,4 +202,33 @@ def test_a_kind_is_registered_once() -> None:
     assert register_experiment_kind(gate) is gate  # the same object again is fine
     with pytest.raises(ConfigError) as caught:
         register_experiment_kind(type(gate)())
-    assert caught.value.reason == "DUPLICATE_KIND"
+    assert caught.value.reason == "DUPLICATE_PLUGIN"
+
+
+def test_a_plugin_backend_plays_episodes_and_leads_team_tasks(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    _install_toy(site)
+    config = tmp_path / "episodes.toml"
+    config.write_text(
+        'name = "understudied"\npool = "request_intervention"\nclusters = 2\nconditions = ["request"]\n'
+        'backends = ["understudy:any", "rule"]\n',
+        encoding="utf-8",
+    )
+    ran = _gencoord(site, "run", str(config), "--out", str(tmp_path / "runs"), "--no-report", cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    records = [json.loads(line) for line in (run_dir / "episodes.jsonl").read_text().splitlines()]
+    by_backend = {
+        name: [r["outcome"]["G"] for r in records if r["backend_set"] == name] for name in ("understudy:any", "rule")
+    }
+    assert by_backend["understudy:any"] and by_backend["understudy:any"] == by_backend["rule"]  # the rule team, renamed
+    tasks = Path(__file__).parent / "fixtures" / "team" / "own_format.toml"
+    out = tmp_path / "team"
+    led = _gencoord(
+        site, "tasks", "run", str(tasks), "--backend", "understudy:lead", "--out", str(out), "--jsonl", cwd=tmp_path
+    )
+    assert led.returncode == 0, led.stderr
+    assert {json.loads(line)["task"] for line in led.stdout.splitlines()}
+    refused = _gencoord(site, "tasks", "run", str(tasks), "--backend", "understudy:nobody", cwd=tmp_path)
+    assert refused.returncode == 2 and "an understudy plays lead or any, not nobody" in refused.stderr

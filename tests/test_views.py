@@ -12,7 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gencoord.backends.registry import backend_fits, backend_set, split_view
+from gencoord.backends.registry import backend_fits, backend_set
+from gencoord.backends.spec import parse_backend
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
 from gencoord.eval.config import find_experiment, load_experiment, parse_experiment
@@ -108,9 +109,12 @@ def test_the_unseen_motifs_need_the_order_a_skeleton_hides(prior: Prior, suites:
 
 
 def test_a_view_suffix_names_what_a_backend_set_is_shown() -> None:
-    assert split_view("model:ckpt/a@skeleton") == ("model:ckpt/a", PriorView.SKELETON)
-    assert split_view("factorized-rule+realizer@node") == ("factorized-rule+realizer", PriorView.NODE)
-    assert split_view("rule@sideways") == ("rule@sideways", None)
+    viewed = parse_backend("model:ckpt/a@skeleton")
+    assert (viewed.family.name, viewed.target, viewed.view) == ("model", "ckpt/a", PriorView.SKELETON)
+    both = parse_backend("factorized-rule+realizer@node")
+    assert (both.base, both.receiver, both.view) == ("factorized-rule", "realizer", PriorView.NODE)
+    with pytest.raises(ConfigError, match="unknown backend 'rule@sideways'"):
+        parse_backend("rule@sideways")
     with pytest.raises(ConfigError) as caught:
         backend_set("rule@sideways")
     assert caught.value.reason == "UNKNOWN_BACKEND" and "@<full|skeleton|node>" in caught.value.message
@@ -150,7 +154,7 @@ def test_the_factorized_rule_succeeds_exactly_where_its_view_gives_the_paths_bac
     assert len(records) == 24 * 2 * 3 and {r["split"] for r in records} == {Split.VISIBILITY.value}
     assert {suites.forward.motif_of(str(r["template"])) for r in records} == set(suites.forward.visibility_motifs)
     for record in records:
-        view = split_view(str(record["backend_set"]))[1]
+        view = parse_backend(str(record["backend_set"])).view
         assert view is not None
         paths = prior.templates[str(record["template"])].bindings[str(record["binding"])]
         outcome = record["outcome"]

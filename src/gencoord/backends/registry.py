@@ -1,9 +1,10 @@
-"""Backend sets by name: what an experiment config's ``backends = [...]`` refers to.
+"""The backend families gencoord ships, and what a backend name builds in each role.
 
-A set maps an episode to one backend per agent. ``rule`` is the deterministic team
-(zero model calls); learned and API sets register here under their own names. A name may
-end in ``@full``, ``@skeleton`` or ``@node``: every agent of the set is then shown that
-projection of the task structure (paper S9) whatever its backend was trained on.
+``rule`` is the deterministic team (zero model calls); ``factorized-rule`` the
+structure-visibility reference; ``planner`` the team planner's lead; ``model:`` and
+``constrained:`` a trained checkpoint (grammar-constrained or not); ``api:`` any
+OpenAI-compatible endpoint; ``selector:`` a description selector. A name's receiver and
+view suffixes apply to every family (``backends/spec.py`` says how names are written).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from gencoord.backends.rule import (
     RuleRequester,
     RuleSender,
 )
+from gencoord.backends.spec import BackendFamily, BackendSet, BackendSpec, parse_backend
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
 from gencoord.extras import API_MODULES, SELECTOR_MODULES, require_learn
@@ -33,9 +35,6 @@ from gencoord.protocol.generation import GenerationRequest, Reply
 from gencoord.tasks.context import LocalContext
 from gencoord.tasks.episode import EpisodeSpec
 from gencoord.tasks.spec import SuiteDocument
-
-BackendSet = Callable[[EpisodeSpec, bool, Prior, SuiteDocument], Mapping[str, Backend]]
-"""(episode, request withheld?, prior, suites) → backend per agent."""
 
 
 def rule_set(spec: EpisodeSpec, withheld: bool, prior: Prior, suites: SuiteDocument) -> dict[str, Backend]:
@@ -52,19 +51,6 @@ def factorized_rule_set(spec: EpisodeSpec, withheld: bool, prior: Prior, suites:
     if not spec.feedback:
         team[spec.sender] = FactorizedRule(prior)
     return team
-
-
-FACTORIZED_RULE = "factorized-rule"
-BACKEND_SETS: dict[str, BackendSet] = {"rule": rule_set, FACTORIZED_RULE: factorized_rule_set}
-VIEW_SEPARATOR = "@"
-
-
-def split_view(name: str) -> tuple[str, PriorView | None]:
-    """A backend-set name → (the set, the task-structure view its agents are shown, if one is named)."""
-    base, separator, view = name.rpartition(VIEW_SEPARATOR)
-    if not separator or view not in {v.value for v in PriorView}:
-        return name, None
-    return base, PriorView(view)
 
 
 class ShownView:
@@ -86,17 +72,8 @@ def _with_view(make: BackendSet, view: PriorView) -> BackendSet:
     return shown
 
 
-RECEIVER_SEPARATOR = "+"
-RECEIVERS: dict[str, Callable[[Prior], Backend]] = {"realizer": RequestRealizer, "directory": DirectoryLookup}
-"""``<set>+realizer`` or ``<set>+directory``: the set's sender with a deterministic receiver (v2 Table S26)."""
-
-
-def split_receiver(name: str) -> tuple[str, str | None]:
-    """A backend-set name → (the set, the deterministic receiver that replaces its own, if one is named)."""
-    base, separator, receiver = name.rpartition(RECEIVER_SEPARATOR)
-    if not separator or receiver not in RECEIVERS:
-        return name, None
-    return base, receiver
+RECEIVER_BACKENDS: dict[str, Callable[[Prior], Backend]] = {"realizer": RequestRealizer, "directory": DirectoryLookup}
+"""The deterministic receivers a name's ``+realizer`` or ``+directory`` puts in place of its family's own."""
 
 
 def _with_receiver(make: BackendSet, receiver: str) -> BackendSet:
@@ -104,16 +81,10 @@ def _with_receiver(make: BackendSet, receiver: str) -> BackendSet:
 
     def swapped(spec: EpisodeSpec, withheld: bool, prior: Prior, suites: SuiteDocument) -> Mapping[str, Backend]:
         team = dict(make(spec, withheld, prior, suites))
-        team[spec.receiver] = RECEIVERS[receiver](prior)
+        team[spec.receiver] = RECEIVER_BACKENDS[receiver](prior)
         return team
 
     return swapped
-
-
-MODEL_PREFIX = "model:"
-CONSTRAINED_PREFIX = "constrained:"
-API_PREFIX = "api:"
-SELECTOR_PREFIX = "selector:"
 
 
 def _model_set(checkpoint: Path, constrained: bool = False) -> BackendSet:
@@ -160,122 +131,156 @@ def _selector_set(selector_name: str) -> BackendSet:
     return make
 
 
-TEAM_BACKENDS = (
-    "planner",
-    f"{MODEL_PREFIX}<checkpoint>",
-    f"{CONSTRAINED_PREFIX}<checkpoint>",
-    f"{API_PREFIX}<url>#<model>",
-)
-
-
-def team_backend(name: str, prior: Prior) -> Backend:
-    """The backend that leads a team task: the planner, a trained model (optionally grammar-constrained), or an API."""
-    if name == "planner":
-        from gencoord.backends.planner import PlannerBackend  # noqa: PLC0415  (scipy's solver loads when planning)
-
-        return PlannerBackend(prior)
-    if name.startswith(API_PREFIX):
-        require_learn(f"backend {name}", API_MODULES)
-        from gencoord.backends.api import ApiBackend  # noqa: PLC0415
-
-        return ApiBackend(*api_target(name.removeprefix(API_PREFIX)), prior)
-    checkpoint = checkpoint_of(name)
-    if checkpoint is None:
-        raise ConfigError("UNKNOWN_BACKEND", f"unknown team backend {name!r}; known: {', '.join(TEAM_BACKENDS)}")
-    require_learn(f"backend {name}")
-    if not (checkpoint / MANIFEST).exists():
-        raise ConfigError("UNKNOWN_BACKEND", f"{checkpoint} holds no trained model ({MANIFEST})")
-    from gencoord.backends.local import LocalModelBackend  # noqa: PLC0415
-
-    return LocalModelBackend(checkpoint, prior, name.startswith(CONSTRAINED_PREFIX))
-
-
-SEED = "{seed}"
-"""In a backend name, the episode's seed: ``model:ckpt/dsl-s{seed}`` gives each seed its own trained model."""
-
-
-def for_seed(name: str, seed: int) -> str:
-    """The backend name an episode of ``seed`` uses (the paper trains one model per seed)."""
-    return name.replace(SEED, str(seed))
-
-
-def checkpoint_of(name: str) -> Path | None:
-    """The checkpoint folder a ``model:`` or ``constrained:`` name points at, else None."""
-    if name.startswith((MODEL_PREFIX, CONSTRAINED_PREFIX)):
-        return Path(name.removeprefix(CONSTRAINED_PREFIX if name.startswith(CONSTRAINED_PREFIX) else MODEL_PREFIX))
-    return None
-
-
 @cache
 def _manifest(checkpoint: Path) -> CheckpointManifest | None:
     return CheckpointManifest.read(checkpoint) if (checkpoint / MANIFEST).exists() else None
 
 
-def backend_fits(name: str, single_step: bool, surface: SurfaceName, records: Records = Records.ALL) -> bool:
-    """Whether a backend set can write the records an episode needs.
+def _trained(target: str | None) -> Path:
+    """The checkpoint folder a model family's target names, which must hold a trained model."""
+    checkpoint = Path(str(target))
+    if not (checkpoint / MANIFEST).exists():
+        raise ConfigError("UNKNOWN_BACKEND", f"{checkpoint} holds no trained model ({MANIFEST})")
+    return checkpoint
 
-    Rules, APIs and selectors write any surface under any horizon. A trained model writes
-    what it learned: a direct model its own surface and horizon; a factor model a binding
-    code, which the composer renders in any record surface and at any horizon; a model
-    trained on one record set (``records``: the requester's, the centralized planner's from
-    merged views, or the request-removed receiver's own path) only that set's records. A
-    model trained on all records writes the requester's too, but has never seen a merged
-    view or a receiver without a request. An experiment crossing models with surfaces and
-    conditions runs only the combinations that fit, so every row is a model doing its own job.
-    """
-    name, receiver = split_receiver(split_view(name)[0])
-    if receiver is not None and records is not Records.ALL:
-        return False  # a deterministic receiver realizes a delivered request: forward conditions with one
-    if name == FACTORIZED_RULE:
+
+class RuleFamily(BackendFamily):
+    name = "rule"
+    plays_pairs = True
+
+    def pair_set(self, target: str | None) -> BackendSet:
+        return rule_set
+
+
+class FactorizedRuleFamily(BackendFamily):
+    name = "factorized-rule"
+    plays_pairs = True
+
+    def pair_set(self, target: str | None) -> BackendSet:
+        return factorized_rule_set
+
+    def fits(self, target: str | None, single_step: bool, surface: SurfaceName, records: Records) -> bool:
         return surface != SurfaceName.FREEFORM  # the paper's symbolic reference writes records, not dialogue
-    checkpoint = checkpoint_of(name)
-    manifest = None if checkpoint is None else _manifest(checkpoint.resolve())
-    if manifest is None:
-        return True
-    if manifest.records is not records and not (manifest.records is Records.ALL and records is Records.REQUESTER):
+
+
+class PlannerFamily(BackendFamily):
+    name = "planner"
+    leads_teams = True
+
+    def team_lead(self, target: str | None, prior: Prior) -> Backend:
+        from gencoord.backends.planner import PlannerBackend  # noqa: PLC0415  (scipy's solver loads when planning)
+
+        return PlannerBackend(prior)
+
+
+class ModelFamily(BackendFamily):
+    """A trained checkpoint, decoded freely."""
+
+    name = "model"
+    target = "<checkpoint>"
+    checkpoint = True
+    plays_pairs = True
+    leads_teams = True
+    constrained = False
+
+    def pair_set(self, target: str | None) -> BackendSet:
+        require_learn(f"backend {self.name}:{target}")
+        return _model_set(_trained(target), self.constrained)
+
+    def team_lead(self, target: str | None, prior: Prior) -> Backend:
+        require_learn(f"backend {self.name}:{target}")
+        from gencoord.backends.local import LocalModelBackend  # noqa: PLC0415
+
+        return LocalModelBackend(_trained(target), prior, self.constrained)
+
+    def fits(self, target: str | None, single_step: bool, surface: SurfaceName, records: Records) -> bool:
+        """A direct model writes its own surface and horizon; a factor model a binding code, which the
+        composer renders in any record surface and at any horizon; a model trained on one record set
+        only that set's records (one trained on all writes the requester's too)."""
+        manifest = _manifest(Path(str(target)).resolve())
+        if manifest is None:
+            return True
+        if manifest.records is not records and not (manifest.records is Records.ALL and records is Records.REQUESTER):
+            return False
+        if manifest.target is Target.FACTOR:
+            return surface != SurfaceName.FREEFORM
+        return manifest.surface == surface and (manifest.horizon is Horizon.SINGLE) == single_step
+
+
+class ConstrainedFamily(ModelFamily):
+    """A trained checkpoint, decoded under the grammar of what it may write (it never writes an unparseable one)."""
+
+    name = "constrained"
+    constrained = True
+
+
+class ApiFamily(BackendFamily):
+    name = "api"
+    target = "<url>#<model>"
+    calls_api = True
+    plays_pairs = True
+    leads_teams = True
+
+    def check_target(self, target: str) -> None:
+        api_target(target)
+
+    def pair_set(self, target: str | None) -> BackendSet:
+        require_learn(f"backend api:{target}", API_MODULES)
+        return _api_set(str(target))
+
+    def team_lead(self, target: str | None, prior: Prior) -> Backend:
+        require_learn(f"backend api:{target}", API_MODULES)
+        from gencoord.backends.api import ApiBackend  # noqa: PLC0415
+
+        return ApiBackend(*api_target(str(target)), prior)
+
+
+class SelectorFamily(BackendFamily):
+    name = "selector"
+    target = "<name>"
+    plays_pairs = True
+
+    def pair_set(self, target: str | None) -> BackendSet:
+        require_learn(f"backend selector:{target}", SELECTOR_MODULES + (API_MODULES if "api:" in str(target) else ()))
+        return _selector_set(str(target))
+
+
+RULE = RuleFamily()
+FACTORIZED_RULE = FactorizedRuleFamily()
+PLANNER = PlannerFamily()
+MODEL = ModelFamily()
+CONSTRAINED = ConstrainedFamily()
+API = ApiFamily()
+SELECTOR = SelectorFamily()
+
+
+def backend_set(name: str | BackendSpec) -> BackendSet:
+    """Who plays a two-agent episode under that backend name, its receiver and view applied."""
+    spec = parse_backend(name)
+    made = spec.family.pair_set(spec.target)
+    if spec.receiver is not None:
+        made = _with_receiver(made, spec.receiver)
+    return made if spec.view is None else _with_view(made, spec.view)
+
+
+def team_backend(name: str | BackendSpec, prior: Prior) -> Backend:
+    """The backend that leads a team task under that name."""
+    spec = parse_backend(name)
+    return spec.family.team_lead(spec.target, prior)
+
+
+def backend_fits(
+    name: str | BackendSpec, single_step: bool, surface: SurfaceName, records: Records = Records.ALL
+) -> bool:
+    """Whether a backend can write the records an episode needs.
+
+    Rules, APIs and selectors write any surface under any horizon; a trained model writes
+    what it learned (``ModelFamily.fits``). A deterministic receiver realizes a delivered
+    request, so a name with one fits only the forward conditions with a request. An
+    experiment crossing backends with surfaces and conditions runs only the combinations
+    that fit, so every row is a backend doing its own job.
+    """
+    spec = parse_backend(name)
+    if spec.receiver is not None and records is not Records.ALL:
         return False
-    if manifest.target is Target.FACTOR:
-        return surface != SurfaceName.FREEFORM
-    return manifest.surface == surface and (manifest.horizon is Horizon.SINGLE) == single_step
-
-
-def backend_set(name: str) -> BackendSet:
-    """A registered set, ``model:<checkpoint>``, ``api:<url>#<model>`` or ``selector:<name>``, optionally
-    with ``+realizer`` or ``+directory`` for a deterministic receiver in place of the set's own,
-    and ``@<view>`` for the task-structure view its agents are shown."""
-    name, view = split_view(name)
-    if view is not None:
-        return _with_view(backend_set(name), view)
-    base, receiver = split_receiver(name)
-    if receiver is not None:
-        return _with_receiver(_named_set(base), receiver)
-    return _named_set(name)
-
-
-def _named_set(name: str) -> BackendSet:
-    if name.startswith(SELECTOR_PREFIX):
-        require_learn(f"backend {name}", SELECTOR_MODULES + (API_MODULES if "api:" in name else ()))
-        return _selector_set(name.removeprefix(SELECTOR_PREFIX))
-    if name.startswith(API_PREFIX):
-        require_learn(f"backend {name}", API_MODULES)
-        return _api_set(name.removeprefix(API_PREFIX))
-    checkpoint = checkpoint_of(name)
-    if checkpoint is not None:
-        require_learn(f"backend {name}")
-        if not (checkpoint / MANIFEST).exists():
-            raise ConfigError("UNKNOWN_BACKEND", f"{checkpoint} holds no trained model ({MANIFEST})")
-        return _model_set(checkpoint, name.startswith(CONSTRAINED_PREFIX))
-    found = BACKEND_SETS.get(name)
-    if found is None:
-        known = ", ".join(
-            [
-                *sorted(BACKEND_SETS),
-                f"{MODEL_PREFIX}<checkpoint>",
-                f"{API_PREFIX}<url>#<model>",
-                f"{SELECTOR_PREFIX}<name>",
-                *(f"<set>{RECEIVER_SEPARATOR}{receiver}" for receiver in RECEIVERS),
-                f"<set>{VIEW_SEPARATOR}<full|skeleton|node>",
-            ]
-        )
-        raise ConfigError("UNKNOWN_BACKEND", f"unknown backend set {name!r}; known: {known}")
-    return found
+    return spec.family.fits(spec.target, single_step, surface, records)

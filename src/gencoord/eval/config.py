@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from gencoord._config import parse_toml, read_text
-from gencoord.backends.registry import API_PREFIX, CONSTRAINED_PREFIX, MODEL_PREFIX
+from gencoord.backends.spec import FAMILIES, parse_backend
 from gencoord.errors import ConfigError, did_you_mean
 from gencoord.eval.experiment import DEFAULT_KIND, Experiment, experiment_from, experiment_kind, kind_of
 
@@ -70,9 +70,6 @@ def checked_experiment(data: Mapping[str, Any], origin: str) -> Experiment:
     return config
 
 
-_CHECKPOINT_PREFIXES = (MODEL_PREFIX, CONSTRAINED_PREFIX)
-
-
 def _relative_to(base: Path, path: str) -> str:
     """``path`` against the config's folder, lexically (a config reached through a link keeps its neighbours).
 
@@ -89,9 +86,10 @@ def _relative_to(base: Path, path: str) -> str:
 
 
 def _backend_path(base: Path, name: str) -> str:
-    for prefix in _CHECKPOINT_PREFIXES:
-        if name.startswith(prefix):
-            return prefix + _relative_to(base, name.removeprefix(prefix))
+    """A checkpoint family's name with its folder read against the config's (others, and bad names, as written)."""
+    family, colon, target = name.partition(":")
+    if colon and family in FAMILIES.names() and FAMILIES.get(family).checkpoint:
+        return f"{family}:{_relative_to(base, target)}"
     return name
 
 
@@ -144,7 +142,7 @@ def find_experiment(name: str) -> Path:
 
 def uses_api(config: Experiment) -> bool:
     """Whether the config's jobs call a model endpoint (their workers then count against its limit)."""
-    return any(name.startswith(API_PREFIX) for name in kind_of(config).backends(config))
+    return any(parse_backend(name).family.calls_api for name in kind_of(config).backends(config))
 
 
 def load_experiment(path: Path) -> Experiment:

@@ -7,10 +7,13 @@ the caller writes records, whatever ran the work, so one writer owns each record
 
 from __future__ import annotations
 
+import multiprocessing
 import signal
+import sys
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from multiprocessing.context import BaseContext
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
@@ -48,6 +51,16 @@ def _worker_start() -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
+def _start_method() -> BaseContext | None:
+    """Fork (the default: workers inherit what this process loaded), unless a Ray driver runs here.
+
+    Forking a process whose Ray threads hold locks can leave the children waiting on them
+    forever; a fresh interpreter from the fork server has no such threads.
+    """
+    ray = sys.modules.get("ray")
+    return multiprocessing.get_context("forkserver") if ray is not None and ray.is_initialized() else None
+
+
 def _end_workers(pool: ProcessPoolExecutor) -> None:
     """Ends the pool's own processes, and no other child of the caller's.
 
@@ -75,7 +88,7 @@ def run_locally(work: Work, chunks: Sequence[Sequence[Any]], workers: int, sink:
             sink(data, len(chunk), bad)
         return
     with tempfile.TemporaryDirectory(prefix="gencoord-chunks-") as folder:
-        pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_start)
+        pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_start, mp_context=_start_method())
         try:
             futures = {
                 pool.submit(_through_file, work, chunk, Path(folder) / f"{index}.jsonl"): len(chunk)

@@ -19,15 +19,14 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import import_module
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Generic, Protocol, TypeVar, Union
 
 from pydantic import BaseModel, Discriminator, Tag, TypeAdapter, ValidationError
 
 from gencoord._config import validation_message
-from gencoord.errors import ConfigError, did_you_mean
+from gencoord._registry import Registry
+from gencoord.errors import ConfigError
 
 if TYPE_CHECKING:
     from gencoord.eval.tables import Table
@@ -160,57 +159,24 @@ _BUILT_IN = {
 }
 """The kinds gencoord ships, imported on first use (the command line's start-up stays light)."""
 
-_REGISTERED: dict[str, AnyKind] = {}
+KINDS: Registry[AnyKind] = Registry(
+    "experiment kind", ENTRY_POINTS, ExperimentKind, _BUILT_IN, ConfigError, "UNKNOWN_KIND"
+)
 
 
 def register_experiment_kind(kind: AnyKind) -> AnyKind:
     """Make ``kind`` available to configs under ``kind.name``. A name is registered once."""
-    if not isinstance(kind, ExperimentKind):
-        raise ConfigError("BAD_PLUGIN", f"{kind!r} is not an ExperimentKind")
-    if kind.name in _REGISTERED and _REGISTERED[kind.name] is not kind:
-        raise ConfigError("DUPLICATE_KIND", f"an experiment kind named {kind.name!r} is already registered")
-    _REGISTERED[kind.name] = kind
-    _union.cache_clear()
-    return kind
-
-
-def _load(target: str) -> AnyKind:
-    module, _, attribute = target.partition(":")
-    kind: AnyKind = getattr(import_module(module), attribute)
-    return kind
-
-
-@cache
-def _plugins() -> dict[str, str]:
-    """Kinds other packages declare (entry point name → its target), read once per process."""
-    return {point.name: point.value for point in entry_points(group=ENTRY_POINTS)}
+    return KINDS.register(kind)
 
 
 def experiment_kind_names() -> list[str]:
     """Every kind a config may name: gencoord's, registered ones, and installed plugins'."""
-    return sorted({*_BUILT_IN, *_REGISTERED, *_plugins()})
+    return KINDS.names()
 
 
 def experiment_kind(name: str, origin: str | None = None) -> AnyKind:
     """The kind of that name, loading it (built in, or a plugin's entry point) on first use."""
-    kind = _REGISTERED.get(name)
-    if kind is not None:
-        return kind
-    target = _BUILT_IN.get(name) or _plugins().get(name)
-    if target is None:
-        hint = did_you_mean(name, experiment_kind_names()) or ""
-        where = f"{origin}: " if origin else ""
-        raise ConfigError(
-            "UNKNOWN_KIND",
-            f"{where}unknown experiment kind {name!r}{hint}; known: {', '.join(experiment_kind_names())}",
-        )
-    try:
-        kind = _load(target)
-    except (ImportError, AttributeError) as exc:
-        raise ConfigError("BAD_PLUGIN", f"experiment kind {name!r} ({target}) cannot be loaded: {exc}") from None
-    if not isinstance(kind, ExperimentKind) or kind.name != name:
-        raise ConfigError("BAD_PLUGIN", f"{target} is not an ExperimentKind named {name!r}")
-    return register_experiment_kind(kind)
+    return KINDS.get(name, origin)
 
 
 def kind_of(config: Experiment) -> AnyKind:
@@ -224,7 +190,8 @@ def _tag(value: Any) -> str:
 
 
 @cache
-def _union() -> TypeAdapter[Any]:
+def _union(version: int) -> TypeAdapter[Any]:
+    """The union over every kind registered at ``version`` of the registry (a registration makes a new one)."""
     kinds = [experiment_kind(name) for name in experiment_kind_names()]
     members = tuple(Annotated[kind.config, Tag(kind.name)] for kind in kinds)
     union: Any = Annotated[Union[members], Discriminator(_tag)]  # noqa: UP007 - a runtime tuple of members
@@ -234,8 +201,10 @@ def _union() -> TypeAdapter[Any]:
 def experiment_from(data: Mapping[str, Any], origin: str = "<config>") -> Experiment:
     """The config ``data`` describes, as its kind's model: the discriminated union over every kind."""
     experiment_kind(_tag(data), origin)  # an unknown kind is named with its near misses, not as a union tag
+    for name in experiment_kind_names():
+        experiment_kind(name)  # every member of the union loaded, so the registry's version is final
     try:
-        config: Experiment = _union().validate_python(dict(data))
+        config: Experiment = _union(KINDS.version).validate_python(dict(data))
     except ValidationError as exc:
         raise ConfigError("INVALID_CONFIG", f"{origin}: {validation_message(exc, tagged=True)}") from None
     return config

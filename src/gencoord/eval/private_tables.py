@@ -48,7 +48,8 @@ def outcome_rows(records: Sequence[Record], config: ExperimentConfig) -> Table:
         if record["condition"] == Condition.GOAL_DELIVERY and record["protocol"]["delivery"]["realized_differs"]:
             groups[(_DIFFERENT, record["backend_set"])].append(record)
     conditions = [*(c.value for c in DELIVERY_KINDS), _DIFFERENT]
-    for condition, backend in sorted(groups, key=lambda k: (conditions.index(k[0]), config.backends.index(k[1]))):
+    backends: list[str] = list(config.backends)
+    for condition, backend in sorted(groups, key=lambda k: (conditions.index(k[0]), backends.index(k[1]))):
         members = groups[(condition, backend)]
         executed = sum(r["final"] is not None for r in members)
         paper = paper_cell(config, "outcomes", condition)
@@ -156,7 +157,8 @@ def formation_table(records: Sequence[Record], config: ExperimentConfig) -> Tabl
     for record in _delivered(records):
         if record["condition"] in CACHED_CONDITIONS:
             groups[record["backend_set"]].append(record)
-    for backend in sorted(groups, key=lambda name: config.backends.index(name) if name in config.backends else 99):
+    backends: list[str] = list(config.backends)
+    for backend in sorted(groups, key=lambda name: backends.index(name) if name in backends else 99):
         members = groups[backend]
         formed = sum(bool(r["protocol"]["delivery"]["sender_complete"]) for r in members)
         calls = sum(

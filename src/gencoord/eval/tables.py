@@ -10,10 +10,12 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
+from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 
 from gencoord._config import package_text, parse_toml
-from gencoord.backends.registry import FACTORIZED_RULE, checkpoint_of, split_receiver, split_view
+from gencoord.backends.registry import FACTORIZED_RULE
+from gencoord.backends.spec import parse_backend
 from gencoord.dsl.ast import Path, Proposal
 from gencoord.errors import ConfigError
 from gencoord.eval.stats import (
@@ -106,10 +108,10 @@ def group_rows(records: Sequence[Record], config: ExperimentConfig) -> list[Row]
     groups: dict[tuple[str, ...], list[Record]] = defaultdict(list)
     for record in records:
         groups[tuple(str(record[d]) for d in DIMENSIONS)].append(record)
-    order = {
+    order: dict[str, list[str]] = {
         "condition": [c.value for c in config.conditions],
         "fault": [f.value for f in config.faults],
-        "backend_set": config.backends,
+        "backend_set": list(config.backends),
         "surface": [s.value for s in config.surfaces],
     }
     varying = _varying(config)
@@ -597,17 +599,17 @@ class VisibilityCell:
 def _visibility_row(row: Row, config: ExperimentConfig) -> list[VisibilityCell]:
     """One row's Figure S5 cells, a cell per topology motif, the paper's figure beside ours."""
     forward = default_suites().forward
-    base, view = split_view(row.key[2])
+    backend = parse_backend(row.key[2])
+    base = backend.base + (f"+{backend.receiver}" if backend.receiver else "")
     method_key = (
         "factorized_rule"
-        if split_receiver(base)[0] == FACTORIZED_RULE
+        if backend.family is FACTORIZED_RULE
         else row.key[3]  # a model: its surface, Direct Short DSL or controlled free-form
         if _backend_kinds(row) - RULE_KINDS
         else base
     )
-    shown = "own" if view is None else view.value
-    checkpoint = checkpoint_of(base)
-    source = base if checkpoint is None else checkpoint.name
+    shown = "own" if backend.view is None else backend.view.value
+    source = PurePath(str(backend.target)).name if backend.family.checkpoint else base
     published = paper_cell(config, "success", f"{method_key}.{shown}") or {}
     cells = []
     for motif in forward.visibility_motifs:

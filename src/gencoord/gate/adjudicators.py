@@ -12,7 +12,8 @@ from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 
-from gencoord.backends.registry import API_PREFIX, MODEL_PREFIX, api_target, checkpoint_of
+from gencoord.backends.registry import api_target
+from gencoord.backends.spec import parse_backend
 from gencoord.errors import ConfigError
 from gencoord.gate.config import gate_config_at
 from gencoord.gate.policy import Adjudicator, LogisticAdjudicator, ModelAdjudicator
@@ -22,7 +23,14 @@ LOGISTIC = "logistic"
 
 
 def check_adjudicator_name(name: str) -> str:
-    if name != LOGISTIC and not name.startswith((API_PREFIX, MODEL_PREFIX)):
+    """``logistic``, or a backend that answers a prompt: an API or a trained checkpoint."""
+    if name == LOGISTIC:
+        return name
+    try:
+        family = parse_backend(name).family
+    except ConfigError:
+        family = None
+    if family is None or not (family.calls_api or family.checkpoint):
         raise ValueError(f"unknown adjudicator {name!r}; use logistic, api:<url>#<model> or model:<checkpoint>")
     return name
 
@@ -42,13 +50,13 @@ def adjudicator_for(name: str, gate_config: str | None = None) -> Adjudicator:
     check_adjudicator_name(name)
     if name == LOGISTIC:
         return fallback
-    if name.startswith(API_PREFIX):
+    spec = parse_backend(name)
+    if spec.family.calls_api:
         from gencoord.backends.api import ApiBackend  # noqa: PLC0415  (openai loads only when an API is used)
 
-        base_url, model = api_target(name.removeprefix(API_PREFIX))
+        base_url, model = api_target(str(spec.target))
         return ModelAdjudicator(ApiBackend(base_url, model, default_prior()).ask, fallback, name)
-    checkpoint = checkpoint_of(name)
-    assert checkpoint is not None
+    checkpoint = Path(str(spec.target))
     if not checkpoint.exists():
         raise ConfigError("UNKNOWN_ADJUDICATOR", f"{checkpoint} holds no trained model")
     return ModelAdjudicator(_local_ask(checkpoint), fallback, name)

@@ -9,7 +9,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, model_validator
 
-from gencoord.backends.registry import API_PREFIX, CONSTRAINED_PREFIX, MODEL_PREFIX, backend_fits, backend_set, for_seed
+from gencoord.backends.registry import backend_fits, backend_set
+from gencoord.backends.spec import BackendName, BackendSpec
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
 from gencoord.eval.config import NAME_PATTERN, BootstrapSpec, ExecutionSpec, unique_lists
@@ -35,7 +36,7 @@ class CompositionExperimentConfig(BaseModel):
     methods: list[CompositionMethod] = Field(
         default=[CompositionMethod.COMPLETE_CASE_TABLE, CompositionMethod.EXPLICIT_FACTOR_COMPOSER], min_length=1
     )
-    direct: str | None = None  # Direct Short DSL's backend set: model:<checkpoint>, {seed} for one per seed
+    direct: BackendName | None = None  # Direct Short DSL's backend: model:<checkpoint>, {seed} for one per seed
     seeds: list[int] = Field(default=[0], min_length=1)
     roles: list[Annotated[int, Field(ge=0, le=1)]] = Field(default=[0, 1], min_length=1)
     clusters: PositiveInt | None = None  # keep only the first N cases: reduced runs
@@ -68,19 +69,18 @@ class CompositionJob:
     role: int
     seed: int
     method: CompositionMethod
-    backend: str | None  # Direct Short DSL's backend set, with this job's seed filled in
+    backend: BackendSpec | None  # Direct Short DSL's backend, with this job's seed filled in
 
 
-def _check_direct(direct: str, seeds: Sequence[int], origin: str) -> None:
+def _check_direct(direct: BackendSpec, seeds: Sequence[int], origin: str) -> None:
     """Direct Short DSL is a model trained on factor-form records, or a prompted API: nothing else writes them."""
-    if not direct.startswith((MODEL_PREFIX, CONSTRAINED_PREFIX, API_PREFIX)):
+    if not (direct.family.checkpoint or direct.family.calls_api):
         raise ConfigError(
             "DIRECT_BACKEND",
-            f"{origin}: direct is a trained model or an API ({MODEL_PREFIX}<checkpoint>, {API_PREFIX}<url>#<model>), "
-            f"not {direct!r}",
+            f"{origin}: direct is a trained model or an API (model:<checkpoint>, api:<url>#<model>), not {direct!r}",
         )
     for seed in seeds:
-        name = for_seed(direct, seed)
+        name = direct.for_seed(seed)
         if not backend_fits(name, False, SurfaceName.DSL, Records.COMPOSITION):
             raise ConfigError(
                 "DIRECT_BACKEND",
@@ -111,7 +111,7 @@ class CompositionKind(ExperimentKind[CompositionExperimentConfig, int, Compositi
                 role,
                 seed,
                 method,
-                for_seed(config.direct, seed) if method is direct and config.direct is not None else None,
+                config.direct.for_seed(seed) if method is direct and config.direct is not None else None,
             )
             for case in range(prepared)
             for method in config.methods

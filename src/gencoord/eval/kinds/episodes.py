@@ -15,18 +15,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, field_validator, model_validator
 
-from gencoord.backends.registry import (
-    API_PREFIX,
-    BACKEND_SETS,
-    CONSTRAINED_PREFIX,
-    MODEL_PREFIX,
-    SELECTOR_PREFIX,
-    backend_fits,
-    backend_set,
-    for_seed,
-    split_receiver,
-    split_view,
-)
+from gencoord.backends.registry import backend_fits, backend_set
+from gencoord.backends.spec import BackendName, BackendSpec, parse_backend
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
 from gencoord.eval.config import NAME_PATTERN, BootstrapSpec, ExecutionSpec, unique_lists
@@ -71,20 +61,6 @@ class PoolSpec(BaseModel):
     seed: int = 0
 
 
-def _known_backend_sets(backends: list[str]) -> list[str]:
-    bases = [split_receiver(split_view(name)[0])[0] for name in backends]
-    unknown = [
-        name
-        for name in bases
-        if name not in BACKEND_SETS
-        and not name.startswith((MODEL_PREFIX, CONSTRAINED_PREFIX, API_PREFIX, SELECTOR_PREFIX))
-    ]
-    if unknown:
-        known = ", ".join([*sorted(BACKEND_SETS), f"{MODEL_PREFIX}<checkpoint>"])
-        raise ValueError(f"unknown backend set {unknown[0]!r}; known: {known}")
-    return backends
-
-
 class EpisodeExperimentConfig(BaseModel):
     """Pair episodes of the paper's suites; ``kind`` picks the paper tables the report adds."""
 
@@ -98,7 +74,7 @@ class EpisodeExperimentConfig(BaseModel):
     conditions: list[Condition] = Field(min_length=1)
     faults: list[Fault] = [Fault.CLEAN]
     caches: list[CacheSetting] = Field(default=[CacheSetting.OFF], min_length=1)  # for the delivery conditions
-    backends: list[str] = ["rule"]
+    backends: list[BackendName] = [parse_backend("rule")]
     surfaces: list[SurfaceName] = [SurfaceName.DSL]
     seeds: list[int] = Field(default=[0], min_length=1)
     roles: list[Annotated[int, Field(ge=0, le=1)]] = Field(default=[0, 1], min_length=1)
@@ -126,8 +102,11 @@ class EpisodeExperimentConfig(BaseModel):
 
     @field_validator("backends")
     @classmethod
-    def _known_backends(cls, backends: list[str]) -> list[str]:
-        return _known_backend_sets(backends)
+    def _play_pairs(cls, backends: list[BackendSpec]) -> list[BackendSpec]:
+        wrong = [name for name in backends if not name.family.plays_pairs]
+        if wrong:
+            raise ValueError(f"{wrong[0]} does not play the paper's two-agent episodes")
+        return backends
 
     @model_validator(mode="after")
     def _caches_apply(self) -> EpisodeExperimentConfig:
@@ -170,7 +149,7 @@ class EpisodeJob:
     seed: int
     condition: Condition
     fault: Fault
-    backend: str
+    backend: BackendSpec  # as the config names it, {seed} and all
     surface: SurfaceName
     cache: CacheSetting = CacheSetting.OFF  # the delivery conditions only
 
@@ -235,9 +214,8 @@ class EpisodeKind(ExperimentKind[EpisodeExperimentConfig, tuple[Cluster, ...], E
                     for backend in config.backends:
                         for surface in config.surfaces:
                             for seed in config.seeds:
-                                name = for_seed(backend, seed)
                                 single = condition is Condition.SINGLE_STEP
-                                if not backend_fits(name, single, surface, records_of(condition)):
+                                if not backend_fits(backend.for_seed(seed), single, surface, records_of(condition)):
                                     continue
                                 for role in config.roles:
                                     key = "|".join(
@@ -267,7 +245,7 @@ class EpisodeKind(ExperimentKind[EpisodeExperimentConfig, tuple[Cluster, ...], E
         prior, suites = default_prior(), default_suites()
         spec = build_episode(prepared[job.cluster], job.role, job.seed, prior, suites, job.surface, config.described)
         no_request = job.condition is Condition.NO_REQUEST
-        backends = backend_set(for_seed(job.backend, job.seed))(spec, no_request, prior, suites)
+        backends = backend_set(job.backend.for_seed(job.seed))(spec, no_request, prior, suites)
         result = run_episode(
             spec,
             job.condition,

@@ -18,7 +18,8 @@ from pydantic import BaseModel, ConfigDict, Field, PositiveInt, field_validator
 
 from gencoord import __version__
 from gencoord.backends.base import Backend
-from gencoord.backends.registry import API_PREFIX, CONSTRAINED_PREFIX, MODEL_PREFIX, team_backend
+from gencoord.backends.registry import team_backend
+from gencoord.backends.spec import BackendName, BackendSpec, parse_backend
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
 from gencoord.eval.config import NAME_PATTERN, BootstrapSpec, ExecutionSpec
@@ -29,8 +30,6 @@ from gencoord.run.team import TeamMode
 from gencoord.run.team_record import refusal_record, task_digest, team_record
 from gencoord.tasks.team_files import AnyTask, Refusal, TaskFormat, read_task_file
 from gencoord.worlds.choice import WorldChoice, executor_for
-
-_TEAM_LEAD_PREFIXES = (MODEL_PREFIX, CONSTRAINED_PREFIX, API_PREFIX)
 
 
 class TeamExperimentConfig(BaseModel):
@@ -45,7 +44,7 @@ class TeamExperimentConfig(BaseModel):
     format: TaskFormat = TaskFormat.AUTO
     modes: list[TeamMode] = Field(default=[TeamMode.PRIVATE], min_length=1)
     surfaces: list[Literal[SurfaceName.DSL, SurfaceName.FREEFORM]] = Field(default=[SurfaceName.DSL], min_length=1)
-    backends: list[str] = Field(default=["planner"], min_length=1)  # who leads: planner, model:, constrained:, api:
+    backends: list[BackendName] = Field(default=[parse_backend("planner")], min_length=1)  # who leads
     clusters: PositiveInt | None = None  # keep only the first N tasks: reduced runs
     output: str = "runs"
     workers: Annotated[int, Field(ge=0)] = 0
@@ -55,10 +54,10 @@ class TeamExperimentConfig(BaseModel):
 
     @field_validator("backends")
     @classmethod
-    def _known_backends(cls, backends: list[str]) -> list[str]:
-        unknown = [name for name in backends if name != "planner" and not name.startswith(_TEAM_LEAD_PREFIXES)]
-        if unknown:
-            raise ValueError(f"unknown team backend {unknown[0]!r}; known: planner, model:, constrained:, api:")
+    def _lead_teams(cls, backends: list[BackendSpec]) -> list[BackendSpec]:
+        wrong = [name for name in backends if not name.family.leads_teams]
+        if wrong:
+            raise ValueError(f"{wrong[0]} cannot lead a team task")
         return backends
 
     def summary(self) -> str:
@@ -93,7 +92,7 @@ def _ident(entry: AnyTask | Refusal) -> str:
 
 
 @cache
-def team_lead(name: str) -> Backend:
+def team_lead(name: BackendSpec) -> Backend:
     """This process's lead backend of that name: a checkpoint is loaded once per worker, not once per task."""
     return team_backend(name, team_prior())
 
@@ -104,7 +103,7 @@ class TeamJob:
     task: int  # index into the config's tasks
     mode: TeamMode
     surface: SurfaceName
-    backend: str
+    backend: BackendSpec
 
 
 class TeamKind(ExperimentKind[TeamExperimentConfig, TeamTasks, TeamJob]):

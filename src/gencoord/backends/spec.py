@@ -1,0 +1,168 @@
+"""Backend names, parsed once into a typed spec, and the families they name.
+
+A backend is written ``<family>`` or ``<family>:<target>`` (``rule``, ``planner``,
+``model:<checkpoint>``, ``constrained:<checkpoint>``, ``api:<base url>#<model>``,
+``selector:<name>``), then optionally ``+realizer`` or ``+directory`` (a deterministic
+receiver in place of the family's own) and ``@full``, ``@skeleton`` or ``@node`` (the
+task-structure view every agent is shown). ``{seed}`` anywhere stands for the episode's
+seed (one trained model per seed).
+
+A :class:`BackendSpec` is that name as a string (records, job keys and tables keep the
+name as written) that also carries its parsed parts, so nothing downstream parses it
+again. Families are plugins: gencoord's own, ``register_backend``, or an entry point in
+the ``gencoord.backends`` group of the user's own package.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
+
+from pydantic import PlainSerializer, PlainValidator, WithJsonSchema
+
+from gencoord._registry import Registry
+from gencoord.errors import ConfigError, did_you_mean
+from gencoord.models.spec import Records
+from gencoord.prior.views import PriorView
+
+if TYPE_CHECKING:
+    from gencoord.backends.base import Backend
+    from gencoord.dsl.surface import SurfaceName
+    from gencoord.prior.prior import Prior
+    from gencoord.tasks.episode import EpisodeSpec
+    from gencoord.tasks.spec import SuiteDocument
+
+BackendSet = Callable[["EpisodeSpec", bool, "Prior", "SuiteDocument"], Mapping[str, "Backend"]]
+"""(episode, request withheld?, prior, suites) → backend per agent: who plays a two-agent episode."""
+
+ENTRY_POINTS = "gencoord.backends"
+SEED = "{seed}"
+VIEW_SEPARATOR = "@"
+RECEIVER_SEPARATOR = "+"
+RECEIVERS = ("realizer", "directory")
+"""``<name>+realizer`` or ``<name>+directory``: the family's sender with a deterministic receiver (v2 Table S26;
+built in ``registry.RECEIVER_BACKENDS``)."""
+
+
+class BackendFamily:
+    """A family of backends: what a name starting ``<name>`` or ``<name>:`` builds, in each role it can play.
+
+    Every method has a default (a family that does not play a role refuses it by name): a
+    family overrides the roles it plays and sets ``plays_pairs`` or ``leads_teams`` to say so.
+    """
+
+    name: ClassVar[str]
+    target: ClassVar[str | None] = None
+    """How the part after ``<name>:`` is written (``<checkpoint>``); None: the family is written bare."""
+    checkpoint: ClassVar[bool] = False
+    """The target is a checkpoint folder (a config's relative path is read against the config's folder)."""
+    calls_api: ClassVar[bool] = False
+    """Its backends call a model endpoint: a run caps its workers at the endpoint's concurrency."""
+    plays_pairs: ClassVar[bool] = False
+    leads_teams: ClassVar[bool] = False
+
+    def check_target(self, target: str) -> None:
+        """Raise a ConfigError when ``target`` is not written as this family's targets are."""
+
+    def pair_set(self, target: str | None) -> BackendSet:
+        """The backends of a two-agent episode of the paper's suites."""
+        raise ConfigError("UNSUPPORTED_BACKEND", f"{self.name} does not play the paper's two-agent episodes")
+
+    def team_lead(self, target: str | None, prior: Prior) -> Backend:
+        """The backend that leads a team task."""
+        raise ConfigError("UNSUPPORTED_BACKEND", f"{self.name} cannot lead a team task")
+
+    def fits(self, target: str | None, single_step: bool, surface: SurfaceName, records: Records) -> bool:
+        """Whether this family can write the records an episode needs (a trained model writes what it learned)."""
+        return True
+
+    def written(self) -> str:
+        return self.name if self.target is None else f"{self.name}:{self.target}"
+
+
+_BUILT_IN = {
+    name: f"gencoord.backends.registry:{name.upper().replace('-', '_')}"
+    for name in ("rule", "factorized-rule", "planner", "model", "constrained", "api", "selector")
+}
+
+FAMILIES: Registry[BackendFamily] = Registry(
+    "backend", ENTRY_POINTS, BackendFamily, _BUILT_IN, ConfigError, "UNKNOWN_BACKEND"
+)
+
+
+def register_backend(family: BackendFamily) -> BackendFamily:
+    """Make ``family`` available to configs and the command line under ``family.name``."""
+    return FAMILIES.register(family)
+
+
+class BackendSpec(str):
+    """A backend name as written, with its parts: family, target, deterministic receiver, view."""
+
+    family: BackendFamily
+    target: str | None
+    receiver: str | None
+    view: PriorView | None
+
+    @property
+    def base(self) -> str:
+        """The name without its receiver and view: ``<family>`` or ``<family>:<target>``."""
+        return self.family.name if self.target is None else f"{self.family.name}:{self.target}"
+
+    def for_seed(self, seed: int) -> BackendSpec:
+        """The backend an episode of ``seed`` uses (the paper trains one model per seed)."""
+        return parse_backend(self.replace(SEED, str(seed)))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return parse_backend, (str(self),)
+
+
+def _suffix(name: str, separator: str, allowed: set[str]) -> tuple[str, str | None]:
+    base, found, suffix = name.rpartition(separator)
+    return (base, suffix) if found and suffix in allowed else (name, None)
+
+
+def parse_backend(name: str) -> BackendSpec:
+    """``name`` as a typed spec, or a ConfigError naming what is wrong and what is known."""
+    if isinstance(name, BackendSpec):
+        return name
+    rest, view = _suffix(name, VIEW_SEPARATOR, {v.value for v in PriorView})
+    rest, receiver = _suffix(rest, RECEIVER_SEPARATOR, set(RECEIVERS))
+    family_name, colon, target = rest.partition(":")
+    try:
+        family = FAMILIES.get(family_name)
+    except ConfigError as error:
+        if error.reason != "UNKNOWN_BACKEND":
+            raise
+        known = [FAMILIES.get(known).written() for known in FAMILIES.names()]
+        suffixes = [f"<name>{RECEIVER_SEPARATOR}{'|'.join(RECEIVERS)}", f"<name>{VIEW_SEPARATOR}<full|skeleton|node>"]
+        hint = did_you_mean(family_name, FAMILIES.names())
+        raise ConfigError(
+            "UNKNOWN_BACKEND", f"unknown backend {name!r}{hint}; known: {', '.join(known + suffixes)}"
+        ) from None
+    if family.target is None and colon:
+        raise ConfigError("UNKNOWN_BACKEND", f"backend {family.name} takes no target, got {name!r}")
+    if family.target is not None and not target:
+        raise ConfigError("UNKNOWN_BACKEND", f"backend {family.name} is written {family.written()}, got {name!r}")
+    family.check_target(target)
+    spec = BackendSpec(name)
+    spec.family, spec.target, spec.view = family, target if colon else None, PriorView(view) if view else None
+    spec.receiver = receiver
+    return spec
+
+
+def _validated(value: Any) -> BackendSpec:
+    if not isinstance(value, str):
+        raise ValueError(f"a backend is a name such as rule or model:<checkpoint>, not {value!r}")
+    try:
+        return parse_backend(value)
+    except ConfigError as error:
+        raise ValueError(error.message) from None
+
+
+BackendName = Annotated[
+    BackendSpec,
+    PlainValidator(_validated),
+    PlainSerializer(str, return_type=str),
+    WithJsonSchema({"type": "string"}),
+]
+"""The field type of every backend in a config: validated and parsed on load, written back as its name."""
