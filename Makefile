@@ -11,7 +11,7 @@ NPM_STAMP := $(MC_JS)/node_modules/.installed
 # use the CPU, so two workers overlap them (tests/conftest.py groups them).
 TEST_WORKERS ?= 2
 
-.PHONY: run test docs wheel-check bench fuzz clean browser
+.PHONY: run reproduce test docs wheel-check bench fuzz clean browser
 
 # torch is installed on its own first: pinned to the CPU build, so that transformers does not pull
 # a multi-GB CUDA build of it.
@@ -26,19 +26,22 @@ $(NPM_STAMP): $(MC_JS)/package-lock.json
 	npm ci --prefix $(MC_JS) --no-audit --no-fund --loglevel=error
 	touch $(NPM_STAMP)
 
-# The main job: the paper's worked examples, then the shipped experiments (GenCoord's mechanism,
-# representation, horizon and visibility experiments with rules and the tiny CPU models, the gate ablations, the
-# learned backends) on the embedded world, each written to runs/<name>-<timestamp>/ with report.md and
-# report.html.
+# The main job, in about 10 minutes on 2 cores: the paper's worked examples, then one shipped experiment of each
+# family (pair episodes with rules and with the tiny CPU models, the gate, team tasks, composition) on the embedded
+# world, each written to runs/<name>-<timestamp>/ with report.md and report.html, and a table of where each went.
+MAIN_EXPERIMENTS := request_intervention feedback_intervention learned_backends gate_ablation team_tasks composition
+# Every shipped experiment at full size (`make reproduce`): the numbers of docs/results.md.
+ALL_EXPERIMENTS := request_intervention feedback_intervention request_intervention_learned \
+	feedback_intervention_learned controlled_faults representation horizon horizon_in_distribution gate_ablation \
+	gate_tight_budget gate_teams learned_backends receivers private_structure private_structure_learned composition \
+	team_tasks visibility
+
 run: $(STAMP) $(NPM_STAMP)
 	$(BIN)/gencoord demo
-	$(BIN)/gencoord run experiments/request_intervention.toml experiments/feedback_intervention.toml \
-		experiments/request_intervention_learned.toml experiments/feedback_intervention_learned.toml \
-		experiments/controlled_faults.toml experiments/representation.toml experiments/horizon.toml \
-		experiments/horizon_in_distribution.toml experiments/gate_ablation.toml experiments/gate_tight_budget.toml \
-		experiments/gate_teams.toml experiments/learned_backends.toml experiments/receivers.toml \
-		experiments/private_structure.toml experiments/private_structure_learned.toml experiments/composition.toml \
-		experiments/team_tasks.toml experiments/visibility.toml
+	$(BIN)/gencoord run $(MAIN_EXPERIMENTS)
+
+reproduce: $(STAMP) $(NPM_STAMP)
+	$(BIN)/gencoord run $(ALL_EXPERIMENTS)
 
 # Headless Chromium (Debian's package) for the test that loads --view's live page. Installing
 # it needs root, as in CI; elsewhere that one test is skipped and says why.

@@ -94,7 +94,8 @@ def _wheres(items: list[Found]) -> str:
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    """A message template as table text: pipes escaped, and brackets too (``{names[0]}`` is no link)."""
+    return text.replace("|", "\\|").replace("\n", " ").replace("[", "\\[").replace("]", "\\]")
 
 
 def catalogue() -> str:

@@ -188,7 +188,7 @@ def test_every_shipped_kind_is_known_and_an_unknown_one_is_named_with_its_near_m
     assert all(experiment_kind(name).name == name for name in names)
     with pytest.raises(ConfigError) as caught:
         parse_experiment('name = "x"\nkind = "horizn"\npool = "timing"\nconditions = ["request"]\n', "x.toml")
-    assert caught.value.reason == "UNKNOWN_KIND" and "did you mean 'horizon'" in caught.value.message
+    assert caught.value.reason == "UNKNOWN_NAME" and "did you mean 'horizon'" in caught.value.message
 
 
 def test_a_field_error_names_the_field_without_the_union_tag() -> None:

@@ -12,6 +12,15 @@ The public surface, in one import::
     episode = gencoord.run_episode(spec)                  # rule backends on the embedded world
     gencoord.check_executor(MyExecutor())                 # the shipped conformance checks
     gencoord.check_backend(MyBackend(), [gencoord.Stage.SENDER_INITIAL])
+    config = gencoord.load_experiment(Path("my.toml"))   # any kind: pair episodes, gate, team, composition, a plugin's
+    summary = gencoord.run_experiment(config, gencoord.create_run(config))
+    tasks = gencoord.read_task_file(Path("mindcraft_tasks.json"))   # gencoord's format or MINDcraft's, as shipped
+
+Writing a backend takes :class:`Backend` and what it reads, :class:`LocalContext`; a world,
+:class:`Executor` with :class:`WorldSpec`, :class:`Program`, :class:`ActionRecord`,
+:class:`WorldSnapshot` and :data:`HandoffHook`. A new backend family, experiment kind or
+task source registers with :func:`register_backend` or :func:`register_experiment_kind`,
+or through an entry point (see the manual's Extending page).
 
 Every failure a user can cause is a :class:`GencoordError` with a stable ``code`` and ``reason``.
 """
@@ -24,91 +33,154 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from gencoord.backends.base import Backend
     from gencoord.backends.conformance import check_backend
+    from gencoord.backends.spec import BackendFamily, BackendSpec, parse_backend, register_backend
     from gencoord.dsl.ast import Proposal
     from gencoord.dsl.parse import parse
     from gencoord.dsl.serialize import serialize
     from gencoord.errors import ConformanceError, FailureCode, GencoordError
+    from gencoord.eval.config import load_experiment
+    from gencoord.eval.experiment import ExperimentKind, ReportParts, RunPlan, plan_run, register_experiment_kind
+    from gencoord.eval.report import write_report
+    from gencoord.eval.runner import create_run, run_experiment
     from gencoord.prior.load import default_prior, load_prior
     from gencoord.prior.prior import Prior
     from gencoord.protocol.generation import GenerationRequest, Reply, Stage
     from gencoord.protocol.result import Fail, NoCommitment, ProtocolResult, Success
     from gencoord.run.episode import Condition, EpisodeResult, run_episode
     from gencoord.run.lifecycle import run_feedback, run_forward
+    from gencoord.run.team import TeamResult, run_team_task
     from gencoord.tasks.cluster import make_cluster
+    from gencoord.tasks.context import LocalContext
     from gencoord.tasks.episode import EpisodeSpec, build_episode
     from gencoord.tasks.spec import default_suites
+    from gencoord.tasks.team import TeamTask
+    from gencoord.tasks.team_files import load_team_tasks, read_task_file
+    from gencoord.worlds.actions import Action, Program
     from gencoord.worlds.conformance import check_executor
-    from gencoord.worlds.executor import Executor
+    from gencoord.worlds.executor import ActionFailure, ActionRecord, Executor, HandoffHook, WorldSnapshot
     from gencoord.worlds.sim.executor import SimExecutor
+    from gencoord.worlds.spec import WorldSpec
 
 # Each public name is imported from its home module on first use (PEP 562), so that
 # ``import gencoord.x`` (the command line's ``--help`` above all) does not load every layer.
 _HOMES = {
+    "Action": "gencoord.worlds.actions",
+    "ActionFailure": "gencoord.worlds.executor",
+    "ActionRecord": "gencoord.worlds.executor",
     "Backend": "gencoord.backends.base",
+    "BackendFamily": "gencoord.backends.spec",
+    "BackendSpec": "gencoord.backends.spec",
     "Condition": "gencoord.run.episode",
     "ConformanceError": "gencoord.errors",
     "EpisodeResult": "gencoord.run.episode",
     "EpisodeSpec": "gencoord.tasks.episode",
     "Executor": "gencoord.worlds.executor",
+    "ExperimentKind": "gencoord.eval.experiment",
     "Fail": "gencoord.protocol.result",
     "FailureCode": "gencoord.errors",
     "GencoordError": "gencoord.errors",
     "GenerationRequest": "gencoord.protocol.generation",
+    "HandoffHook": "gencoord.worlds.executor",
+    "LocalContext": "gencoord.tasks.context",
     "NoCommitment": "gencoord.protocol.result",
     "Prior": "gencoord.prior.prior",
+    "Program": "gencoord.worlds.actions",
     "Proposal": "gencoord.dsl.ast",
     "ProtocolResult": "gencoord.protocol.result",
     "Reply": "gencoord.protocol.generation",
+    "ReportParts": "gencoord.eval.experiment",
+    "RunPlan": "gencoord.eval.experiment",
     "SimExecutor": "gencoord.worlds.sim.executor",
     "Stage": "gencoord.protocol.generation",
     "Success": "gencoord.protocol.result",
+    "TeamResult": "gencoord.run.team",
+    "TeamTask": "gencoord.tasks.team",
+    "WorldSnapshot": "gencoord.worlds.executor",
+    "WorldSpec": "gencoord.worlds.spec",
     "build_episode": "gencoord.tasks.episode",
     "check_backend": "gencoord.backends.conformance",
     "check_executor": "gencoord.worlds.conformance",
+    "create_run": "gencoord.eval.runner",
     "default_prior": "gencoord.prior.load",
     "default_suites": "gencoord.tasks.spec",
+    "load_experiment": "gencoord.eval.config",
     "load_prior": "gencoord.prior.load",
+    "load_team_tasks": "gencoord.tasks.team_files",
     "make_cluster": "gencoord.tasks.cluster",
     "parse": "gencoord.dsl.parse",
+    "parse_backend": "gencoord.backends.spec",
+    "plan_run": "gencoord.eval.experiment",
+    "read_task_file": "gencoord.tasks.team_files",
+    "register_backend": "gencoord.backends.spec",
+    "register_experiment_kind": "gencoord.eval.experiment",
     "run_episode": "gencoord.run.episode",
+    "run_experiment": "gencoord.eval.runner",
     "run_feedback": "gencoord.run.lifecycle",
     "run_forward": "gencoord.run.lifecycle",
+    "run_team_task": "gencoord.run.team",
     "serialize": "gencoord.dsl.serialize",
+    "write_report": "gencoord.eval.report",
 }
 
 
 __all__ = [
+    "Action",
+    "ActionFailure",
+    "ActionRecord",
     "Backend",
+    "BackendFamily",
+    "BackendSpec",
     "Condition",
     "ConformanceError",
     "EpisodeResult",
     "EpisodeSpec",
     "Executor",
+    "ExperimentKind",
     "Fail",
     "FailureCode",
     "GencoordError",
     "GenerationRequest",
+    "HandoffHook",
+    "LocalContext",
     "NoCommitment",
     "Prior",
+    "Program",
     "Proposal",
     "ProtocolResult",
     "Reply",
+    "ReportParts",
+    "RunPlan",
     "SimExecutor",
     "Stage",
     "Success",
+    "TeamResult",
+    "TeamTask",
+    "WorldSnapshot",
+    "WorldSpec",
     "__version__",
     "build_episode",
     "check_backend",
     "check_executor",
+    "create_run",
     "default_prior",
     "default_suites",
+    "load_experiment",
     "load_prior",
+    "load_team_tasks",
     "make_cluster",
     "parse",
+    "parse_backend",
+    "plan_run",
+    "read_task_file",
+    "register_backend",
+    "register_experiment_kind",
     "run_episode",
+    "run_experiment",
     "run_feedback",
     "run_forward",
+    "run_team_task",
     "serialize",
+    "write_report",
 ]
 
 

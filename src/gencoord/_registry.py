@@ -14,7 +14,7 @@ from importlib import import_module
 from importlib.metadata import entry_points
 from typing import Generic, TypeVar, cast
 
-from gencoord.errors import GencoordError, did_you_mean
+from gencoord.errors import ConfigError, did_you_mean
 
 T = TypeVar("T")
 
@@ -26,7 +26,11 @@ def _declared(group: str) -> dict[str, str]:
 
 
 class Registry(Generic[T]):
-    """Objects of type ``kind`` (abstract classes included) by name; ``what`` names them in errors."""
+    """Objects of type ``kind`` (abstract classes included) by name; ``what`` names them in errors.
+
+    A name comes from a config or the command line, so every refusal is a ConfigError:
+    ``UNKNOWN_NAME`` (with the near miss and every known name), ``BAD_PLUGIN``, ``DUPLICATE_PLUGIN``.
+    """
 
     def __init__(
         self,
@@ -34,12 +38,9 @@ class Registry(Generic[T]):
         group: str,
         kind: type,
         built_in: Mapping[str, str],
-        error: type[GencoordError],
-        unknown: str,
     ) -> None:
         self.what, self.group, self.kind = what, group, kind
         self._built_in = dict(built_in)
-        self._error, self._unknown = error, unknown
         self._registered: dict[str, T] = {}
         self.version = 0
         """Bumped by each registration: caches built over the registry (a config union) key on it."""
@@ -47,10 +48,10 @@ class Registry(Generic[T]):
     def register(self, item: T) -> T:
         """Make ``item`` available under its ``name``. A name is registered once."""
         if not isinstance(item, self.kind):
-            raise self._error("BAD_PLUGIN", f"{item!r} is not a {self.kind.__name__}")
+            raise ConfigError("BAD_PLUGIN", f"{item!r} is not a {self.kind.__name__}")
         name = str(getattr(item, "name", ""))
         if self._registered.get(name, item) is not item:
-            raise self._error("DUPLICATE_PLUGIN", f"a {self.what} named {name!r} is already registered")
+            raise ConfigError("DUPLICATE_PLUGIN", f"a {self.what} named {name!r} is already registered")
         if name not in self._registered:
             self._registered[name] = item
             self.version += 1
@@ -69,14 +70,14 @@ class Registry(Generic[T]):
         if target is None:
             where = f"{origin}: " if origin else ""
             hint = did_you_mean(name, self.names()) or ""
-            raise self._error(
-                self._unknown, f"{where}unknown {self.what} {name!r}{hint}; known: {', '.join(self.names())}"
+            raise ConfigError(
+                "UNKNOWN_NAME", f"{where}unknown {self.what} {name!r}{hint}; known: {', '.join(self.names())}"
             )
         module, _, attribute = target.partition(":")
         try:
             loaded = getattr(import_module(module), attribute)
         except (ImportError, AttributeError) as exc:
-            raise self._error("BAD_PLUGIN", f"{self.what} {name!r} ({target}) cannot be loaded: {exc}") from None
+            raise ConfigError("BAD_PLUGIN", f"{self.what} {name!r} ({target}) cannot be loaded: {exc}") from None
         if not isinstance(loaded, self.kind) or getattr(loaded, "name", None) != name:
-            raise self._error("BAD_PLUGIN", f"{target} is not a {self.kind.__name__} named {name!r}")
+            raise ConfigError("BAD_PLUGIN", f"{target} is not a {self.kind.__name__} named {name!r}")
         return self.register(cast(T, loaded))

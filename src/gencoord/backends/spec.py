@@ -85,9 +85,7 @@ _BUILT_IN = {
     for name in ("rule", "factorized-rule", "planner", "model", "constrained", "api", "selector")
 }
 
-FAMILIES: Registry[BackendFamily] = Registry(
-    "backend", ENTRY_POINTS, BackendFamily, _BUILT_IN, ConfigError, "UNKNOWN_BACKEND"
-)
+FAMILIES: Registry[BackendFamily] = Registry("backend", ENTRY_POINTS, BackendFamily, _BUILT_IN)
 
 
 def register_backend(family: BackendFamily) -> BackendFamily:
@@ -131,7 +129,7 @@ def parse_backend(name: str) -> BackendSpec:
     try:
         family = FAMILIES.get(family_name)
     except ConfigError as error:
-        if error.reason != "UNKNOWN_BACKEND":
+        if error.reason != "UNKNOWN_NAME":
             raise
         known = [FAMILIES.get(known).written() for known in FAMILIES.names()]
         suffixes = [f"<name>{RECEIVER_SEPARATOR}{'|'.join(RECEIVERS)}", f"<name>{VIEW_SEPARATOR}<full|skeleton|node>"]

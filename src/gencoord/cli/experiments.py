@@ -34,7 +34,17 @@ from gencoord.eval.config import find_experiment, load_experiment
 from gencoord.eval.experiment import Experiment, RunPlan, kind_of, plan_run
 from gencoord.eval.ray_runner import FAILED, ray_line
 from gencoord.eval.report import write_report
-from gencoord.eval.runner import create_run, discard_run, read_manifest, run_experiment
+from gencoord.eval.runner import (
+    RECORDS,
+    RunSummary,
+    create_run,
+    discard_run,
+    goal_met,
+    read_manifest,
+    read_records,
+    run_experiment,
+    unique_records,
+)
 from gencoord.worlds.choice import DEFAULT_VIEW_PORT, WorldChoice
 
 """Exit status after Ctrl-C or SIGTERM (the shell's 128 + SIGINT)."""
@@ -48,7 +58,7 @@ def _with(config: Experiment, option: str, field: str, value: object) -> Experim
     return changed
 
 
-def _run_one(plan: RunPlan, run_dir: Path, workers: int | None, out: Console) -> None:
+def _run_one(plan: RunPlan, run_dir: Path, workers: int | None, out: Console) -> RunSummary:
     config, total = plan.config, len(plan.jobs)
     columns = (
         TextColumn("[bold]{task.description}"),
@@ -87,6 +97,20 @@ def _run_one(plan: RunPlan, run_dir: Path, workers: int | None, out: Console) ->
                 style="yellow",
             )
         )
+    return summary
+
+
+def _where_it_went(finished: list[tuple[str, RunSummary, Path | None]], out: Console) -> None:
+    """After several runs, one table: what each ran, what it found already done, and where its report is."""
+    table = Table(title=Text("Where everything went"))
+    for column in ("experiment", "episodes", "ran now", "G ✗ (failed the goal)", "report"):
+        table.add_column(Text(column))
+    for name, summary, report in finished:
+        records, _ = unique_records(read_records(summary.run_dir))
+        failed = sum(1 for record in records if not goal_met(record))
+        where = str(report) if report is not None else str(summary.run_dir / RECORDS)
+        table.add_row(*(Text(cell) for cell in (name, str(len(records)), str(summary.ran), str(failed), where)))
+    out.print(table)
 
 
 def _on_executor(config: Experiment, executor: Executor | None, address: str | None, retries: int | None) -> Experiment:
@@ -178,12 +202,13 @@ def run(
         (plan_run(_on_executor(config, executor, ray_address, retries)), existing)
         for config, existing in _planned(configs, resume, clusters, backend, chosen)
     ]
+    finished: list[tuple[str, RunSummary, Path | None]] = []
     for plan, existing in plans:
         config = plan.config
         run_dir = existing or create_run(plan, out)
         try:
             with stoppable():
-                _run_one(plan, run_dir, workers, out_console)
+                summary = _run_one(plan, run_dir, workers, out_console)
         except KeyboardInterrupt as stop:
             if existing is None:
                 discard_run(run_dir)
@@ -203,9 +228,12 @@ def run(
             if existing is None:
                 discard_run(run_dir)
             fail(error if isinstance(error, ConfigError) else f"{config.name}: {error}", USAGE)
-        if report:
-            written = write_report(run_dir)
+        written = write_report(run_dir) if report else None
+        if written is not None:
             out_console.print(Text(f"report: {written.markdown}  ·  {written.html}"))
+        finished.append((config.name, summary, None if written is None else written.html))
+    if len(finished) > 1:
+        _where_it_went(finished, out_console)
 
 
 @command(name="report", epilog="Example: gencoord report runs/request_intervention-20261130-120000")

@@ -146,4 +146,5 @@ def uses_api(config: Experiment) -> bool:
 
 
 def load_experiment(path: Path) -> Experiment:
+    """The experiment a TOML file describes, of any registered kind, validated and cross-checked."""
     return parse_experiment(read_text(path, ConfigError), str(path), path.parent)

@@ -159,9 +159,7 @@ _BUILT_IN = {
 }
 """The kinds gencoord ships, imported on first use (the command line's start-up stays light)."""
 
-KINDS: Registry[AnyKind] = Registry(
-    "experiment kind", ENTRY_POINTS, ExperimentKind, _BUILT_IN, ConfigError, "UNKNOWN_KIND"
-)
+KINDS: Registry[AnyKind] = Registry("experiment kind", ENTRY_POINTS, ExperimentKind, _BUILT_IN)
 
 
 def register_experiment_kind(kind: AnyKind) -> AnyKind:

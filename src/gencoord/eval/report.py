@@ -96,6 +96,7 @@ def _viewer_payload(records: Sequence[Mapping[str, Any]]) -> str:
 
 
 def write_report(run_dir: Path) -> Report:
+    """``report.md`` and ``report.html`` for a run folder, from its manifest and records alone."""
     config, manifest = read_manifest(run_dir)
     records, duplicates = unique_records(read_records(run_dir))
     if not records:

@@ -174,6 +174,12 @@ def read_records(run_dir: Path, repair: bool = False) -> list[dict[str, object]]
     return read_jsonl(run_dir / RECORDS, repair)
 
 
+def goal_met(record: Mapping[str, object]) -> bool:
+    """Whether a record's job met its goal (``outcome.G``: the original task's success)."""
+    outcome = record.get("outcome")
+    return isinstance(outcome, dict) and bool(outcome.get("G"))
+
+
 @cache
 def _config(kind: str, config_json: str) -> Experiment:
     config: Experiment = experiment_kind(kind).config.model_validate_json(config_json)
@@ -205,8 +211,7 @@ class ChunkWork:
         lines, failed = [], 0
         for job in chunk:
             record = kind.run_job(config, self.prepared, job) | {"job": job.key} | tags
-            outcome = record["outcome"]
-            failed += not (isinstance(outcome, dict) and outcome.get("G"))
+            failed += not goal_met(record)
             lines.append(json.dumps(record, ensure_ascii=False, separators=(",", ":")))
         return ("\n".join(lines) + "\n").encode("utf-8"), failed
 

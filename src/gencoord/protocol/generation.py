@@ -44,6 +44,8 @@ class Generation:
 
 
 class Stage(StrEnum):
+    """Which message of the lifecycle a backend is asked for (the request names it; so do records)."""
+
     SENDER_INITIAL = "sender_initial"
     RECEIVER_AFTER_REQUEST = "receiver_after_request"
     RECEIVER_WITHOUT_REQUEST = "receiver_without_request"

@@ -51,3 +51,4 @@ class Fail:
 
 
 ProtocolResult = Success | NoCommitment | Fail
+"""The paper's tagged union: a commitment with its plan, no commitment and why, or a failure with its code."""

@@ -53,6 +53,8 @@ from gencoord.worlds.sim.executor import SimExecutor
 
 
 class Condition(StrEnum):
+    """What an episode withholds, swaps or delivers: the paper's interventions, one per condition."""
+
     REQUEST = "request"  # forward: the sender's REQ is delivered
     NO_REQUEST = "no_request"  # forward: the REQ is withheld
     ALTERNATIVE_REQUEST = "alternative_request"  # forward: the REQ is replaced by the template's other branch
@@ -282,6 +284,8 @@ def run_episode(
     suites: SuiteDocument | None = None,
     cache: CacheSetting = CacheSetting.OFF,
 ) -> EpisodeResult:
+    """One episode end to end: generate, resolve, materialize, compile, execute, verify (rules on the simulator
+    unless ``backends`` and ``executor`` say otherwise). Never raises for a protocol failure: the result says it."""
     prior = prior or default_prior()
     suites = suites or default_suites()
     condition = condition or default_condition(spec)

@@ -228,4 +228,5 @@ def load_suites(path: Path | None = None, prior: Prior | None = None) -> SuiteDo
 
 @cache
 def default_suites() -> SuiteDocument:
+    """The paper's task suites as shipped (loaded once)."""
     return load_suites()

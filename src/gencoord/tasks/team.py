@@ -81,6 +81,8 @@ class TeamWorld(BaseModel):
 
 
 class TeamTask(BaseModel):
+    """A crafting team task: agents with private bags, a goal item and holder, the world, a time limit."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     id: Annotated[str, Field(min_length=1, max_length=200)]

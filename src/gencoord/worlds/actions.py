@@ -171,6 +171,8 @@ Action = (
     | FurnaceCollect
     | Wait
 )
+"""One executor action: what ``compile`` emits and every world carries out (the union of the action types above)."""
+
 ACTION_NAMES = frozenset(
     kind.name
     for kind in (

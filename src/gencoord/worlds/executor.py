@@ -125,6 +125,8 @@ class Cascade:
 
 
 class Executor(Protocol):
+    """A world that runs compiled programs: the simulator, Minecraft, or yours (``check_executor`` tests it)."""
+
     name: str
 
     def reset(self, world: WorldSpec) -> WorldSnapshot: ...
