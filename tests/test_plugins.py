@@ -122,16 +122,58 @@ TOY_BACKENDS = dedent(
 )
 
 
+TOY_FORMAT = dedent(
+    '''
+    """A task format from outside gencoord: one task a line, `id: goal_count goal_item | agent item=n ... | ...`."""
+
+    from pathlib import Path
+
+    from gencoord.errors import ConfigError
+    from gencoord.tasks.team import TeamTask
+    from gencoord.tasks.team_files import TaskFileFormat
+
+
+    class Lines(TaskFileFormat):
+        name = "lines"
+        description = "one task a line"
+
+        def read(self, path):
+            return Path(path).read_text(encoding="utf-8").splitlines()
+
+        def entries(self, document, origin):
+            return [tuple(part.strip() for part in line.split(":", 1)) for line in document if line.strip()]
+
+        def task(self, task_id, raw, origin):
+            goal, *agents = (part.split() for part in raw.split("|"))
+            if len(goal) != 2 or not goal[0].isdigit():
+                raise ConfigError("BAD_TASK", f"{origin}: task {task_id}: the goal is a count and an item")
+            bags = [
+                {"name": name, "inventory": {item: int(n) for item, n in (pair.split("=") for pair in pairs)}}
+                for name, *pairs in agents
+            ]
+            return TeamTask.model_validate(
+                {"id": task_id, "goal": {"item": goal[1], "count": int(goal[0])}, "agents": bags,
+                 "world": {"crafting_table": True, "resources": []}}
+            )
+
+
+    LINES = Lines()
+    '''
+)
+
+
 def _install_toy(site: Path) -> None:
     """What ``pip install`` of a package of two modules with entry points leaves on the path."""
     (site / "toy_coin.py").write_text(TOY_MODULE, encoding="utf-8")
     (site / "toy_backends.py").write_text(TOY_BACKENDS, encoding="utf-8")
+    (site / "toy_lines.py").write_text(TOY_FORMAT, encoding="utf-8")
     info = site / "toy_coin-0.1.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: toy-coin\nVersion: 0.1\n", encoding="utf-8")
     declared = (
         "[gencoord.experiment_kinds]\ncoin = toy_coin:COIN\n\n"
-        "[gencoord.backends]\nunderstudy = toy_backends:UNDERSTUDY\n"
+        "[gencoord.backends]\nunderstudy = toy_backends:UNDERSTUDY\n\n"
+        "[gencoord.task_formats]\nlines = toy_lines:LINES\n"
     )
     (info / "entry_points.txt").write_text(declared, encoding="utf-8")
 
@@ -232,3 +274,24 @@ def test_a_plugin_backend_plays_episodes_and_leads_team_tasks(tmp_path: Path) ->
     assert {json.loads(line)["task"] for line in led.stdout.splitlines()}
     refused = _gencoord(site, "tasks", "run", str(tasks), "--backend", "understudy:nobody", cwd=tmp_path)
     assert refused.returncode == 2 and "an understudy plays lead or any, not nobody" in refused.stderr
+
+
+def test_a_plugin_task_format_is_read_run_and_its_bad_task_refused_alone(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    _install_toy(site)
+    tasks = tmp_path / "tasks.txt"
+    tasks.write_text(
+        "planks: 4 oak_planks | ann oak_log=1 | ben\n"
+        "sticks: 4 stick | ann oak_planks=2 | ben oak_planks=1\n"
+        "broken: many stick | ann\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "out"
+    ran = _gencoord(site, "tasks", "run", str(tasks), "--format", "lines", "--out", str(out), "--jsonl", cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr
+    lines = {row["task"]: row for row in map(json.loads, ran.stdout.splitlines())}
+    assert lines["planks"]["success"] and lines["sticks"]["success"]
+    assert lines["broken"]["code"] == "BAD_TASK" and not lines["broken"]["success"]
+    typo = _gencoord(site, "tasks", "check", str(tasks), "--format", "line", cwd=tmp_path)
+    assert typo.returncode == 2 and "did you mean 'lines'" in typo.stderr

@@ -38,7 +38,7 @@ from gencoord.prior.load import team_prior
 from gencoord.run.kinds import kind_of
 from gencoord.run.team import TeamMode
 from gencoord.run.team_record import SUMMARY_FIELDS, goal_record
-from gencoord.tasks.team_files import TaskFormat, read_task_file
+from gencoord.tasks.team_files import AUTO, read_task_file
 from gencoord.worlds.choice import DEFAULT_VIEW_PORT, WorldChoice
 
 tasks_app = typer.Typer(
@@ -47,7 +47,14 @@ tasks_app = typer.Typer(
 app.add_typer(tasks_app, name="tasks")
 
 FilesArgument = Annotated[list[Path], typer.Argument(help="Task files: gencoord TOML/JSON or MINDcraft JSON.")]
-FormatOption = Annotated[TaskFormat, typer.Option("--format", help="The files' format (auto: tell from the content).")]
+FormatOption = Annotated[
+    str,
+    typer.Option(
+        "--format",
+        metavar="NAME",
+        help="The files' format: gencoord, mindcraft, or an installed plugin's (auto: tell from the content).",
+    ),
+]
 JsonlOption = Annotated[bool, typer.Option("--jsonl", help="One JSON object per task on stdout, for scripts.")]
 
 
@@ -58,7 +65,7 @@ JsonlOption = Annotated[bool, typer.Option("--jsonl", help="One JSON object per 
 )
 def check(
     files: FilesArgument,
-    fmt: FormatOption = TaskFormat.AUTO,
+    fmt: FormatOption = AUTO,
     jsonl: JsonlOption = False,
 ) -> None:
     """Validate task files and say, before any action, whether each goal is reachable and why not.
@@ -131,7 +138,7 @@ def _echo_summary(record: dict[str, Any]) -> None:
 )
 def run_tasks(
     files: FilesArgument,
-    fmt: FormatOption = TaskFormat.AUTO,
+    fmt: FormatOption = AUTO,
     world: Annotated[WorldKind, typer.Option(help="Where actions run: the embedded simulator, or real Minecraft.")] = (
         WorldKind.SIM
     ),
@@ -179,7 +186,7 @@ def run_tasks(
         "name": "tasks",
         "kind": "team",
         "tasks": [str(path) for path in files],
-        "format": fmt.value,
+        "format": fmt,
         "modes": [mode.value],
         "surfaces": [surface.value],
         "backends": [backend],

@@ -52,13 +52,14 @@ def _worker_start() -> None:
 
 
 def _start_method() -> BaseContext | None:
-    """Fork (the default: workers inherit what this process loaded), unless a Ray driver runs here.
+    """Fork (the default: workers inherit what this process loaded), unless Ray was loaded here.
 
-    Forking a process whose Ray threads hold locks can leave the children waiting on them
-    forever; a fresh interpreter from the fork server has no such threads.
+    Forking a process whose Ray threads hold locks (they outlive ``ray.shutdown``) can leave
+    the children waiting on them forever; a fresh interpreter from the fork server has no
+    such threads. Its workers import what they need again, and see only what installed
+    packages declare, not kinds or backends registered in this process.
     """
-    ray = sys.modules.get("ray")
-    return multiprocessing.get_context("forkserver") if ray is not None and ray.is_initialized() else None
+    return multiprocessing.get_context("forkserver") if "ray" in sys.modules else None
 
 
 def _end_workers(pool: ProcessPoolExecutor) -> None:

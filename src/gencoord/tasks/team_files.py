@@ -12,20 +12,23 @@ the same validated objects, items checked against the prior.
 A file is the unit that can fail whole (not readable, not JSON or TOML, neither format);
 a task is the unit of every other problem: a bad task is refused with its own code and
 message (:class:`Refusal`) and the rest of its file loads.
+
+Formats are plugins (:class:`TaskFileFormat`): gencoord's and MINDcraft's are built in, and
+a package adds its own through the ``gencoord.task_formats`` entry-point group.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from enum import StrEnum
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, ClassVar
 
-from pydantic import ValidationError
+from pydantic import AfterValidator, ValidationError
 
 from gencoord._config import package_text, parse_toml, read_text, validation_message
+from gencoord._registry import Registry
 from gencoord.errors import ConfigError
 from gencoord.prior.load import default_prior
 from gencoord.prior.prior import Prior
@@ -38,10 +41,8 @@ AnyTask = TeamTask | BuildTask | CookingTask
 """What a task file holds: a crafting, a construction or a cooking task."""
 
 
-class TaskFormat(StrEnum):
-    AUTO = "auto"
-    GENCOORD = "gencoord"
-    MINDCRAFT = "mindcraft"
+AUTO = "auto"
+"""The format name that says: tell the format from the file's content."""
 
 
 _MINDCRAFT_KEYS = frozenset({"agent_count", "initial_inventory", "target", "number_of_target", "blocked_actions"})
@@ -93,20 +94,116 @@ def _document(path: Path) -> Any:
         raise ConfigError("INVALID_JSON", f"{path}: not JSON ({exc})") from None
 
 
-def detect_format(document: Any, origin: str) -> TaskFormat:
-    if isinstance(document, dict) and isinstance(document.get("tasks"), list):
-        return TaskFormat.GENCOORD
-    if (
-        isinstance(document, dict)
-        and document
-        and all(isinstance(task, dict) and _MINDCRAFT_KEYS & set(task) for task in document.values())
-    ):
-        return TaskFormat.MINDCRAFT
-    raise ConfigError(
-        "UNKNOWN_TASK_FORMAT",
-        f"{origin}: neither gencoord's format (a 'tasks' list) nor MINDcraft's (task id → agent_count, "
-        "initial_inventory, target, ...); pass --format to say which",
-    )
+class TaskFileFormat:
+    """A format of task files: how a file is read, told apart, split into tasks, and one task built.
+
+    ``read`` parses JSON or TOML by default; a format of another syntax overrides it (and,
+    told by nothing, is chosen by name with ``--format``). ``task`` raises a ConfigError for a
+    task that cannot be given as written: that task is refused alone.
+    """
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    """What its files look like, for the message that lists the formats when none fits."""
+
+    def read(self, path: Path) -> Any:
+        return _document(path)
+
+    def detects(self, document: Any) -> bool:
+        """Whether a document read as JSON or TOML is in this format (auto-detection)."""
+        return False
+
+    def entries(self, document: Any, origin: str) -> list[tuple[str, Any]]:
+        """(task id, raw task) for every task of the document; a ConfigError when it holds none as this format."""
+        raise NotImplementedError
+
+    def task(self, task_id: str, raw: Any, origin: str) -> AnyTask:
+        raise NotImplementedError
+
+
+def _an_object(task_id: str, raw: Any, origin: str) -> dict[str, Any]:
+    if not isinstance(raw, dict):
+        raise ConfigError("BAD_TASK", f"{origin}: task {task_id} is not an object")
+    return raw
+
+
+class GencoordFormat(TaskFileFormat):
+    name = "gencoord"
+    description = "gencoord's format (a 'tasks' list)"
+
+    def detects(self, document: Any) -> bool:
+        return isinstance(document, dict) and isinstance(document.get("tasks"), list)
+
+    def entries(self, document: Any, origin: str) -> list[tuple[str, Any]]:
+        if not self.detects(document):
+            raise ConfigError("BAD_TASK_FILE", f"{origin}: gencoord's format is a 'tasks' list")
+        return [(_entry_id(raw, number), raw) for number, raw in enumerate(document["tasks"], start=1)]
+
+    def task(self, task_id: str, raw: Any, origin: str) -> AnyTask:
+        return _validated(_an_object(task_id, raw, origin), origin)
+
+
+class MindcraftFormat(TaskFileFormat):
+    name = "mindcraft"
+    description = "MINDcraft's (task id → agent_count, initial_inventory, target, ...)"
+
+    def detects(self, document: Any) -> bool:
+        return (
+            isinstance(document, dict)
+            and bool(document)
+            and all(isinstance(task, dict) and _MINDCRAFT_KEYS & set(task) for task in document.values())
+        )
+
+    def entries(self, document: Any, origin: str) -> list[tuple[str, Any]]:
+        if not isinstance(document, dict) or not any(isinstance(raw, dict) for raw in document.values()):
+            raise ConfigError("BAD_TASK_FILE", f"{origin}: MINDcraft's format maps task ids to task objects")
+        return [(str(task_id), raw) for task_id, raw in document.items()]
+
+    def task(self, task_id: str, raw: Any, origin: str) -> AnyTask:
+        return from_mindcraft(task_id, _an_object(task_id, raw, origin), origin)
+
+
+GENCOORD = GencoordFormat()
+MINDCRAFT = MindcraftFormat()
+FORMATS: Registry[TaskFileFormat] = Registry(
+    "task format",
+    "gencoord.task_formats",
+    TaskFileFormat,
+    {"gencoord": "gencoord.tasks.team_files:GENCOORD", "mindcraft": "gencoord.tasks.team_files:MINDCRAFT"},
+)
+
+
+def register_task_format(fmt: TaskFileFormat) -> TaskFileFormat:
+    """Make ``fmt`` available to ``--format``, configs' ``format`` and auto-detection, under ``fmt.name``."""
+    return FORMATS.register(fmt)
+
+
+def task_format_name(name: str) -> str:
+    """``name`` if it names a format (or ``auto``); a ConfigError naming the near miss otherwise."""
+    if name != AUTO:
+        FORMATS.get(name)
+    return name
+
+
+TaskFormatName = Annotated[str, AfterValidator(lambda name: _as_value_error(task_format_name, name))]
+"""A config's ``format``: ``auto`` or a registered format's name."""
+
+
+def _as_value_error(check: Any, value: str) -> str:
+    try:
+        return str(check(value))
+    except ConfigError as error:
+        raise ValueError(error.message) from None
+
+
+def detect_format(document: Any, origin: str) -> TaskFileFormat:
+    """The first format (by name) that recognizes ``document``, or a ConfigError listing every format."""
+    for name in FORMATS.names():
+        fmt = FORMATS.get(name)
+        if fmt.detects(document):
+            return fmt
+    said = " nor ".join(FORMATS.get(name).description for name in FORMATS.names())
+    raise ConfigError("UNKNOWN_TASK_FORMAT", f"{origin}: neither {said}; pass --format to say which")
 
 
 def _validated(data: Any, origin: str) -> AnyTask:
@@ -514,25 +611,21 @@ def from_mindcraft(task_id: str, raw: dict[str, Any], origin: str) -> AnyTask:
     return _validated(data, origin)
 
 
-def read_task_file(path: Path, fmt: TaskFormat = TaskFormat.AUTO, prior: Prior | None = None) -> TaskFile:
+def read_task_file(path: Path, fmt: str = AUTO, prior: Prior | None = None) -> TaskFile:
     """Every task in ``path`` that loads, and a refusal for each that does not.
 
-    Raises :class:`ConfigError` only for the file as a whole: not readable, not JSON or
-    TOML, or neither format.
+    ``fmt`` names a format, or is ``auto``: told from the content. Raises :class:`ConfigError`
+    only for the file as a whole: not readable, not JSON or TOML, or in no format.
     """
     prior = prior or default_prior()
     origin = str(path)
-    document = _document(path)
-    chosen = detect_format(document, origin) if fmt is TaskFormat.AUTO else fmt
-    entries: list[tuple[str, Any]]
-    if chosen is TaskFormat.GENCOORD:
-        if not isinstance(document, dict) or not isinstance(document.get("tasks"), list):
-            raise ConfigError("BAD_TASK_FILE", f"{origin}: gencoord's format is a 'tasks' list")
-        entries = [(_entry_id(raw, number), raw) for number, raw in enumerate(document["tasks"], start=1)]
+    if fmt == AUTO:
+        document = _document(path)
+        chosen = detect_format(document, origin)
     else:
-        if not isinstance(document, dict) or not any(isinstance(raw, dict) for raw in document.values()):
-            raise ConfigError("BAD_TASK_FILE", f"{origin}: MINDcraft's format maps task ids to task objects")
-        entries = [(str(task_id), raw) for task_id, raw in document.items()]
+        chosen = FORMATS.get(fmt)
+        document = chosen.read(path)
+    entries = chosen.entries(document, origin)
     tasks: list[AnyTask] = []
     refused: list[Refusal] = []
     seen: set[str] = set()
@@ -541,9 +634,7 @@ def read_task_file(path: Path, fmt: TaskFormat = TaskFormat.AUTO, prior: Prior |
             if task_id in seen:
                 raise ConfigError("DUPLICATE_TASK", f"{origin}: task id {task_id} repeats an earlier task's")
             seen.add(task_id)
-            if not isinstance(raw, dict):
-                raise ConfigError("BAD_TASK", f"{origin}: task {task_id} is not an object")
-            task = _validated(raw, origin) if chosen is TaskFormat.GENCOORD else from_mindcraft(task_id, raw, origin)
+            task = chosen.task(task_id, raw, origin)
             checked: AnyTask
             if isinstance(task, BuildTask):
                 checked = check_build_task(task, prior, origin)
@@ -563,7 +654,7 @@ def _entry_id(raw: Any, number: int) -> str:
     return ident[:200] if isinstance(ident, str) and ident else f"#{number}"
 
 
-def load_team_tasks(path: Path, fmt: TaskFormat = TaskFormat.AUTO, prior: Prior | None = None) -> list[TeamTask]:
+def load_team_tasks(path: Path, fmt: str = AUTO, prior: Prior | None = None) -> list[TeamTask]:
     """Every task in ``path``, validated, with every item checked against ``prior``'s game data.
 
     Strict, for the files an experiment config names: the first refused task fails the

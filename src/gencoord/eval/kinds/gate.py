@@ -20,7 +20,7 @@ from gencoord.gate.pool import gate_pool, team_pool
 from gencoord.gate.suite import GateInstance
 from gencoord.prior.load import default_prior, team_prior
 from gencoord.tasks.team import TeamTask
-from gencoord.tasks.team_files import TaskFormat, load_team_tasks
+from gencoord.tasks.team_files import AUTO, TaskFormatName, load_team_tasks
 from gencoord.worlds.choice import WorldChoice, executor_for
 from gencoord.worlds.mirror import MirroredExecutor
 from gencoord.worlds.sim import SimExecutor
@@ -38,7 +38,7 @@ class GateExperimentConfig(BaseModel):
     seed: int = 0
     split: Literal["eval", "train"] = "eval"
     tasks: list[str] = []  # team task files (relative to the config): the dynamic team suite; none: the built-in jobs
-    format: TaskFormat = TaskFormat.AUTO
+    format: TaskFormatName = AUTO
     conditions: list[GateCondition] = Field(min_length=1)
     reference: GateCondition | None = GateCondition.COMMUNICATION_FIRST  # paired: condition − reference
     clusters: PositiveInt | None = None  # keep only the first N instances: reduced runs

@@ -28,7 +28,7 @@ from gencoord.prior.load import team_prior
 from gencoord.run.kinds import kind_of
 from gencoord.run.team import TeamMode
 from gencoord.run.team_record import refusal_record, task_digest, team_record
-from gencoord.tasks.team_files import AnyTask, Refusal, TaskFormat, read_task_file
+from gencoord.tasks.team_files import AUTO, AnyTask, Refusal, TaskFormatName, read_task_file
 from gencoord.worlds.choice import WorldChoice, executor_for
 
 
@@ -41,7 +41,7 @@ class TeamExperimentConfig(BaseModel):
     kind: Literal["team"] = "team"
     description: str = ""
     tasks: list[str] = Field(min_length=1)  # task files (gencoord or MINDcraft), relative to the config
-    format: TaskFormat = TaskFormat.AUTO
+    format: TaskFormatName = AUTO
     modes: list[TeamMode] = Field(default=[TeamMode.PRIVATE], min_length=1)
     surfaces: list[Literal[SurfaceName.DSL, SurfaceName.FREEFORM]] = Field(default=[SurfaceName.DSL], min_length=1)
     backends: list[BackendName] = Field(default=[parse_backend("planner")], min_length=1)  # who leads
