@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from gencoord.cli.options import WorldKind, world_choice
+from gencoord.cli.options import world_choice
 from gencoord.errors import ConfigError
 from gencoord.eval.config import find_experiment, load_experiment
 from gencoord.eval.experiment import config_digest
@@ -35,10 +35,10 @@ def _free_port() -> int:
 
 def test_view_needs_minecraft_and_leaves_the_digest_alone() -> None:
     with pytest.raises(ConfigError) as caught:
-        world_choice(WorldKind.SIM, None, 25565, "1.21.4", "0,0,0", view=True)
+        world_choice("sim", None, 25565, "1.21.4", "0,0,0", view=True)
     assert caught.value.reason == "VIEW_WITHOUT_MINECRAFT"
-    watched = world_choice(WorldKind.MINECRAFT, None, 25565, "1.21.4", "0,0,0", view=True, view_port=4000)
-    plain = world_choice(WorldKind.MINECRAFT, None, 25565, "1.21.4", "0,0,0")
+    watched = world_choice("minecraft", None, 25565, "1.21.4", "0,0,0", view=True, view_port=4000)
+    plain = world_choice("minecraft", None, 25565, "1.21.4", "0,0,0")
     assert watched is not None and plain is not None
     assert watched.view_port == 4000 and plain.view_port is None and watched.one_worker
     config = load_experiment(find_experiment("team_tasks"))

@@ -162,18 +162,40 @@ TOY_FORMAT = dedent(
 )
 
 
+TOY_WORLD = dedent(
+    '''
+    """A world from outside gencoord: the simulator under another name, counting the executors it makes."""
+
+    from gencoord.worlds.registry import World
+    from gencoord.worlds.sim import SimExecutor
+
+
+    class Twin(World):
+        name = "twin"
+
+        def make(self, choice):
+            return SimExecutor()
+
+
+    TWIN = Twin()
+    '''
+)
+
+
 def _install_toy(site: Path) -> None:
     """What ``pip install`` of a package of two modules with entry points leaves on the path."""
     (site / "toy_coin.py").write_text(TOY_MODULE, encoding="utf-8")
     (site / "toy_backends.py").write_text(TOY_BACKENDS, encoding="utf-8")
     (site / "toy_lines.py").write_text(TOY_FORMAT, encoding="utf-8")
+    (site / "toy_world.py").write_text(TOY_WORLD, encoding="utf-8")
     info = site / "toy_coin-0.1.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: toy-coin\nVersion: 0.1\n", encoding="utf-8")
     declared = (
         "[gencoord.experiment_kinds]\ncoin = toy_coin:COIN\n\n"
         "[gencoord.backends]\nunderstudy = toy_backends:UNDERSTUDY\n\n"
-        "[gencoord.task_formats]\nlines = toy_lines:LINES\n"
+        "[gencoord.task_formats]\nlines = toy_lines:LINES\n\n"
+        "[gencoord.worlds]\ntwin = toy_world:TWIN\n"
     )
     (info / "entry_points.txt").write_text(declared, encoding="utf-8")
 
@@ -295,3 +317,28 @@ def test_a_plugin_task_format_is_read_run_and_its_bad_task_refused_alone(tmp_pat
     assert lines["broken"]["code"] == "BAD_TASK" and not lines["broken"]["success"]
     typo = _gencoord(site, "tasks", "check", str(tasks), "--format", "line", cwd=tmp_path)
     assert typo.returncode == 2 and "did you mean 'lines'" in typo.stderr
+
+
+def test_a_plugin_world_runs_episodes_and_team_tasks_and_refuses_minecraft_settings(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    _install_toy(site)
+    config = tmp_path / "twin.toml"
+    config.write_text(
+        'name = "twinned"\npool = "request_intervention"\nclusters = 2\nconditions = ["request"]\n'
+        '[world]\nkind = "twin"\n',
+        encoding="utf-8",
+    )
+    ran = _gencoord(site, "run", str(config), "--out", str(tmp_path / "runs"), "--no-report", cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    records = [json.loads(line) for line in (run_dir / "episodes.jsonl").read_text().splitlines()]
+    assert records and {record["world"] for record in records} == {"twin"}
+    assert all(record["outcome"]["G"] for record in records)  # the simulator under another name
+    tasks = Path(__file__).parent / "fixtures" / "team" / "own_format.toml"
+    led = _gencoord(site, "tasks", "run", str(tasks), "--world", "twin", "--out", str(tmp_path / "team"), cwd=tmp_path)
+    assert led.returncode == 0, led.stderr
+    hosted = _gencoord(site, "tasks", "run", str(tasks), "--world", "twin", "--host", "example", cwd=tmp_path)
+    assert hosted.returncode == 2 and "the twin world takes no host" in hosted.stderr
+    typo = _gencoord(site, "tasks", "run", str(tasks), "--world", "twn", cwd=tmp_path)
+    assert typo.returncode == 2 and "did you mean 'twin'" in typo.stderr

@@ -41,11 +41,11 @@ def validation_message(exc: ValidationError, tagged: bool = False) -> str:
     chosen = [(path, message) for path, message in problems if len(path) == deepest]
     path = chosen[0][0]
     messages = list(dict.fromkeys(message for candidate, message in chosen if candidate == path))
-    field = ".".join(path) or "(top level)"
     # a shorter path the chosen one extends is the union's other member, not another problem
     others = len({candidate for candidate, _ in problems if candidate != path and path[: len(candidate)] != candidate})
     more = f" (and {others} more problem{'s' if others != 1 else ''})" if others else ""
-    return f"{field}: {'; or '.join(messages)}{more}"
+    field = f"{'.'.join(path)}: " if path else ""  # a problem of the whole document names no field
+    return f"{field}{'; or '.join(messages)}{more}"
 
 
 def read_text(path: Path, error: type[GencoordError]) -> str:

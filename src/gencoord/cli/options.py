@@ -7,18 +7,18 @@ from typing import Annotated
 
 import typer
 
+from gencoord._config import validated
 from gencoord.errors import ConfigError
 from gencoord.eval.config import ExecutionSpec
 from gencoord.worlds.choice import DEFAULT_VIEW_PORT, WorldChoice
-
-
-class WorldKind(StrEnum):
-    SIM = "sim"
-    MINECRAFT = "minecraft"
-
+from gencoord.worlds.registry import WORLDS
 
 WorldOption = Annotated[
-    WorldKind | None, typer.Option(help="Where actions run: the embedded simulator, or real Minecraft.")
+    str | None,
+    typer.Option(
+        metavar="WORLD",
+        help="Where actions run: sim (the embedded simulator), minecraft (real Minecraft), or an installed world.",
+    ),
 ]
 HostOption = Annotated[
     str | None, typer.Option(help="Minecraft: a server you run (default: start our embedded server).")
@@ -40,7 +40,7 @@ ViewPortOption = Annotated[int, typer.Option(min=1, max=65535, help="Minecraft: 
 
 
 def world_choice(
-    world: WorldKind | None,
+    world: str | None,
     host: str | None,
     port: int,
     version: str,
@@ -49,7 +49,7 @@ def world_choice(
     view_port: int = DEFAULT_VIEW_PORT,
 ) -> WorldChoice | None:
     """The world the options ask for; None when they leave it to the config."""
-    if view and world is not WorldKind.MINECRAFT:
+    if view and (world is None or "view_port" not in WORLDS.get(world).settings):
         raise ConfigError("VIEW_WITHOUT_MINECRAFT", "--view shows a Minecraft world: add --world minecraft")
     if world is None:
         if host is not None:
@@ -59,8 +59,9 @@ def world_choice(
         x, y, z = (int(part) for part in origin.split(","))
     except ValueError:
         raise ConfigError("BAD_ORIGIN", f"--origin must be three integers x,y,z, not {origin!r}") from None
-    chosen = WorldChoice(kind=world.value, host=host, port=port, version=version, origin=(x, y, z))
-    return chosen.model_copy(update={"view_port": view_port}) if view else chosen
+    settings = {"kind": world, "host": host, "port": port, "version": version, "origin": (x, y, z)}
+    chosen = {**settings, **({"view_port": view_port} if view else {})}
+    return validated(WorldChoice, chosen, f"--world {world}", ConfigError, "BAD_WORLD")
 
 
 class Executor(StrEnum):

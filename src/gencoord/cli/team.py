@@ -22,7 +22,6 @@ from gencoord.cli.options import (
     VersionOption,
     ViewOption,
     ViewPortOption,
-    WorldKind,
     execution_of,
     world_choice,
 )
@@ -139,9 +138,13 @@ def _echo_summary(record: dict[str, Any]) -> None:
 def run_tasks(
     files: FilesArgument,
     fmt: FormatOption = AUTO,
-    world: Annotated[WorldKind, typer.Option(help="Where actions run: the embedded simulator, or real Minecraft.")] = (
-        WorldKind.SIM
-    ),
+    world: Annotated[
+        str,
+        typer.Option(
+            metavar="WORLD",
+            help="Where actions run: sim (the embedded simulator), minecraft (real Minecraft), or an installed world.",
+        ),
+    ] = "sim",
     backend: Annotated[
         str, typer.Option(help="Who leads: planner, model:<checkpoint>, constrained:<checkpoint>, api:<url>#<model>.")
     ] = "planner",

@@ -218,7 +218,7 @@ class ChunkWork:
 
 def worker_needs(world: WorldChoice | None, execution: ExecutionSpec) -> WorkerNeeds:
     """What one worker's world reserves on a Ray node: a Minecraft server and its bots need memory."""
-    if world is None or world.kind == "sim":
+    if world is None or world.world.in_process:
         return WorkerNeeds()
     return WorkerNeeds(memory_mib=execution.worker_memory_mib)
 
@@ -274,7 +274,7 @@ def _run_locked(
     world = getattr(config, "world", None)
     # a real world takes seconds an episode: record each one as it ends; bots of one
     # name fit on a shared server only once
-    size = CHUNK if world is None or world.kind == "sim" else 1
+    size = CHUNK if world is None or world.world.in_process else 1
     if world is not None and world.one_worker:
         requested = 1
     if uses_api(config):

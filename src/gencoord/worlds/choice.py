@@ -1,36 +1,62 @@
 """Which world runs an episode's actions, as a config value that can cross process boundaries.
 
-Experiment configs, the CLI and worker processes all name a world with a WorldChoice;
-``executor_for`` turns it into an executor once per process and keeps it, so a Minecraft
-server and its bots stay warm from one episode to the next.
+Experiment configs, the command line and worker processes all name a world with a
+WorldChoice: a registered world's name (``worlds/registry.py``) and the settings that
+world reads; ``executor_for`` turns it into an executor once per process and keeps it, so
+a Minecraft server and its bots stay warm from one episode to the next.
 """
 
 from __future__ import annotations
 
 import atexit
-from typing import Literal
+from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
+from gencoord.errors import ConfigError
 from gencoord.worlds.executor import Executor
-from gencoord.worlds.sim import SimExecutor
+from gencoord.worlds.registry import WORLDS, World
+
+
+def _registered(name: str) -> str:
+    try:
+        WORLDS.get(name)
+    except ConfigError as error:
+        raise ValueError(error.message) from None
+    return name
 
 
 class WorldChoice(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    kind: Literal["sim", "minecraft"] = "sim"
-    host: str | None = None  # minecraft: a server you run; None starts our embedded one
+    kind: Annotated[str, AfterValidator(_registered)] = "sim"  # sim, minecraft, or an installed plugin's world
+    # Minecraft's settings (kept flat, as configs and run manifests have always written them):
+    host: str | None = None  # a server you run; None starts our embedded one
     port: int = Field(default=25565, ge=1, le=65535)
     version: str = "1.21.4"
     origin: tuple[int, int, int] = (0, 0, 0)  # where the task data's (0, 0, 0) lies in that world
-    view_port: int | None = Field(default=None, ge=1, le=65535)  # minecraft: a live browser view on this port
+    view_port: int | None = Field(default=None, ge=1, le=65535)  # a live browser view on this port
+
+    @model_validator(mode="after")
+    def _only_its_own_settings(self) -> WorldChoice:
+        foreign = [
+            name
+            for name, field in type(self).model_fields.items()
+            if name != "kind" and name not in self.world.settings and getattr(self, name) != field.default
+        ]
+        if foreign:
+            takes = ", ".join(sorted(self.world.settings)) or "none"
+            raise ValueError(f"the {self.kind} world takes no {', '.join(foreign)} (its settings: {takes})")
+        return self
+
+    @property
+    def world(self) -> World:
+        return WORLDS.get(self.kind)
 
     @property
     def one_worker(self) -> bool:
-        """Episodes must not run in parallel: bots of one name fit on a shared server once, and a
-        view serves one world on its port."""
-        return self.kind == "minecraft" and (self.host is not None or self.view_port is not None)
+        """Episodes must not run in parallel (the world says when: Minecraft on a shared server, or watched)."""
+        return self.world.one_worker(self)
 
 
 DEFAULT_VIEW_PORT = 3007  # prismarine-viewer's own default
@@ -42,14 +68,8 @@ def executor_for(choice: WorldChoice) -> Executor:
     """This process's executor for ``choice``, started on first use and closed at exit."""
     executor = _EXECUTORS.get(choice)
     if executor is None:
-        if choice.kind == "sim":
-            executor = SimExecutor()
-        else:
-            from gencoord.worlds.mineflayer import MinecraftExecutor, ServerOptions  # noqa: PLC0415 - when asked for
-
-            options = ServerOptions(choice.host, choice.port, choice.version, choice.origin, choice.view_port)
-            executor = MinecraftExecutor(options)
-            atexit.register(executor.close)
+        executor = choice.world.make(choice)
+        atexit.register(executor.close)
         _EXECUTORS[choice] = executor
     return executor
 

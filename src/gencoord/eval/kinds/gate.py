@@ -126,7 +126,7 @@ class GateKind(ExperimentKind[GateExperimentConfig, tuple[GateInstance, ...], Ga
         prior = team_prior() if config.tasks else default_prior()
         world: dict[str, object] = {"world": config.world.kind}
         mirrored = None
-        if config.world.kind != "sim":
+        if config.world.world.compared_with_simulator:
             mirrored = MirroredExecutor(executor_for(config.world), SimExecutor(prior.game))
         gated = run_gate_episode(
             instance,
