@@ -153,7 +153,8 @@ class GateKind(ExperimentKind[GateExperimentConfig, tuple[GateInstance, ...], Ga
         return ReportParts(tables, {"ablation": gate_figure(estimates, run_dir / "figures" / "ablation.png")})
 
     def backends(self, config: GateExperimentConfig) -> list[str]:
-        return [config.adjudicator]
+        """The adjudicator, when a model judges the gray zone (the logistic fallback is no backend)."""
+        return [] if config.adjudicator == LOGISTIC else [config.adjudicator]
 
 
 GATE = GateKind()
