@@ -117,7 +117,7 @@ class _PeakMemory:
 def _minecraft(workers: int, executor: str) -> tuple[int, int, float, float]:
     """(tasks, succeeded, seconds, MiB: peak of this process plus peak of its children) for the Minecraft workload."""
     path = find_experiment("team_tasks").parent / "team" / "generated.json"
-    execution = ExecutionSpec(executor=executor)  # type: ignore[arg-type]
+    execution = ExecutionSpec(scheduler=executor)  # type: ignore[arg-type]
     config = TeamExperimentConfig(
         name="scale-minecraft",
         tasks=[str(path)],
@@ -169,7 +169,7 @@ def main() -> None:
         ray.init(address="local", num_cpus=workers, include_dashboard=False, log_to_driver=False)
         startup_s = time.perf_counter() - started
         # joins the instance started above
-        _, ray_s, ray_steady = _timed(_config(ExecutionSpec(executor="ray")), workers)
+        _, ray_s, ray_steady = _timed(_config(ExecutionSpec(scheduler="ray")), workers)
         ray.shutdown()
         rows.append(
             {
@@ -192,7 +192,7 @@ def main() -> None:
         for _ in range(nodes - 1):
             cluster.add_node(num_cpus=1)
         cluster.wait_for_nodes()
-        execution = ExecutionSpec(executor="ray", ray_address=str(cluster.address))
+        execution = ExecutionSpec(scheduler="ray", ray_address=str(cluster.address))
         episodes, seconds, steady = _timed(_config(execution), nodes)
         cluster.shutdown()
         scaling.append({"nodes": nodes, "episodes": episodes, "eps": episodes / seconds, "steady_eps": steady})

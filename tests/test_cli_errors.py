@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import gencoord.cli.common
+import gencoord.cli.application
 import gencoord.cli.episodes
 import gencoord.extras
 from gencoord.cli import app, main
@@ -115,7 +115,7 @@ def test_a_bug_is_one_line_and_a_crash_file(
     monkeypatch.setattr(sys, "argv", ["gencoord", "demo"])
     with pytest.raises(SystemExit) as exited:
         main()
-    assert exited.value.code == gencoord.cli.common.INTERNAL
+    assert exited.value.code == gencoord.cli.application.INTERNAL
     message = capsys.readouterr().err
     assert "internal error (ZeroDivisionError: simulated bug)" in message and "Traceback" not in message
     crash = Path(message.split("the traceback is in ")[1].split(". Please")[0])

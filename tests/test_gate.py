@@ -15,7 +15,6 @@ from gencoord.eval.report import write_report
 from gencoord.eval.runner import create_run, run_experiment
 from gencoord.gate.config import GateConfig, default_gate_config, parse_gate_config
 from gencoord.gate.episode import GateEpisode, run_gate_episode
-from gencoord.gate.jobs import TaskGraphSpec, default_jobs, instantiate
 from gencoord.gate.policy import (
     Decision,
     Features,
@@ -30,6 +29,7 @@ from gencoord.gate.policy import (
 from gencoord.gate.pool import budget_for, clean_rounds, gate_instance, gate_pool
 from gencoord.gate.recovery import Belief, plan_recovery
 from gencoord.gate.suite import AnomalyKind, make_instance
+from gencoord.gate.task_graphs import TaskGraphSpec, default_task_graphs, instantiate
 from gencoord.prior import Prior
 from gencoord.protocol.response import parse_response
 from gencoord.worlds.sim import SimExecutor, default_physics
@@ -48,7 +48,7 @@ def _belief(prior: Prior, exhausted: frozenset[str] = frozenset()) -> Belief:
 
 
 def test_jobs_load_and_a_broken_job_says_where(prior: Prior) -> None:
-    jobs = default_jobs(prior)
+    jobs = default_task_graphs(prior)
     assert {len(job.agents) for job in jobs.values()} == {2, 3, 4}
     spec = jobs["tool_kit"].spec
     assert spec is not None
@@ -141,7 +141,7 @@ def test_gate_config_errors_name_the_field() -> None:
 
 
 def test_budgets_are_twice_a_clean_run(prior: Prior) -> None:
-    for name in default_jobs(prior):
+    for name in default_task_graphs(prior):
         assert budget_for(name, prior) == 2 * clean_rounds(name, prior) + 10
 
 
@@ -160,7 +160,7 @@ def test_every_episode_ends_within_its_budget_and_the_channel_carries_only_signa
 
 
 def test_a_hopeless_peer_cannot_deadlock_communication_first(prior: Prior) -> None:
-    job = default_jobs(prior)["workshop"]
+    job = default_task_graphs(prior)["workshop"]
     hopeless = make_instance(job, 5, prior, budget=60, kinds=(AnomalyKind.SCARCE_ITEM,))
     nobody = {
         agent: {k: v for k, v in items.items() if k not in ("coal", "raw_iron", "stick")}
@@ -188,7 +188,7 @@ def test_private_state_is_the_verified_world_even_without_the_partition(prior: P
 
 
 def test_issue_labels_follow_the_anomalies(prior: Prior) -> None:
-    job = default_jobs(prior)["workshop"]
+    job = default_task_graphs(prior)["workshop"]
     scarce = make_instance(job, 7, prior, budget_for("workshop", prior), kinds=(AnomalyKind.SCARCE_ITEM,))
     issues = run_gate_episode(scarce, GateCondition.FULL, prior=prior).issues
     missing = [i for i in issues if i.kind == "missing_material" and i.node != "spare_torch_post"]
@@ -202,7 +202,7 @@ def test_issue_labels_follow_the_anomalies(prior: Prior) -> None:
 
 
 def test_without_the_partition_a_promise_is_taken_as_a_delivery(prior: Prior) -> None:
-    job = default_jobs(prior)["workshop"]
+    job = default_task_graphs(prior)["workshop"]
     scarce = make_instance(job, 7, prior, budget_for("workshop", prior), kinds=(AnomalyKind.SCARCE_ITEM,))
     for condition, taken in ((GateCondition.FULL, False), (GateCondition.FULL_NO_PARTITION, True)):
         escalated = [i for i in run_gate_episode(scarce, condition, prior=prior).issues if i.escalated]
@@ -246,7 +246,7 @@ def test_gate_experiment_reports_the_ablation(tmp_path: Path) -> None:
     run_experiment(config, run_dir, workers=1)
     markdown = write_report(run_dir).markdown.read_text()
     assert (
-        "## Gated coordination on the job suite" in markdown
+        "## Gated coordination on the task-graph suite" in markdown
         and "## The full gate against its targets" in markdown
         and "## The independent oracle against the old shared-planner label" in markdown
     )

@@ -10,11 +10,11 @@ from hypothesis import strategies as st
 from gencoord.dsl.ast import Proposal
 from gencoord.gate.episode import run_gate_episode
 from gencoord.gate.exchange import Committed, allocate, decide, delivery, spare_of
-from gencoord.gate.jobs import default_jobs
 from gencoord.gate.policy import GateCondition
 from gencoord.gate.pool import budget_for
 from gencoord.gate.state import IssueRecord
 from gencoord.gate.suite import AnomalyKind, make_instance
+from gencoord.gate.task_graphs import default_task_graphs
 from gencoord.prior import Prior
 from gencoord.prior.load import team_prior
 from gencoord.protocol.resolve import resolve_team
@@ -71,7 +71,7 @@ def test_a_helper_accepts_from_spare_counters_short_and_rejects_what_it_cannot_d
 
 def _split_supply(prior: Prior, condition: GateCondition) -> list[IssueRecord]:
     """The workshop's furnace lacks 3 raw iron; two peers hold 2 and 1 and say so."""
-    job = default_jobs(prior)["workshop"]
+    job = default_task_graphs(prior)["workshop"]
     instance = make_instance(job, 7, prior, budget_for("workshop", prior), kinds=(AnomalyKind.SCARCE_ITEM,))
     held = {"agent_b": 2, "agent_c": 1}
     agents = tuple(

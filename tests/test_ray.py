@@ -68,7 +68,7 @@ def _comparable(record: dict[str, object]) -> tuple[object, ...]:
 
 def test_pool_and_a_two_node_ray_cluster_record_the_same_jobs_and_outcomes(tmp_path: Path, cluster: str) -> None:
     pool_config = _config("request_intervention", 6)
-    ray_config = _config("request_intervention", 6, ExecutionSpec(executor="ray", ray_address=cluster))
+    ray_config = _config("request_intervention", 6, ExecutionSpec(scheduler="ray", ray_address=cluster))
     pool_dir, ray_dir = create_run(pool_config, tmp_path / "pool"), create_run(ray_config, tmp_path / "ray")
     run_experiment(pool_config, pool_dir, workers=2)
     summary = run_experiment(ray_config, ray_dir, workers=2)
@@ -116,7 +116,7 @@ def _chunk_workers() -> list[int]:
 
 
 def test_a_worker_killed_mid_chunk_loses_nothing_and_writes_nothing_twice(tmp_path: Path, cluster: str) -> None:
-    execution = ExecutionSpec(executor="ray", ray_address=cluster, retries=3)
+    execution = ExecutionSpec(scheduler="ray", ray_address=cluster, retries=3)
     config = _config("learned_backends", 4, execution)  # tiny-model episodes: chunks last seconds
     run_dir = create_run(config, tmp_path / "ray")
     killed, summary = _kill_the_first_chunk(config, run_dir)
@@ -154,7 +154,7 @@ def _kill_the_first_chunk(config: Experiment, run_dir: Path) -> tuple[list[int],
 def test_a_job_whose_worker_dies_on_every_try_is_recorded_as_failed_and_resume_runs_it(
     tmp_path: Path, cluster: str
 ) -> None:
-    config = _config("learned_backends", 4, ExecutionSpec(executor="ray", ray_address=cluster, retries=0))
+    config = _config("learned_backends", 4, ExecutionSpec(scheduler="ray", ray_address=cluster, retries=0))
     run_dir = create_run(config, tmp_path / "ray")
     killed, summary = _kill_the_first_chunk(config, run_dir)
     assert killed
@@ -168,7 +168,7 @@ def test_a_job_whose_worker_dies_on_every_try_is_recorded_as_failed_and_resume_r
 
 def test_a_killed_driver_resumes_to_a_complete_run(tmp_path: Path) -> None:
     command = [sys.executable, "-m", "gencoord.cli", "run", "request_intervention", "--clusters", "40"]
-    command += ["--executor", "ray", "--workers", "2", "--out", str(tmp_path), "--no-report"]
+    command += ["--scheduler", "ray", "--workers", "2", "--out", str(tmp_path), "--no-report"]
     # its own session, so the local Ray instance it starts can be killed with it and no orphaned
     # actor of it outlives the test
     driver = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
@@ -186,7 +186,7 @@ def test_a_killed_driver_resumes_to_a_complete_run(tmp_path: Path) -> None:
     run_dir = records.parent
     before = len(records.read_text().splitlines())
     resumed = subprocess.run(
-        [sys.executable, "-m", "gencoord.cli", "run", "--resume", str(run_dir), "--executor", "ray", "--workers", "2"],
+        [sys.executable, "-m", "gencoord.cli", "run", "--resume", str(run_dir), "--scheduler", "ray", "--workers", "2"],
         capture_output=True,
         text=True,
         timeout=600,
@@ -223,7 +223,7 @@ class _CountingApi(ComposerApi):
 def test_api_backed_runs_keep_to_the_endpoints_concurrency_limit(tmp_path: Path, cluster: str, executor: str) -> None:
     ComposerApi.failures_left, _CountingApi.most = 0, 0
     with serving(_CountingApi) as url:
-        execution = ExecutionSpec(executor=executor, ray_address=cluster, api_concurrency=1)  # type: ignore[arg-type]
+        execution = ExecutionSpec(scheduler=executor, ray_address=cluster, api_concurrency=1)  # type: ignore[arg-type]
         learned = _config("learned_backends", 4, execution)
         config = kind_of(learned).with_backends(learned, [f"api:{url}#stub"])
         run_dir = create_run(config, tmp_path)
@@ -242,7 +242,7 @@ def _team_rows(out: Path) -> dict[str, tuple[object, ...]]:
 def test_tasks_run_on_ray_records_what_a_local_run_records(tmp_path: Path, cluster: str) -> None:
     tasks = str(find_experiment("team_tasks").parent / "team" / "generated.json")
     local = CliRunner().invoke(app, ["tasks", "run", tasks, "--out", str(tmp_path / "local"), "--jsonl"])
-    command = ["tasks", "run", tasks, "--out", str(tmp_path / "ray"), "--executor", "ray", "--ray-address", cluster]
+    command = ["tasks", "run", tasks, "--out", str(tmp_path / "ray"), "--scheduler", "ray", "--ray-address", cluster]
     rayed = CliRunner().invoke(app, command)
     assert local.exit_code == 0 and rayed.exit_code == 0, rayed.output
     # both nodes have room; how many workers took a chunk depends on which came up first
@@ -261,7 +261,7 @@ def test_minecraft_workers_are_placed_by_the_memory_they_declare(tmp_path: Path)
     made.add_node(num_cpus=2, memory=1536 * 2**20)
     made.wait_for_nodes()
     try:
-        execution = ExecutionSpec(executor="ray", ray_address=str(made.address), worker_memory_mib=1024)
+        execution = ExecutionSpec(scheduler="ray", ray_address=str(made.address), worker_memory_mib=1024)
         config = TeamExperimentConfig(
             name="minecraft-team", tasks=["minecraft_team"], world=WorldChoice(kind="minecraft"), execution=execution
         )
@@ -280,7 +280,7 @@ def test_minecraft_workers_are_placed_by_the_memory_they_declare(tmp_path: Path)
 
 @pytest.mark.parametrize("address", ["127.0.0.1:1", "not-an-address"])
 def test_an_address_where_no_ray_answers_is_a_clear_error_and_leaves_no_run(tmp_path: Path, address: str) -> None:
-    command = ["run", "request_intervention", "--clusters", "2", "--executor", "ray", "--ray-address", address]
+    command = ["run", "request_intervention", "--clusters", "2", "--scheduler", "ray", "--ray-address", address]
     result = CliRunner().invoke(app, [*command, "--out", str(tmp_path)])
     assert result.exit_code == 2 and "cannot reach Ray" in result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)

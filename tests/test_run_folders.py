@@ -77,7 +77,7 @@ def _processes_running(marker: str) -> list[int]:
 
 FORKED_CHILD_TERMINATED = """
 import os, signal, time
-from gencoord.cli.common import stoppable
+from gencoord.cli.application import stoppable
 
 with stoppable():
     child = os.fork()
@@ -141,7 +141,7 @@ def test_a_run_interrupted_while_a_worker_hands_back_a_large_chunk_still_exits()
 
 IDLE_WORKER_TERMINATED = """
 import os, signal, time
-from gencoord.cli.common import Terminated, stoppable
+from gencoord.cli.application import Terminated, stoppable
 from gencoord.eval.dispatch import run_locally
 
 def nap(chunk):

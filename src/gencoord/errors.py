@@ -26,6 +26,20 @@ class FailureCode(StrEnum):
     TERMINAL_FAILURE = "TERMINAL_FAILURE"
 
 
+class OperationalCode(StrEnum):
+    """Codes of errors that are no protocol outcome: bad input files, dead backends, a caller's misuse.
+
+    A :class:`FailureCode` is what an episode can end in (a record counts it); one of these
+    stops a command or a run before an episode could be judged.
+    """
+
+    PRIOR_INVALID = "PRIOR_INVALID"
+    CONFIG_INVALID = "CONFIG_INVALID"
+    BACKEND_UNAVAILABLE = "BACKEND_UNAVAILABLE"
+    CONFORMANCE = "CONFORMANCE"
+    CALL_ORDER = "CALL_ORDER"
+
+
 @dataclass(frozen=True, slots=True)
 class Location:
     """Where in a message a problem sits; every field is optional.
@@ -62,7 +76,8 @@ class Location:
 
 
 class GencoordError(Exception):
-    """Base error: ``code`` is a protocol failure code or a config code, ``reason`` a stable sub-code."""
+    """Base error: ``code`` is a :class:`FailureCode` (the paper's protocol outcomes) or an
+    :class:`OperationalCode`; ``reason`` a stable sub-code (``docs/errors.md`` lists them all)."""
 
     code: str = "ERROR"
     stage: str = "unknown"
@@ -121,7 +136,7 @@ class MaterializationError(GencoordError):
 class PriorError(GencoordError):
     """A prior file (skills, keys, grounding, templates) that does not load or validate."""
 
-    code = "PRIOR_INVALID"
+    code = OperationalCode.PRIOR_INVALID.value
     stage = "prior"
 
 
@@ -141,28 +156,28 @@ class CompileError(GencoordError):
 class ConfigError(GencoordError):
     """A task suite, world or episode description that does not load or validate."""
 
-    code = "CONFIG_INVALID"
+    code = OperationalCode.CONFIG_INVALID.value
     stage = "config"
 
 
 class BackendError(GencoordError):
     """A backend that cannot answer at all (a dead API, a broken checkpoint): the run stops, resumably."""
 
-    code = "BACKEND_UNAVAILABLE"
+    code = OperationalCode.BACKEND_UNAVAILABLE.value
     stage = "backend"
 
 
 class ConformanceError(GencoordError):
     """An executor or backend that breaks the shared contract; the message lists each broken check."""
 
-    code = "CONFORMANCE"
+    code = OperationalCode.CONFORMANCE.value
     stage = "conformance"
 
 
 class CallOrderError(GencoordError):
     """An API used out of order (an executor's ``run`` or ``snapshot`` before ``reset``): a caller's bug."""
 
-    code = "CALL_ORDER"
+    code = OperationalCode.CALL_ORDER.value
     stage = "world"
 
 

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from gencoord.backends.registry import backend_set
-from gencoord.cli.common import command, console
+from gencoord.cli.application import command, console
 from gencoord.cli.demo import run_demo
 from gencoord.cli.options import (
     HostOption,

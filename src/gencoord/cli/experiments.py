@@ -13,15 +13,15 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
-from gencoord.cli.common import INTERRUPTED, UNAVAILABLE, USAGE, Terminated, command, console, fail, stoppable
+from gencoord.cli.application import INTERRUPTED, UNAVAILABLE, USAGE, Terminated, command, console, fail, stoppable
 from gencoord.cli.options import (
-    Executor,
-    ExecutorOption,
     HostOption,
     OriginOption,
     PortOption,
     RayAddressOption,
     RetriesOption,
+    Scheduler,
+    SchedulerOption,
     VersionOption,
     ViewOption,
     ViewPortOption,
@@ -113,8 +113,10 @@ def _where_it_went(finished: list[tuple[str, RunSummary, Path | None]], out: Con
     out.print(table)
 
 
-def _on_executor(config: Experiment, executor: Executor | None, address: str | None, retries: int | None) -> Experiment:
-    execution = execution_of(config.execution, executor, address, retries)
+def _on_scheduler(
+    config: Experiment, scheduler: Scheduler | None, address: str | None, retries: int | None
+) -> Experiment:
+    execution = execution_of(config.execution, scheduler, address, retries)
     return config if execution is config.execution else config.model_copy(update={"execution": execution})
 
 
@@ -191,7 +193,7 @@ def run(
     origin: OriginOption = "0,0,0",
     view: ViewOption = False,
     view_port: ViewPortOption = DEFAULT_VIEW_PORT,
-    executor: ExecutorOption = None,
+    scheduler: SchedulerOption = None,
     ray_address: RayAddressOption = None,
     retries: RetriesOption = None,
 ) -> None:
@@ -199,7 +201,7 @@ def run(
     chosen = world_choice(world, host, port, mc_version, origin, view, view_port)
     out_console = console()
     plans = [
-        (plan_run(_on_executor(config, executor, ray_address, retries)), existing)
+        (plan_run(_on_scheduler(config, scheduler, ray_address, retries)), existing)
         for config, existing in _planned(configs, resume, clusters, backend, chosen)
     ]
     finished: list[tuple[str, RunSummary, Path | None]] = []

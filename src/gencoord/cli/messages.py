@@ -9,7 +9,7 @@ from typing import Annotated, BinaryIO
 
 import typer
 
-from gencoord.cli.common import command, fail, show_error
+from gencoord.cli.application import command, fail, show_error
 from gencoord.dsl.ast import Proposal
 from gencoord.dsl.json_surface import parse_json, serialize_json
 from gencoord.dsl.parse import WIRE_CAP_BYTES

@@ -64,13 +64,18 @@ def world_choice(
     return validated(WorldChoice, chosen, f"--world {world}", ConfigError, "BAD_WORLD")
 
 
-class Executor(StrEnum):
+class Scheduler(StrEnum):
     POOL = "pool"
     RAY = "ray"
 
 
-ExecutorOption = Annotated[
-    Executor | None, typer.Option(help="Where jobs run: the local process pool (default) or Ray.")
+SchedulerOption = Annotated[
+    Scheduler | None,
+    typer.Option(
+        "--scheduler",
+        "--executor",  # its name before 0.2: a world is an executor, a pool or Ray schedules jobs
+        help="What schedules the jobs: the local process pool (default) or Ray.",
+    ),
 ]
 RayAddressOption = Annotated[
     str | None, typer.Option(help="Ray: 'auto' or host:port of a running cluster (default: a local instance).")
@@ -81,15 +86,15 @@ RetriesOption = Annotated[
 
 
 def execution_of(
-    base: ExecutionSpec, executor: Executor | None, address: str | None, retries: int | None
+    base: ExecutionSpec, scheduler: Scheduler | None, address: str | None, retries: int | None
 ) -> ExecutionSpec:
     """``base`` with what the options change; an address alone means Ray."""
     changes: dict[str, object] = {}
-    if executor is not None:
-        changes["executor"] = executor.value
+    if scheduler is not None:
+        changes["scheduler"] = scheduler.value
     if address is not None:
         changes["ray_address"] = address
-        changes.setdefault("executor", "ray")
+        changes.setdefault("scheduler", "ray")
     if retries is not None:
         changes["retries"] = retries
     return base.model_copy(update=changes) if changes else base

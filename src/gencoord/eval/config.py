@@ -16,7 +16,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from gencoord._config import parse_toml, read_text
 from gencoord.backends.spec import FAMILIES, parse_backend
@@ -31,7 +31,8 @@ class ExecutionSpec(BaseModel):
     """Where jobs run: the local process pool (default), or a Ray cluster. Never part of a config's identity."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    executor: Literal["pool", "ray"] = "pool"
+    # what schedules the jobs (``executor`` before 0.2, still read: a world is an executor, a pool or Ray schedules)
+    scheduler: Literal["pool", "ray"] = Field(default="pool", validation_alias=AliasChoices("scheduler", "executor"))
     ray_address: str | None = None  # "auto", host:port, or None: start a local Ray instance for the run
     retries: Annotated[int, Field(ge=0, le=20)] = 3  # Ray: a job whose worker dies is run again up to this often
     # Ray: what one Minecraft worker reserves on its node (server + bots + Python, measured in benchmarks/scale.py)

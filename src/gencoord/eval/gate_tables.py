@@ -91,7 +91,7 @@ def gate_tables(
     suite = (
         "the team suite (team task files, 2–8 agents, anomalies striking mid-run)"
         if config.tasks
-        else "the job suite (2–4 agents, anomalies present from the start)"
+        else "the task-graph suite (2–4 agents, anomalies present from the start)"
     )
     outcome = Table(
         "gate_outcomes",

@@ -76,7 +76,7 @@ def _ray() -> Any:
         import ray  # noqa: PLC0415  (Ray loads only when a run asks for it)
     except ImportError:
         raise ConfigError(
-            "MISSING_EXTRA", "--executor ray needs Ray: pip install 'gencoord[scale]' (or run 'make')"
+            "MISSING_EXTRA", "--scheduler ray needs Ray: pip install 'gencoord[scale]' (or run 'make')"
         ) from None
     return ray
 

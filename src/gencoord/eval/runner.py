@@ -4,7 +4,7 @@
 crash can leave at most one torn line at the end; ``resume`` drops it, reads which job
 keys are done, and runs only the rest. Nothing is duplicated, nothing is lost. Jobs go
 to a local process pool in chunks (one process when ``workers == 1``), or to Ray actors
-(``[execution] executor = "ray"``, ``eval/ray_runner.py``), with this process the only writer.
+(``[execution] scheduler = "ray"``, ``eval/ray_runner.py``), with this process the only writer.
 
 One process at a time may write a run folder: a run holds an exclusive lock on it, so two
 resumes of one folder cannot record the same jobs twice. An interrupted run (Ctrl-C,
@@ -308,7 +308,7 @@ def _run_locked(
     ray_report = None
     try:
         chunks = chunks_of(todo, size)
-        if config.execution.executor == "ray" and chunks:
+        if config.execution.scheduler == "ray" and chunks:
             needs = worker_needs(world, config.execution)
             ray_report = run_on_ray(work, chunks, config.execution, requested, needs, record, give_up)
         else:

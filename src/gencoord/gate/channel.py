@@ -27,9 +27,9 @@ from gencoord.gate.exchange import (
     delivery,
     proposal_of,
 )
-from gencoord.gate.jobs import Node
 from gencoord.gate.policy import GateCondition
 from gencoord.gate.state import IssueRecord
+from gencoord.gate.task_graphs import Node
 from gencoord.prior.contract import check_proposal
 from gencoord.prior.ledger import consumption
 from gencoord.protocol.resolve import resolve_team

@@ -13,12 +13,12 @@ from dataclasses import dataclass, field, replace
 from gencoord.errors import MaterializationError, WorldError
 from gencoord.gate.config import GateConfig
 from gencoord.gate.exchange import Committed, Escalation, spare_of
-from gencoord.gate.jobs import Node
 from gencoord.gate.needs import node_needs
 from gencoord.gate.policy import Adjudicator, GateCondition
 from gencoord.gate.recovery import Belief, plan_recovery
 from gencoord.gate.state import IssueRecord, PrivateState
 from gencoord.gate.suite import Away, BadDelivery, GateInstance
+from gencoord.gate.task_graphs import Node
 from gencoord.prior.prior import Prior
 from gencoord.protocol.plan import PlannedTask
 from gencoord.protocol.wire import WireMessage

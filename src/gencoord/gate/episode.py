@@ -13,12 +13,12 @@ from collections.abc import Sequence
 from gencoord.gate.config import GateConfig, default_gate_config
 from gencoord.gate.core import WAIT_TICKS
 from gencoord.gate.issues import IssueDesk
-from gencoord.gate.jobs import Node
 from gencoord.gate.needs import node_needs
 from gencoord.gate.oracle import counterfactual_outcomes, needed_escalation
 from gencoord.gate.policy import Adjudicator, GateCondition, LogisticAdjudicator
 from gencoord.gate.state import GateResult, IssueRecord
 from gencoord.gate.suite import GateInstance
+from gencoord.gate.task_graphs import Node
 from gencoord.prior.load import default_prior
 from gencoord.prior.prior import Prior
 from gencoord.worlds.actions import GoTo

@@ -13,12 +13,12 @@ from dataclasses import asdict
 
 from gencoord.gate.channel import Channel
 from gencoord.gate.core import WAIT_TICKS, AgentState
-from gencoord.gate.jobs import Node
 from gencoord.gate.needs import action_estimate
 from gencoord.gate.oracle import ESCALATE_TO, SKIP
 from gencoord.gate.policy import Decision, Features, decide
 from gencoord.gate.recovery import Belief, plan_recovery
 from gencoord.gate.state import IssueRecord
+from gencoord.gate.task_graphs import Node
 from gencoord.runtime.compile import compile_task
 from gencoord.worlds.actions import Action, Wait, Withdraw
 

@@ -19,7 +19,7 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
-from gencoord.gate.jobs import Node, TaskGraph
+from gencoord.gate.task_graphs import Node, TaskGraph
 
 LOCAL = "local"
 SKIP = "skip"

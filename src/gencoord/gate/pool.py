@@ -14,9 +14,9 @@ from functools import cache
 from gencoord.errors import ConfigError
 from gencoord.gate.config import default_gate_config
 from gencoord.gate.episode import GateEpisode, run_gate_episode
-from gencoord.gate.jobs import default_jobs
 from gencoord.gate.policy import GateCondition, LogisticAdjudicator
 from gencoord.gate.suite import GateInstance, make_instance
+from gencoord.gate.task_graphs import default_task_graphs
 from gencoord.gate.teams import TeamGraph, team_graphs, team_instance
 from gencoord.prior.load import default_prior
 from gencoord.prior.prior import Prior
@@ -31,7 +31,7 @@ SPLIT_OFFSETS = {"eval": 0, "train": 1_000_000}
 @cache
 def clean_rounds(job_name: str, prior: Prior) -> int:
     """Rounds the job takes with no anomaly (never escalating: nothing calls for it)."""
-    job = default_jobs(prior)[job_name]
+    job = default_task_graphs(prior)[job_name]
     clean = make_instance(job, 0, prior, budget=10_000, kinds=())
     result = run_gate_episode(clean, GateCondition.NEVER, prior=prior)
     if not result.success:
@@ -47,7 +47,7 @@ def gate_instance(
     job_name: str, seed: int, prior: Prior | None = None, factor: float = BUDGET_FACTOR, margin: int = BUDGET_MARGIN
 ) -> GateInstance:
     prior = prior or default_prior()
-    jobs = default_jobs(prior)
+    jobs = default_task_graphs(prior)
     if job_name not in jobs:
         raise ConfigError("UNKNOWN_JOB", f"unknown gate job {job_name!r}; known: {', '.join(sorted(jobs))}")
     return make_instance(jobs[job_name], seed, prior, budget_for(job_name, prior, factor, margin))
@@ -68,7 +68,7 @@ def gate_pool(
     if split not in SPLIT_OFFSETS:
         raise ConfigError("UNKNOWN_SPLIT", f"gate split must be one of {sorted(SPLIT_OFFSETS)}, got {split!r}")
     prior = prior or default_prior()
-    names = sorted(default_jobs(prior))
+    names = sorted(default_task_graphs(prior))
     base = SPLIT_OFFSETS[split] + seed * 10_000
     return tuple(gate_instance(names[index % len(names)], base + index, prior, factor, margin) for index in range(size))
 

@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from gencoord.gate.jobs import TaskGraph
 from gencoord.gate.needs import node_needs
+from gencoord.gate.task_graphs import TaskGraph
 from gencoord.prior.episode import PublicEpisode
 from gencoord.prior.gamedata import GameData
 from gencoord.prior.prior import Prior

@@ -22,7 +22,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from gencoord.errors import GencoordError, ResolutionError
-from gencoord.gate.jobs import Node, TaskGraph
 from gencoord.gate.needs import node_needs
 from gencoord.gate.suite import (
     MID_RUN,
@@ -34,6 +33,7 @@ from gencoord.gate.suite import (
     GateInstance,
     spare_board,
 )
+from gencoord.gate.task_graphs import Node, TaskGraph
 from gencoord.planning.planner import plan_team
 from gencoord.prior.prior import Prior
 from gencoord.protocol.commitment import task_id

@@ -37,7 +37,9 @@ class GateExperimentConfig(BaseModel):
     instances: PositiveInt
     seed: int = 0
     split: Literal["eval", "train"] = "eval"
-    tasks: list[str] = []  # team task files (relative to the config): the dynamic team suite; none: the built-in jobs
+    tasks: list[
+        str
+    ] = []  # team task files (relative to the config): the dynamic team suite; none: the built-in task graphs
     format: TaskFormatName = AUTO
     conditions: list[GateCondition] = Field(min_length=1)
     reference: GateCondition | None = GateCondition.COMMUNICATION_FIRST  # paired: condition − reference
@@ -61,12 +63,16 @@ class GateExperimentConfig(BaseModel):
         count = min(self.instances, self.clusters or self.instances)
         budget = f"budget {self.budget_factor:g} × clean rounds + {self.budget_margin}"
         setting = f"seed {self.seed}, {budget}, adjudicator {self.adjudicator}"
-        suite = f"the team suite from {', '.join(Path(p).name for p in self.tasks)}" if self.tasks else "the job suite"
+        suite = (
+            f"the team suite from {', '.join(Path(p).name for p in self.tasks)}"
+            if self.tasks
+            else "the task-graph suite"
+        )
         return f"{count} {self.split} instances of {suite} ({setting}); conditions " + ", ".join(self.conditions)
 
 
 def gate_tasks_of(config: GateExperimentConfig) -> tuple[TeamTask, ...]:
-    """The team tasks a gate experiment builds its instances from (none: the built-in jobs)."""
+    """The team tasks a gate experiment builds its instances from (none: the built-in task graphs)."""
     prior = team_prior()
     tasks = tuple(task for path in config.tasks for task in load_team_tasks(Path(path), config.format, prior))
     ids = [task.id for task in tasks]

@@ -11,14 +11,14 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 from rich.text import Text
 
-from gencoord.cli.common import INTERRUPTED, Terminated, app, command, console, fail, stoppable
+from gencoord.cli.application import INTERRUPTED, Terminated, app, command, console, fail, stoppable
 from gencoord.cli.options import (
-    ExecutorOption,
     HostOption,
     OriginOption,
     PortOption,
     RayAddressOption,
     RetriesOption,
+    SchedulerOption,
     VersionOption,
     ViewOption,
     ViewPortOption,
@@ -168,7 +168,7 @@ def run_tasks(
         int | None,
         typer.Option(min=1, help="Workers running tasks at once (default: one here; on Ray, what the cluster holds)."),
     ] = None,
-    executor: ExecutorOption = None,
+    scheduler: SchedulerOption = None,
     ray_address: RayAddressOption = None,
     retries: RetriesOption = None,
 ) -> None:
@@ -184,7 +184,7 @@ def run_tasks(
     if surface not in _SURFACES:
         raise ConfigError("BAD_SURFACE", f"team tasks speak dsl or freeform, not {surface.value}")
     choice = world_choice(world, host, port, mc_version, origin, view, view_port) or WorldChoice()
-    execution = execution_of(ExecutionSpec(), executor, ray_address, retries)
+    execution = execution_of(ExecutionSpec(), scheduler, ray_address, retries)
     arguments = {
         "name": "tasks",
         "kind": "team",
@@ -217,7 +217,7 @@ def run_tasks(
                 summary = run_experiment(
                     plan,
                     out,
-                    workers if workers is not None or execution.executor == "ray" else 1,
+                    workers if workers is not None or execution.scheduler == "ray" else 1,
                     lambda recorded, _failed: progress.update(bar, completed=recorded),
                     echo,
                 )

@@ -1,6 +1,7 @@
-"""Long-horizon jobs for the gate: per-agent task chains with cross-agent dependencies.
+"""The gate's built-in task graphs: per-agent task chains with cross-agent dependencies.
 
-Declared in ``data/jobs.toml`` (validated: every task parses and passes the contract for
+(Called "jobs" before 0.2, a word the runner uses for its units of work.) Declared in
+``data/task_graphs.toml`` (validated: every task parses and passes the contract for
 its actor, every dependency exists, the dependency graph is acyclic) and instantiated
 for concrete agent ids.
 """
@@ -124,8 +125,12 @@ def instantiate(name: str, spec: TaskGraphSpec, prior: Prior) -> TaskGraph:
 
 
 @cache
-def default_jobs(prior: Prior) -> dict[str, TaskGraph]:
+def default_task_graphs(prior: Prior) -> dict[str, TaskGraph]:
     document = load_model(
-        TaskGraphDocument, package_text("gencoord.gate", "jobs.toml"), "jobs.toml", ConfigError, "INVALID_JOBS"
+        TaskGraphDocument,
+        package_text("gencoord.gate", "task_graphs.toml"),
+        "task_graphs.toml",
+        ConfigError,
+        "INVALID_TASK_GRAPHS",
     )
     return {name: instantiate(name, spec, prior) for name, spec in document.jobs.items()}
