@@ -29,7 +29,8 @@ $(NPM_STAMP): $(MC_JS)/package-lock.json
 # The main job, in about 10 minutes on 2 cores: the paper's worked examples, then one shipped experiment of each
 # family (pair episodes with rules and with the tiny CPU models, the gate, team tasks, composition) on the embedded
 # world, each written to runs/<name>-<timestamp>/ with report.md and report.html, and a table of where each went.
-MAIN_EXPERIMENTS := request_intervention feedback_intervention learned_backends gate_ablation team_tasks composition
+MAIN_EXPERIMENTS := request_intervention feedback_intervention controlled_faults private_structure horizon learned_backends \
+	gate_ablation team_tasks composition
 # Every shipped experiment at full size (`make reproduce`): the numbers of docs/results.md.
 ALL_EXPERIMENTS := request_intervention feedback_intervention request_intervention_learned \
 	feedback_intervention_learned controlled_faults representation horizon horizon_in_distribution gate_ablation \

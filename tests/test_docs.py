@@ -1,4 +1,4 @@
-"""The manual: the error catalogue is current, and every reason the code raises is in it."""
+"""The manual: the error catalogue and the reproduced results are current, and every reason raised is listed."""
 
 from __future__ import annotations
 
@@ -6,16 +6,22 @@ import importlib.util
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).parents[1]
 
 
-def _catalogue_module():  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location("errors_catalogue", ROOT / "scripts" / "errors_catalogue.py")
+def _script(name: str):  # type: ignore[no-untyped-def]
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    sys.modules["errors_catalogue"] = module
+    sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def _catalogue_module():  # type: ignore[no-untyped-def]
+    return _script("errors_catalogue")
 
 
 def test_the_error_catalogue_is_current() -> None:
@@ -36,3 +42,13 @@ def test_the_catalogue_finds_reasons_in_python_and_in_the_bridge() -> None:
         "WORKCELL_CANNOT",
     ):
         assert f"| `{reason}` |" in text
+
+
+@pytest.mark.slow
+def test_the_reproduced_results_page_is_what_the_kept_records_give() -> None:
+    """docs/reproduced.md is computed again from results/ (every experiment's kept records) and must match."""
+    results = _script("results_page")
+    written = (ROOT / "docs" / "reproduced.md").read_text(encoding="utf-8")
+    assert written == results.page(), "docs/reproduced.md is stale: run .venv/bin/python scripts/results_page.py"
+    kept = sorted(path.name for path in (ROOT / "results").iterdir())
+    assert kept and all(f"## {name}\n" in written for name in kept)

@@ -73,10 +73,6 @@ class Report:
     tables: list[Table]
 
 
-def _markdown_cell(value: object) -> str:
-    return str(value).replace("|", "\\|").replace("\n", " ")
-
-
 def _environment() -> Environment:
     environment = Environment(
         loader=PackageLoader("gencoord.eval", "templates"),
@@ -85,7 +81,6 @@ def _environment() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    environment.filters["md"] = _markdown_cell
     return environment
 
 

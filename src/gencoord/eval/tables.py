@@ -51,6 +51,21 @@ class Table:
     differences: list[str] = field(default_factory=list)
     """How our rows are computed differently from the paper's figures printed beside them (once per table)."""
 
+    def markdown(self, level: int = 2) -> str:
+        """The table as Markdown under a heading of ``level``: what report.md and the results page show."""
+        lines = [f"{'#' * level} {self.title}", "", "| " + " | ".join(self.columns) + " |"]
+        lines.append("|" + " --- |" * len(self.columns))
+        lines += ["| " + " | ".join(_markdown_cell(cell) for cell in row) + " |" for row in self.rows]
+        if self.caption:
+            lines += ["", self.caption]
+        if self.differences:
+            lines += ["", "*Computed differently from the paper:* " + " ".join(self.differences)]
+        return "\n".join(lines)
+
+
+def _markdown_cell(value: object) -> str:
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
 
 @dataclass(frozen=True)
 class Row:
