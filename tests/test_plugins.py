@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 from textwrap import dedent
+from typing import Any
 
 import pytest
 
@@ -200,6 +201,24 @@ def _install_toy(site: Path) -> None:
     (info / "entry_points.txt").write_text(declared, encoding="utf-8")
 
 
+def _site(tmp_path: Path) -> Path:
+    site = tmp_path / "site"
+    site.mkdir()
+    _install_toy(site)
+    return site
+
+
+def _episodes(site: Path, tmp_path: Path, settings: str) -> list[dict[str, Any]]:
+    """The records of a small request-intervention run with ``settings`` added to its config."""
+    config = tmp_path / "episodes.toml"
+    common = 'name = "small"\npool = "request_intervention"\nclusters = 2\nconditions = ["request"]\n'
+    config.write_text(common + settings, encoding="utf-8")
+    ran = _gencoord(site, "run", str(config), "--out", str(tmp_path / "runs"), "--no-report", cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    return [json.loads(line) for line in (run_dir / "episodes.jsonl").read_text().splitlines()]
+
+
 def _gencoord(site: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
     command = [sys.executable, "-m", "gencoord.cli", *args]
@@ -207,9 +226,7 @@ def _gencoord(site: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[
 
 
 def test_a_plugin_kind_runs_reports_and_resumes_through_the_command_line(tmp_path: Path) -> None:
-    site = tmp_path / "site"
-    site.mkdir()
-    _install_toy(site)
+    site = _site(tmp_path)
     config = tmp_path / "coin.toml"
     config.write_text('name = "coins"\nkind = "coin"\nflips = 40\nbias = 0.7\n', encoding="utf-8")
     ran = _gencoord(site, "run", str(config), "--out", str(tmp_path / "runs"), "--workers", "2", cwd=tmp_path)
@@ -230,9 +247,7 @@ def test_a_plugin_kind_runs_reports_and_resumes_through_the_command_line(tmp_pat
 
 
 def test_a_plugin_kind_gets_its_own_checks_and_refuses_options_it_has_no_field_for(tmp_path: Path) -> None:
-    site = tmp_path / "site"
-    site.mkdir()
-    _install_toy(site)
+    site = _site(tmp_path)
     config = tmp_path / "coin.toml"
     config.write_text('name = "coins"\nkind = "coin"\nflips = 5000\n', encoding="utf-8")
     refused = _gencoord(site, "run", str(config), cwd=tmp_path)
@@ -270,19 +285,8 @@ def test_a_kind_is_registered_once() -> None:
 
 
 def test_a_plugin_backend_plays_episodes_and_leads_team_tasks(tmp_path: Path) -> None:
-    site = tmp_path / "site"
-    site.mkdir()
-    _install_toy(site)
-    config = tmp_path / "episodes.toml"
-    config.write_text(
-        'name = "understudied"\npool = "request_intervention"\nclusters = 2\nconditions = ["request"]\n'
-        'backends = ["understudy:any", "rule"]\n',
-        encoding="utf-8",
-    )
-    ran = _gencoord(site, "run", str(config), "--out", str(tmp_path / "runs"), "--no-report", cwd=tmp_path)
-    assert ran.returncode == 0, ran.stderr
-    (run_dir,) = (tmp_path / "runs").iterdir()
-    records = [json.loads(line) for line in (run_dir / "episodes.jsonl").read_text().splitlines()]
+    site = _site(tmp_path)
+    records = _episodes(site, tmp_path, 'backends = ["understudy:any", "rule"]\n')
     by_backend = {
         name: [r["outcome"]["G"] for r in records if r["backend_set"] == name] for name in ("understudy:any", "rule")
     }
@@ -299,9 +303,7 @@ def test_a_plugin_backend_plays_episodes_and_leads_team_tasks(tmp_path: Path) ->
 
 
 def test_a_plugin_task_format_is_read_run_and_its_bad_task_refused_alone(tmp_path: Path) -> None:
-    site = tmp_path / "site"
-    site.mkdir()
-    _install_toy(site)
+    site = _site(tmp_path)
     tasks = tmp_path / "tasks.txt"
     tasks.write_text(
         "planks: 4 oak_planks | ann oak_log=1 | ben\n"
@@ -320,19 +322,8 @@ def test_a_plugin_task_format_is_read_run_and_its_bad_task_refused_alone(tmp_pat
 
 
 def test_a_plugin_world_runs_episodes_and_team_tasks_and_refuses_minecraft_settings(tmp_path: Path) -> None:
-    site = tmp_path / "site"
-    site.mkdir()
-    _install_toy(site)
-    config = tmp_path / "twin.toml"
-    config.write_text(
-        'name = "twinned"\npool = "request_intervention"\nclusters = 2\nconditions = ["request"]\n'
-        '[world]\nkind = "twin"\n',
-        encoding="utf-8",
-    )
-    ran = _gencoord(site, "run", str(config), "--out", str(tmp_path / "runs"), "--no-report", cwd=tmp_path)
-    assert ran.returncode == 0, ran.stderr
-    (run_dir,) = (tmp_path / "runs").iterdir()
-    records = [json.loads(line) for line in (run_dir / "episodes.jsonl").read_text().splitlines()]
+    site = _site(tmp_path)
+    records = _episodes(site, tmp_path, '[world]\nkind = "twin"\n')
     assert records and {record["world"] for record in records} == {"twin"}
     assert all(record["outcome"]["G"] for record in records)  # the simulator under another name
     tasks = Path(__file__).parent / "fixtures" / "team" / "own_format.toml"

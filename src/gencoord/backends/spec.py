@@ -157,10 +157,29 @@ def _validated(value: Any) -> BackendSpec:
         raise ValueError(error.message) from None
 
 
-BackendName = Annotated[
+def _in_role(plays: Callable[[BackendFamily], bool], refusal: str) -> Callable[[Any], BackendSpec]:
+    def validated(value: Any) -> BackendSpec:
+        spec = _validated(value)
+        if not plays(spec.family):
+            raise ValueError(f"{spec} {refusal}")
+        return spec
+
+    return validated
+
+
+_AS_NAME = (PlainSerializer(str, return_type=str), WithJsonSchema({"type": "string"}))
+
+BackendName = Annotated[BackendSpec, PlainValidator(_validated), *_AS_NAME]
+"""The field type of a backend in a config: validated and parsed on load, written back as its name."""
+
+PairBackendName = Annotated[
     BackendSpec,
-    PlainValidator(_validated),
-    PlainSerializer(str, return_type=str),
-    WithJsonSchema({"type": "string"}),
+    PlainValidator(_in_role(lambda family: family.plays_pairs, "does not play the paper's two-agent episodes")),
+    *_AS_NAME,
 ]
-"""The field type of every backend in a config: validated and parsed on load, written back as its name."""
+"""A backend that plays the two agents of the paper's episodes."""
+
+LeadBackendName = Annotated[
+    BackendSpec, PlainValidator(_in_role(lambda family: family.leads_teams, "cannot lead a team task")), *_AS_NAME
+]
+"""A backend that leads a team task."""

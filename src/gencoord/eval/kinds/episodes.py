@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, field_validator, model_validator
 
 from gencoord.backends.registry import backend_fits, backend_set
-from gencoord.backends.spec import BackendName, BackendSpec, parse_backend
+from gencoord.backends.spec import BackendSpec, PairBackendName, parse_backend
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
 from gencoord.eval.config import NAME_PATTERN, BootstrapSpec, ExecutionSpec, unique_lists
@@ -74,7 +74,7 @@ class EpisodeExperimentConfig(BaseModel):
     conditions: list[Condition] = Field(min_length=1)
     faults: list[Fault] = [Fault.CLEAN]
     caches: list[CacheSetting] = Field(default=[CacheSetting.OFF], min_length=1)  # for the delivery conditions
-    backends: list[BackendName] = [parse_backend("rule")]
+    backends: list[PairBackendName] = [parse_backend("rule")]
     surfaces: list[SurfaceName] = [SurfaceName.DSL]
     seeds: list[int] = Field(default=[0], min_length=1)
     roles: list[Annotated[int, Field(ge=0, le=1)]] = Field(default=[0, 1], min_length=1)
@@ -99,14 +99,6 @@ class EpisodeExperimentConfig(BaseModel):
         if isinstance(pool, str) and pool not in PAPER_POOLS:
             raise ValueError(f"unknown pool {pool!r}; known: {', '.join(sorted(PAPER_POOLS))}")
         return pool
-
-    @field_validator("backends")
-    @classmethod
-    def _play_pairs(cls, backends: list[BackendSpec]) -> list[BackendSpec]:
-        wrong = [name for name in backends if not name.family.plays_pairs]
-        if wrong:
-            raise ValueError(f"{wrong[0]} does not play the paper's two-agent episodes")
-        return backends
 
     @model_validator(mode="after")
     def _caches_apply(self) -> EpisodeExperimentConfig:

@@ -14,12 +14,12 @@ from functools import cache
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt
 
 from gencoord import __version__
 from gencoord.backends.base import Backend
 from gencoord.backends.registry import team_backend
-from gencoord.backends.spec import BackendName, BackendSpec, parse_backend
+from gencoord.backends.spec import BackendSpec, LeadBackendName, parse_backend
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
 from gencoord.eval.config import NAME_PATTERN, BootstrapSpec, ExecutionSpec
@@ -44,21 +44,13 @@ class TeamExperimentConfig(BaseModel):
     format: TaskFormatName = AUTO
     modes: list[TeamMode] = Field(default=[TeamMode.PRIVATE], min_length=1)
     surfaces: list[Literal[SurfaceName.DSL, SurfaceName.FREEFORM]] = Field(default=[SurfaceName.DSL], min_length=1)
-    backends: list[BackendName] = Field(default=[parse_backend("planner")], min_length=1)  # who leads
+    backends: list[LeadBackendName] = Field(default=[parse_backend("planner")], min_length=1)  # who leads
     clusters: PositiveInt | None = None  # keep only the first N tasks: reduced runs
     output: str = "runs"
     workers: Annotated[int, Field(ge=0)] = 0
     bootstrap: BootstrapSpec = BootstrapSpec()
     world: WorldChoice = WorldChoice()
     execution: ExecutionSpec = ExecutionSpec()
-
-    @field_validator("backends")
-    @classmethod
-    def _lead_teams(cls, backends: list[BackendSpec]) -> list[BackendSpec]:
-        wrong = [name for name in backends if not name.family.leads_teams]
-        if wrong:
-            raise ValueError(f"{wrong[0]} cannot lead a team task")
-        return backends
 
     def summary(self) -> str:
         clusters = f" (first {self.clusters} tasks)" if self.clusters else ""
