@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 
 from gencoord.errors import ConfigError
+from gencoord.eval import records
 from gencoord.eval.config import parse_experiment
+from gencoord.eval.records import LOCK
 from gencoord.eval.report import write_report
 from gencoord.eval.runner import MANIFEST, RECORDS, create_run, read_records, run_experiment, run_lock
 
@@ -32,6 +34,28 @@ def test_a_second_writer_is_refused_while_the_first_holds_the_folder(tmp_path: P
             run_experiment(config, run_dir, workers=1)
         assert caught.value.reason == "RUN_LOCKED" and str(os.getpid()) in caught.value.message
     assert run_experiment(config, run_dir, workers=1).ran == len(read_records(run_dir))  # released: it runs
+    assert not (run_dir / LOCK).exists()  # a finished run leaves no lock behind
+
+
+def test_a_lock_file_removed_under_a_waiting_opener_is_not_held_twice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The file a writer opened goes (its holder released) before the writer locks it: it locks the new one."""
+    real_flock, removed = records.fcntl.flock, []
+
+    def flock_after_a_release(fd: int, operation: int) -> None:
+        if not removed:  # the previous holder releases between this writer's open and its lock
+            (tmp_path / LOCK).unlink()
+            removed.append(fd)
+        real_flock(fd, operation)
+
+    monkeypatch.setattr(records.fcntl, "flock", flock_after_a_release)
+    with run_lock(tmp_path):
+        monkeypatch.setattr(records.fcntl, "flock", real_flock)
+        assert removed and (tmp_path / LOCK).exists()  # it tried again, on the folder's own file
+        with pytest.raises(ConfigError) as caught, run_lock(tmp_path):
+            pass
+        assert caught.value.reason == "RUN_LOCKED"  # and that file is the one held
 
 
 def test_the_report_drops_and_flags_duplicate_jobs(tmp_path: Path) -> None:
