@@ -15,6 +15,7 @@ records disagree.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gzip
 import shutil
 import sys
@@ -83,10 +84,12 @@ def _section(kept: Path) -> str:
 
 
 def page() -> str:
+    """The page, computed in the repository root: configs name their task files relative to it, as ``make`` ran them."""
     kept = sorted(path for path in RESULTS.iterdir() if (path / MANIFEST).exists()) if RESULTS.exists() else []
     if not kept:
         return HEADER + "\nNo results are kept yet.\n"
-    return HEADER + "\n" + "\n".join(_section(path) for path in kept)
+    with contextlib.chdir(ROOT):
+        return HEADER + "\n" + "\n".join(_section(path) for path in kept)
 
 
 def main() -> int:
