@@ -13,7 +13,7 @@ listing=$("$python" -m zipfile -l "$wheel")
 if grep -q node_modules <<<"$listing"; then
     echo "the wheel carries npm files:" >&2; grep node_modules <<<"$listing" >&2; exit 1
 fi
-for needed in gencoord/py.typed gencoord/gate/data/jobs.toml gencoord/experiments/request_intervention.toml \
+for needed in gencoord/py.typed gencoord/gate/data/task_graphs.toml gencoord/experiments/request_intervention.toml \
     gencoord/experiments/team/generated.json gencoord/prior/data/team.toml \
     gencoord/experiments/checkpoints/tiny-dsl/model.safetensors gencoord/worlds/mineflayer/js/package-lock.json; do
     grep -q "$needed" <<<"$listing" || { echo "the wheel lacks $needed" >&2; exit 1; }
