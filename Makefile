@@ -59,7 +59,7 @@ test: $(STAMP) $(NPM_STAMP) browser
 	$(BIN)/ruff format --check src tests scripts benchmarks
 	$(BIN)/mypy
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --durations=20
 
 # The manual (docs/, mkdocs.yml) as a site in site/; strict: a broken link or anchor fails.
 # docs/errors.md is generated from the code: scripts/errors_catalogue.py rewrites it.
