@@ -13,13 +13,17 @@ import pytest
 
 from gencoord.errors import CallOrderError, ConformanceError
 from gencoord.prior import Prior
+from gencoord.worlds.changes import DepleteSource
+from gencoord.worlds.choice import WorldChoice, make_executor
 from gencoord.worlds.conformance import CHECKS, check_executor, conformance_world, violations
 from gencoord.worlds.executor import ActionRecord, Executor
-from gencoord.worlds.mineflayer import MinecraftExecutor
 from gencoord.worlds.sim import SimExecutor
 from gencoord.worlds.spec import WorldSpec
 
-EXECUTORS: dict[str, Callable[[], Executor]] = {"sim": SimExecutor, "minecraft": MinecraftExecutor}
+EXECUTORS: dict[str, Callable[[], Executor]] = {
+    kind: lambda kind=kind: make_executor(WorldChoice(kind=kind)) for kind in ("sim", "minecraft")
+}
+"""Each world as the factory makes it: its executor behind the one order-enforcing guard."""
 
 
 @pytest.fixture(scope="module", params=[pytest.param("sim"), pytest.param("minecraft", marks=pytest.mark.minecraft)])
@@ -36,8 +40,17 @@ def test_executor_passes(check: str, executor: Executor, prior: Prior) -> None:
 
 def test_snapshot_before_any_reset_is_a_call_order_error() -> None:
     with pytest.raises(CallOrderError) as caught:
-        SimExecutor().snapshot()
+        make_executor(WorldChoice()).snapshot()
     assert caught.value.reason == "NOT_RESET" and "reset(world)" in caught.value.message
+
+
+def test_the_order_is_the_factorys_to_keep_not_each_worlds(prior: Prior) -> None:
+    """A world's own executor need not guard the call order: what the factory makes does, changes included."""
+    assert violations(SimExecutor(), prior, ["misuse_is_a_typed_error"])  # bare: the check sees no guard
+    guarded = make_executor(WorldChoice())
+    assert violations(guarded, prior, ["misuse_is_a_typed_error"]) == []
+    with pytest.raises(CallOrderError, match=r"change\(\) before reset"):
+        guarded.change(DepleteSource("lumber_yard"))  # type: ignore[attr-defined]
 
 
 class _LeakyExecutor(SimExecutor):

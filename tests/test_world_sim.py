@@ -11,6 +11,7 @@ from gencoord.prior import Prior
 from gencoord.worlds.actions import FurnaceCollect, FurnaceLoad, GiveItem, GoTo, ObtainBlock, PlaceBlock, Wait
 from gencoord.worlds.conformance import conformance_program as program
 from gencoord.worlds.conformance import conformance_world as world
+from gencoord.worlds.executor import OrderEnforcing
 from gencoord.worlds.sim import SimExecutor, default_physics
 from gencoord.worlds.sim.physics import load_physics
 
@@ -127,7 +128,7 @@ def test_same_world_same_program_same_trace(prior: Prior) -> None:
 
 def test_run_before_reset_is_a_clear_error(prior: Prior) -> None:
     with pytest.raises(CallOrderError, match=r"run\(\) before reset\(\)"):
-        SimExecutor(prior.game).run(program([Wait(A, "a#1", 1)]), 0, 1)
+        OrderEnforcing(SimExecutor(prior.game)).run(program([Wait(A, "a#1", 1)]), 0, 1)
 
 
 def test_broken_physics_file_is_a_config_error(tmp_path: Path) -> None:

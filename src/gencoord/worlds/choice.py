@@ -14,7 +14,7 @@ from typing import Annotated
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from gencoord.errors import ConfigError
-from gencoord.worlds.executor import Executor
+from gencoord.worlds.executor import Executor, OrderEnforcing
 from gencoord.worlds.registry import WORLDS, World
 
 
@@ -64,11 +64,16 @@ DEFAULT_VIEW_PORT = 3007  # prismarine-viewer's own default
 _EXECUTORS: dict[WorldChoice, Executor] = {}
 
 
+def make_executor(choice: WorldChoice) -> Executor:
+    """A new executor of the chosen world, behind the one order-enforcing guard every world gets."""
+    return OrderEnforcing(choice.world.make(choice))
+
+
 def executor_for(choice: WorldChoice) -> Executor:
     """This process's executor for ``choice``, started on first use and closed at exit."""
     executor = _EXECUTORS.get(choice)
     if executor is None:
-        executor = choice.world.make(choice)
+        executor = make_executor(choice)
         atexit.register(executor.close)
         _EXECUTORS[choice] = executor
     return executor

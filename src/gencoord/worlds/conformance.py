@@ -469,7 +469,11 @@ def violations(executor: Executor, prior: Prior | None = None, checks: Sequence[
 
 
 def check_executor(executor: Executor, prior: Prior | None = None, checks: Sequence[str] | None = None) -> None:
-    """Run the checks (default: all); raise :class:`ConformanceError` listing every one that failed."""
+    """Run the checks (default: all); raise :class:`ConformanceError` listing every one that failed.
+
+    Check a world's executor as the factory makes it (``gencoord.worlds.choice.make_executor``):
+    the call-order guard is the factory's, so a bare executor fails ``misuse_is_a_typed_error``.
+    """
     found = violations(executor, prior, checks)
     if found:
         raise ConformanceError("EXECUTOR", f"{len(found)} check(s) failed:\n" + "\n".join(found))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from gencoord.dsl.cells import Cell
 from gencoord.errors import CallOrderError
@@ -55,30 +55,6 @@ class WorldSnapshot:
     crafted: Mapping[str, Items] = field(default_factory=dict)  # agent → items it crafted
     discrepancies: tuple[str, ...] = ()  # where the agents' view and the world's ground truth disagree
     blocks: Mapping[str, Mapping[Cell, str]] = field(default_factory=dict)  # build site → offset → block standing
-
-
-class CallOrder:
-    """The guard every executor shares: ``run`` and ``snapshot`` need a world that ``reset`` set up.
-
-    Misuse is a typed :class:`CallOrderError` naming the call, as Gymnasium's order-enforcing
-    wrapper does, rather than an ``AttributeError`` from deep inside.
-    """
-
-    def __init__(self, executor: str) -> None:
-        self._executor = executor
-        self._ready = False
-
-    def reset_done(self) -> None:
-        self._ready = True
-
-    def closed(self) -> None:
-        self._ready = False
-
-    def require(self, operation: str) -> None:
-        if not self._ready:
-            raise CallOrderError(
-                "NOT_RESET", f"{self._executor} executor: {operation}() before reset(); call reset(world) first"
-            )
 
 
 HandoffHook = Callable[[int, Mapping[str, Items], Mapping[str, Items], int | None], bool]
@@ -141,3 +117,52 @@ class Executor(Protocol):
     def snapshot(self) -> WorldSnapshot: ...
 
     def close(self) -> None: ...
+
+
+class OrderEnforcing:
+    """The one guard every world gets from the factory: ``run``, ``snapshot`` and ``change`` need ``reset``.
+
+    Misuse is a typed :class:`CallOrderError` naming the call, as Gymnasium's order-enforcing
+    wrapper does, rather than whatever breaks deep inside; after ``close`` the world needs
+    ``reset`` again. ``executor_for`` wraps every executor a world makes, so a world's own
+    executor need not remember the order. Everything else reads through to the executor.
+    """
+
+    def __init__(self, executor: Executor) -> None:
+        self.executor = executor
+        self.name = executor.name
+        self._ready = False
+
+    def _require(self, operation: str) -> None:
+        if not self._ready:
+            raise CallOrderError(
+                "NOT_RESET", f"{self.name} executor: {operation}() before reset(); call reset(world) first"
+            )
+
+    def reset(self, world: WorldSpec) -> WorldSnapshot:
+        snapshot = self.executor.reset(world)
+        self._ready = True
+        return snapshot
+
+    def run(self, program: Program, start: int, stop: int, on_handoff: HandoffHook | None = None) -> list[ActionRecord]:
+        self._require("run")
+        return self.executor.run(program, start, stop, on_handoff)
+
+    def snapshot(self) -> WorldSnapshot:
+        self._require("snapshot")
+        return self.executor.snapshot()
+
+    def close(self) -> None:
+        self._ready = False
+        self.executor.close()
+
+    def __getattr__(self, name: str) -> Any:
+        found = getattr(self.executor, name)
+        if name != "change":
+            return found
+
+        def change(change: Any) -> None:  # a world that takes changes takes them once reset
+            self._require("change")
+            found(change)
+
+        return change

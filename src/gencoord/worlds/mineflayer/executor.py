@@ -43,7 +43,6 @@ from gencoord.worlds.changes import BlockRoute, DepleteSource, LoseThrow, Occupy
 from gencoord.worlds.executor import (
     ActionFailure,
     ActionRecord,
-    CallOrder,
     Cascade,
     HandoffHook,
     Items,
@@ -160,7 +159,6 @@ class MinecraftExecutor:
         self._players: dict[str, str] = {}  # agent → player
         self._names: dict[str, str] = {}  # player → agent
         self._world: WorldSpec | None = None
-        self._order = CallOrder(self.name)
         self._layout: Layout | None = None
         self._fresh = True  # a server no episode has used yet: clear the whole area
         self._zero = time.perf_counter()  # the episode clock's zero, set again at each reset
@@ -186,7 +184,6 @@ class MinecraftExecutor:
             self._start(agents)
         assert self._bridge is not None
         self._world = world
-        self._order.reset_done()
         layout = lay_out(world, self.game, self.options.origin)
         # another layout: the last one's blocks (refs, resources) may stand where this one has none
         self._stale = self._layout.clear if self._layout is not None and self._layout != layout else []
@@ -218,7 +215,6 @@ class MinecraftExecutor:
         """Make a gate anomaly physical: a wall round a ref (no bot digs, so only the opening on the
         far side lets one in), a station that opens for nobody, a resource area dug out, items taken
         by ``/clear``."""
-        self._order.require("change")
         assert self._bridge is not None and self._layout is not None and self._world is not None
         agent, ref = _named_in(change)
         if agent is not None and agent not in self._players:
@@ -289,7 +285,6 @@ class MinecraftExecutor:
         }
 
     def run(self, program: Program, start: int, stop: int, on_handoff: HandoffHook | None = None) -> list[ActionRecord]:
-        self._order.require("run")
         assert self._world is not None and self._bridge is not None
         cascade = Cascade(program, start, stop)
         judged = set(program.handoffs) if on_handoff is not None else set()
@@ -330,7 +325,6 @@ class MinecraftExecutor:
         return sorted(records, key=lambda record: record.index)
 
     def snapshot(self) -> WorldSnapshot:
-        self._order.require("snapshot")
         assert self._world is not None and self._bridge is not None and self._layout is not None
         seen = self._bridge.call("observe", {}, OBSERVE_TIMEOUT_S)
         bots = {self._names.get(player, player): bot for player, bot in seen["bots"].items()}
@@ -391,7 +385,6 @@ class MinecraftExecutor:
             self._bridge.close()
         self._bridge = None
         self._world = None
-        self._order.closed()
 
     # ------------------------------------------------------------------ helpers
     def _start(self, agents: tuple[str, ...]) -> None:

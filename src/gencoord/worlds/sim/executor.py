@@ -40,7 +40,6 @@ from gencoord.worlds.changes import BlockRoute, DepleteSource, LoseThrow, Occupy
 from gencoord.worlds.executor import (
     ActionFailure,
     ActionRecord,
-    CallOrder,
     Cascade,
     HandoffHook,
     Items,
@@ -121,12 +120,10 @@ class SimExecutor:
             Wait: self._wait,
         }
         self._world: WorldSpec | None = None
-        self._order = CallOrder(self.name)
 
     # ------------------------------------------------------------------ protocol
     def reset(self, world: WorldSpec) -> WorldSnapshot:
         self._world = world
-        self._order.reset_done()
         self.positions: dict[str, Position] = {a.name: a.position for a in world.agents}
         self.inventories: dict[str, Items] = {a.name: dict(a.inventory) for a in world.agents}
         self.forbidden = {a.name: a.forbidden_actions for a in world.agents}
@@ -156,7 +153,6 @@ class SimExecutor:
         return self.snapshot()
 
     def run(self, program: Program, start: int, stop: int, on_handoff: HandoffHook | None = None) -> list[ActionRecord]:
-        self._order.require("run")
         records: list[ActionRecord] = []
         cascade = Cascade(program, start, stop)
         judged = set(program.handoffs) if on_handoff is not None else set()
@@ -190,7 +186,6 @@ class SimExecutor:
         return records
 
     def snapshot(self) -> WorldSnapshot:
-        self._order.require("snapshot")
         return WorldSnapshot(
             clock_s=max(self.clocks.values(), default=0.0),
             positions=dict(self.positions),
@@ -204,11 +199,9 @@ class SimExecutor:
 
     def close(self) -> None:
         self._world = None
-        self._order.closed()
 
     def change(self, change: WorldChange) -> None:
         """A change nobody's action causes (``worlds/changes.py``), at the world's current time."""
-        self._order.require("change")
         if isinstance(change, DepleteSource):
             self.deposits[change.source] = 0
         elif isinstance(change, BlockRoute):
