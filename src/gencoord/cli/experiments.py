@@ -5,7 +5,7 @@ from __future__ import annotations
 import shlex
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -33,7 +33,6 @@ from gencoord.errors import BackendError, ConfigError
 from gencoord.eval.config import find_experiment, load_experiment
 from gencoord.eval.experiment import Experiment, RunPlan, kind_of, plan_run
 from gencoord.eval.ray_runner import FAILED, ray_line
-from gencoord.eval.report import write_report
 from gencoord.eval.runner import (
     RECORDS,
     RunSummary,
@@ -46,6 +45,9 @@ from gencoord.eval.runner import (
     unique_records,
 )
 from gencoord.worlds.choice import DEFAULT_VIEW_PORT, WorldChoice
+
+if TYPE_CHECKING:
+    from gencoord.eval.report import Report
 
 """Exit status after Ctrl-C or SIGTERM (the shell's 128 + SIGINT)."""
 
@@ -98,6 +100,13 @@ def _run_one(plan: RunPlan, run_dir: Path, workers: int | None, out: Console) ->
             )
         )
     return summary
+
+
+def report_of(run_dir: Path) -> Report:
+    """The run's report; its tables and figures (scipy, matplotlib) load only when a report is written."""
+    from gencoord.eval.report import write_report  # noqa: PLC0415 - keeps every command's start-up light
+
+    return write_report(run_dir)
 
 
 def _where_it_went(finished: list[tuple[str, RunSummary, Path | None]], out: Console) -> None:
@@ -230,7 +239,7 @@ def run(
             if existing is None:
                 discard_run(run_dir)
             fail(error if isinstance(error, ConfigError) else f"{config.name}: {error}", USAGE)
-        written = write_report(run_dir) if report else None
+        written = report_of(run_dir) if report else None
         if written is not None:
             out_console.print(Text(f"report: {written.markdown}  ·  {written.html}"))
         finished.append((config.name, summary, None if written is None else written.html))
@@ -243,7 +252,7 @@ def report_command(
     run_dir: Annotated[Path, typer.Argument(help="A run folder (runs/<name>-<timestamp>).")],
 ) -> None:
     """Write report.md and report.html (tables, figures, trace viewer) for a run folder."""
-    written = write_report(run_dir)
+    written = report_of(run_dir)
     out = console()
     for table in written.tables:
         rich_table = Table(title=Text(table.title))

@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from gencoord.cli.application import INTERRUPTED, Terminated, app, command, console, fail, stoppable
+from gencoord.cli.experiments import report_of
 from gencoord.cli.options import (
     HostOption,
     OriginOption,
@@ -31,7 +32,6 @@ from gencoord.eval.config import ExecutionSpec, checked_experiment
 from gencoord.eval.experiment import plan_run
 from gencoord.eval.kinds.team import team_lead
 from gencoord.eval.ray_runner import FAILED, ray_line
-from gencoord.eval.report import write_report
 from gencoord.eval.runner import RECORDS, RunSummary, read_records, run_experiment, unique_records
 from gencoord.prior.load import team_prior
 from gencoord.run.kinds import kind_of
@@ -230,7 +230,7 @@ def run_tasks(
             )
     if summary.stale:
         err.print(Text(f"{summary.stale} recorded tasks are stale (their task or gencoord changed) and run again"))
-    report = write_report(out)
+    report = report_of(out)
     if not jsonl:
         console().print(Text(_said(out, summary) + f" · report {report.markdown}"))
     if summary.lost:
