@@ -16,10 +16,13 @@ from textwrap import dedent
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
+import gencoord
 from gencoord.errors import ConfigError
 from gencoord.eval.config import parse_experiment
 from gencoord.eval.experiment import experiment_kind, experiment_kind_names, register_experiment_kind
+from gencoord.worlds.choice import WorldChoice, make_executor
 
 TOY_MODULE = dedent(
     '''
@@ -333,3 +336,38 @@ def test_a_plugin_world_runs_episodes_and_team_tasks_and_refuses_minecraft_setti
     assert hosted.returncode == 2 and "the twin world takes no host" in hosted.stderr
     typo = _gencoord(site, "tasks", "run", str(tasks), "--world", "twn", cwd=tmp_path)
     assert typo.returncode == 2 and "did you mean 'twin'" in typo.stderr
+
+
+def test_worlds_and_task_formats_register_in_process_too(tmp_path: Path) -> None:
+    """Without a package: registered in this process, they are known to configs, --world and read_task_file."""
+
+    class Echo(gencoord.World):
+        name = "echo-sim"
+
+        def make(self, choice: WorldChoice) -> gencoord.Executor:
+            return gencoord.SimExecutor()
+
+    class Listed(gencoord.TaskFileFormat):
+        name = "listed"
+        description = "a JSON list of gencoord tasks"
+
+        def entries(self, document: Any, origin: str) -> list[tuple[str, Any]]:
+            return [(raw["id"], raw) for raw in document]
+
+        def task(self, task_id: str, raw: Any, origin: str) -> Any:
+            return gencoord.TeamTask.model_validate(raw)
+
+    gencoord.register_world(Echo())
+    gencoord.register_task_format(Listed())
+    assert make_executor(WorldChoice(kind="echo-sim")).name == "sim"
+    with pytest.raises(ValidationError, match="did you mean 'echo-sim'"):
+        WorldChoice.model_validate({"kind": "echo-sm"})
+    task = {
+        "id": "sticks",
+        "goal": {"item": "stick", "count": 4},
+        "agents": [{"name": "a", "inventory": {"oak_planks": 2}}],
+    }
+    path = tmp_path / "tasks.json"
+    path.write_text(json.dumps([task, {**task, "id": "bad", "goal": {"item": "stick", "count": -1}}]), encoding="utf-8")
+    loaded = gencoord.read_task_file(path, "listed")
+    assert [t.id for t in loaded.tasks] == ["sticks"] and [r.task for r in loaded.refused] == ["bad"]

@@ -19,7 +19,8 @@ The public surface, in one import::
 Writing a backend takes :class:`Backend` and what it reads, :class:`LocalContext`; a world,
 :class:`Executor` with :class:`WorldSpec`, :class:`Program`, :class:`ActionRecord`,
 :class:`WorldSnapshot` and :data:`HandoffHook`. A new backend family, experiment kind or
-task source registers with :func:`register_backend` or :func:`register_experiment_kind`,
+task format or world registers with :func:`register_backend`, :func:`register_experiment_kind`,
+:func:`register_task_format` or :func:`register_world`,
 or through an entry point (see the manual's Extending page).
 
 Every failure a user can cause is a :class:`GencoordError` with a stable ``code`` and ``reason``.
@@ -54,10 +55,11 @@ if TYPE_CHECKING:
     from gencoord.tasks.episode import EpisodeSpec, build_episode
     from gencoord.tasks.spec import default_suites
     from gencoord.tasks.team import TeamTask
-    from gencoord.tasks.team_files import load_team_tasks, read_task_file
+    from gencoord.tasks.team_files import TaskFileFormat, load_team_tasks, read_task_file, register_task_format
     from gencoord.worlds.actions import Action, Program
     from gencoord.worlds.conformance import check_executor
     from gencoord.worlds.executor import ActionFailure, ActionRecord, Executor, HandoffHook, WorldSnapshot
+    from gencoord.worlds.registry import World, register_world
     from gencoord.worlds.sim.executor import SimExecutor
     from gencoord.worlds.spec import WorldSpec
 
@@ -93,8 +95,10 @@ _HOMES = {
     "SimExecutor": "gencoord.worlds.sim.executor",
     "Stage": "gencoord.protocol.generation",
     "Success": "gencoord.protocol.result",
+    "TaskFileFormat": "gencoord.tasks.team_files",
     "TeamResult": "gencoord.run.team",
     "TeamTask": "gencoord.tasks.team",
+    "World": "gencoord.worlds.registry",
     "WorldSnapshot": "gencoord.worlds.executor",
     "WorldSpec": "gencoord.worlds.spec",
     "build_episode": "gencoord.tasks.episode",
@@ -113,6 +117,8 @@ _HOMES = {
     "read_task_file": "gencoord.tasks.team_files",
     "register_backend": "gencoord.backends.spec",
     "register_experiment_kind": "gencoord.eval.experiment",
+    "register_task_format": "gencoord.tasks.team_files",
+    "register_world": "gencoord.worlds.registry",
     "run_episode": "gencoord.run.episode",
     "run_experiment": "gencoord.eval.runner",
     "run_feedback": "gencoord.run.lifecycle",
@@ -153,8 +159,10 @@ __all__ = [
     "SimExecutor",
     "Stage",
     "Success",
+    "TaskFileFormat",
     "TeamResult",
     "TeamTask",
+    "World",
     "WorldSnapshot",
     "WorldSpec",
     "__version__",
@@ -174,6 +182,8 @@ __all__ = [
     "read_task_file",
     "register_backend",
     "register_experiment_kind",
+    "register_task_format",
+    "register_world",
     "run_episode",
     "run_experiment",
     "run_feedback",

@@ -98,8 +98,9 @@ class TaskFileFormat:
     """A format of task files: how a file is read, told apart, split into tasks, and one task built.
 
     ``read`` parses JSON or TOML by default; a format of another syntax overrides it (and,
-    told by nothing, is chosen by name with ``--format``). ``task`` raises a ConfigError for a
-    task that cannot be given as written: that task is refused alone.
+    told by nothing, is chosen by name with ``--format``). ``task`` raises a ConfigError (or a
+    pydantic ValidationError) for a task that cannot be given as written: that task is refused
+    alone.
     """
 
     name: ClassVar[str]
@@ -645,6 +646,8 @@ def read_task_file(path: Path, fmt: str = AUTO, prior: Prior | None = None) -> T
             tasks.append(checked)
         except ConfigError as error:
             refused.append(Refusal(task_id, error.reason, error.message))
+        except ValidationError as exc:  # a format that builds its task with a model's own validation
+            refused.append(Refusal(task_id, "BAD_TASK", f"{origin}: task {task_id}: {validation_message(exc)}"))
     return TaskFile(origin, tuple(tasks), tuple(refused))
 
 
