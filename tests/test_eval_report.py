@@ -27,29 +27,45 @@ def _run(name: str, tmp_path: Path, clusters: int) -> Path:
     return run_dir
 
 
+HEADLINE = "Headline: original-task success by row"
+DETAIL = "Outcomes by row in detail"
+
+
 def _table(markdown: str, title: str) -> list[list[str]]:
     section = markdown.split(f"## {title}")[1].split("\n\n")[1]
     return [[c.strip() for c in line.strip("| ").split(" | ")] for line in section.splitlines()[2:]]
 
 
+def _named(markdown: str, title: str) -> dict[str, dict[str, str]]:
+    """A report table's rows by their first cell, each cell by its column's name."""
+    section = markdown.split(f"## {title}")[1].split("\n\n")[1].splitlines()
+    columns = [c.strip() for c in section[0].strip("| ").split(" | ")]
+    rows = [[c.strip() for c in line.strip("| ").split(" | ")] for line in section[2:]]
+    return {row[0]: dict(zip(columns, row, strict=True)) for row in rows}
+
+
 def test_feedback_report_regenerates_tables_s18_and_s19(tmp_path: Path) -> None:
     report = write_report(_run("feedback_intervention", tmp_path, 8))
     markdown = report.markdown.read_text()
-    outcomes = {row[0]: row for row in _table(markdown, "Outcomes by condition")}
-    assert outcomes["feedback"][1].startswith("rule: ") and "by construction" in outcomes["feedback"][1]
-    assert outcomes["feedback"][2] == "request-realizer, rule-requester"
+    outcomes = _named(markdown, DETAIL)
+    assert outcomes["feedback"]["how"].startswith("rule: ") and "by construction" in outcomes["feedback"]["how"]
+    assert outcomes["feedback"]["agents played by"] == "request-realizer, rule-requester"
     for row in outcomes.values():  # the strict count's exact interval, checked against scipy's own binomial test
-        strict, clusters = (int(n) for n in row[7].split("/"))
+        strict, clusters = (int(n) for n in row["strict"].split("/"))
         exact = binomtest(strict, clusters).proportion_ci(method="exact")
-        assert row[8] == f"[{100 * exact.low:.1f}, {100 * exact.high:.1f}]"
+        assert row["strict 95% CI"] == f"[{100 * exact.low:.1f}, {100 * exact.high:.1f}]"
     assert "*Computed differently from the paper:*" in markdown and "response B 0" in markdown
-    assert [outcomes[c][5] for c in ("local_only", "feedback", "counterfactual_feedback", "centralized")] == [
+    assert "in tok" not in outcomes["feedback"]  # rules count no tokens: the empty column is left out, and said
+    assert "Left out as no row has a value: in tok, out tok, API cost." in markdown
+    headline = _named(markdown, HEADLINE)
+    assert [headline[c]["success"] for c in ("local_only", "feedback", "counterfactual_feedback", "centralized")] == [
         "50.0%",
         "100.0%",
         "0.0%",
         "100.0%",
     ]
-    assert outcomes["feedback"][-1] == "100.0%"  # the paper column, beside ours
+    assert headline["feedback"]["paper success"] == "100.0%"  # the paper column, beside ours
+    assert markdown.index(HEADLINE) < markdown.index(DETAIL)  # the headline opens the report
     fidelity = {row[0]: row for row in _table(markdown, "Commitment fields under counterfactual feedback")}
     assert fidelity["craft actor"][1:4] == ["48/48", "0/48", "rewritten"]
     assert fidelity["goal item"][3] == "invariant"
@@ -60,17 +76,20 @@ def test_learned_feedback_rows_come_from_the_model_trained_for_each_condition(tm
     """A reduced experiments/feedback_intervention_learned.toml: the committed tiny requester and centralized
     models, one per seed, each in the conditions whose records it learned; one call where the paper has one."""
     markdown = write_report(_run("feedback_intervention_learned", tmp_path, 4)).markdown.read_text()
-    outcomes = {row[0]: row for row in _table(markdown, "Outcomes by condition")}
-    learned = {label.split(" · ")[0]: row for label, row in outcomes.items() if "model:" in label}
+    outcomes = _named(markdown, DETAIL)
+    learned = {label.split(" · ")[0]: row for label, row in outcomes.items() if label.endswith(" model")}
     assert set(learned) == {"local_only", "feedback", "counterfactual_feedback", "centralized"}
     for condition, row in learned.items():
-        assert row[1] == "model: direct"
+        assert row["how"] == "model: direct"
         model = "tiny-central" if condition == "centralized" else "tiny-requester"
-        assert row[2] == ", ".join(f"direct:{model}-s{seed}" for seed in (1, 2, 3))
-        assert row[9] == ("2.00" if "feedback" in condition else "1.00")  # model calls per episode
-        assert (row[14] == "0.0") == (condition not in {"feedback", "counterfactual_feedback"})  # response B
-        assert (row[15] != "0.0") == (condition == "centralized")  # the uploaded local view
-    assert float(learned["feedback"][5].rstrip("%")) > float(learned["counterfactual_feedback"][5].rstrip("%"))
+        assert row["row"] == f"{condition} · {model.replace('-', ' ')} model"  # a label, not a path or {seed}
+        assert row["agents played by"] == ", ".join(f"direct:{model}-s{seed}" for seed in (1, 2, 3))
+        assert row["model calls"] == ("2.00" if "feedback" in condition else "1.00")  # model calls per episode
+        assert (row["response B"] == "0.0") == (condition not in {"feedback", "counterfactual_feedback"})
+        assert (row["state B"] != "0.0") == (condition == "centralized")  # the uploaded local view
+    assert float(learned["feedback"]["success"].rstrip("%")) > float(
+        learned["counterfactual_feedback"]["success"].rstrip("%")
+    )
 
 
 def test_learned_request_rows_come_from_the_sender_model_and_the_self_plan_model(tmp_path: Path) -> None:
@@ -79,11 +98,11 @@ def test_learned_request_rows_come_from_the_sender_model_and_the_self_plan_model
     model is right on at most one binding of each pair."""
     run_dir = _run("request_intervention_learned", tmp_path, 8)
     markdown = write_report(run_dir).markdown.read_text()
-    outcomes = {row[0]: row for row in _table(markdown, "Outcomes by condition")}
+    outcomes = _named(markdown, DETAIL)
     learned: dict[str, set[str]] = {}
     for label, row in outcomes.items():
-        if "model:" in label:
-            learned.setdefault(label.split(" · ")[0], set()).add(row[2])
+        if " model" in label:
+            learned.setdefault(label.split(" · ")[0], set()).add(row["agents played by"])
     assert set(learned) == {"request", "no_request", "alternative_request"}
     assert learned["no_request"] == {"direct:tiny-selfplan-s1", "direct:tiny-selfplan", "direct:tiny-selfplan-s3"}
     direct = {"direct:tiny-dsl", "direct:tiny-dsl-s2", "direct:tiny-dsl-s3"}

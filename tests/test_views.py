@@ -161,7 +161,7 @@ def test_the_factorized_rule_succeeds_exactly_where_its_view_gives_the_paths_bac
         assert isinstance(outcome, dict) and outcome["G"] == _recovered(paths, view), record["job"]
     report = write_report(run_dir)
     table = next(t for t in report.tables if t.key == "visibility")
-    full = next(row for row in table.rows if row[0] == "factorized-rule@full")
+    full = next(row for row in table.rows if row[0] == "factorized rule · full view")
     assert full[1:3] == ["factorized_rule", "full"] and all(cell.startswith("100.0% (100.0%)") for cell in full[3:])
     assert (run_dir / "figures" / "visibility.png").stat().st_size > 0
 

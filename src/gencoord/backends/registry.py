@@ -224,6 +224,12 @@ class ApiFamily(BackendFamily):
     def check_target(self, target: str) -> None:
         api_target(target)
 
+    def label(self, target: str | None) -> str:
+        """The model's name and the host that serves it (``qwen3 via API at localhost:8000``)."""
+        base_url, model = api_target(str(target))
+        host = base_url.split("://", 1)[-1].split("/", 1)[0]
+        return f"{model} via API at {host}"
+
     def pair_set(self, target: str | None) -> BackendSet:
         require_learn(f"backend api:{target}", API_MODULES)
         return _api_set(str(target))

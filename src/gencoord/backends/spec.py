@@ -15,7 +15,9 @@ the ``gencoord.backends`` group of the user's own package.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
+from pathlib import PurePath
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 from pydantic import PlainSerializer, PlainValidator, WithJsonSchema
@@ -79,6 +81,32 @@ class BackendFamily:
     def written(self) -> str:
         return self.name if self.target is None else f"{self.name}:{self.target}"
 
+    def label(self, target: str | None) -> str:
+        """A short name for people (report rows, figure axes); a checkpoint family names the model, not its path."""
+        name = self.name.replace("-", " ")
+        if target is None:
+            return name
+        if self.checkpoint:
+            return checkpoint_label(target) + ("" if self.name == "model" else f", {name}")
+        return f"{name} {target}"
+
+
+_SEED_SUFFIX = re.compile(r"-s(\{seed\}|\d+)$")
+_ACRONYMS = {"dsl": "DSL", "json": "JSON", "api": "API", "cpu": "CPU", "gpu": "GPU"}
+
+
+def checkpoint_label(target: str) -> str:
+    """``checkpoints/tiny-dsl-copy-s{seed}`` → ``tiny DSL copy model``; a fixed seed stays: ``…, seed 2``.
+
+    ``{seed}`` (a model per episode seed) is left out: every row of such a backend mixes its seeds.
+    """
+    folder = PurePath(target.rstrip("/")).name or target
+    seed = _SEED_SUFFIX.search(folder)
+    stem = folder[: seed.start()] if seed else folder
+    words = " ".join(_ACRONYMS.get(word.lower(), word) for word in re.split(r"[-_]+", stem) if word)
+    fixed = f", seed {seed.group(1)}" if seed and seed.group(1) != SEED else ""
+    return f"{words} model{fixed}"
+
 
 _BUILT_IN = {
     name: f"gencoord.backends.registry:{name.upper().replace('-', '_')}"
@@ -105,6 +133,16 @@ class BackendSpec(str):
     def base(self) -> str:
         """The name without its receiver and view: ``<family>`` or ``<family>:<target>``."""
         return self.family.name if self.target is None else f"{self.family.name}:{self.target}"
+
+    @property
+    def label(self) -> str:
+        """A short name for people: ``tiny DSL copy model · full view``, never a path or a placeholder."""
+        parts = [self.family.label(self.target)]
+        if self.receiver:
+            parts.append(f"{self.receiver} receiver")
+        if self.view is not None:
+            parts.append(f"{self.view.value} view")
+        return " · ".join(parts)
 
     def for_seed(self, seed: int) -> BackendSpec:
         """The backend an episode of ``seed`` uses (the paper trains one model per seed)."""

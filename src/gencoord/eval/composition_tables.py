@@ -5,10 +5,46 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 
+from gencoord.backends.spec import parse_backend
 from gencoord.eval.kinds.composition import CompositionExperimentConfig
-from gencoord.eval.stats import cluster_means
+from gencoord.eval.stats import clopper_pearson, cluster_means
 from gencoord.eval.tables import DASH, Record, Table, paper_figures
 from gencoord.planning.composition import CompositionMethod
+
+
+def composition_headline(records: Sequence[Record], config: CompositionExperimentConfig) -> Table:
+    """Each method's terminal success over clusters with its exact interval, the paper's figure beside."""
+    table = Table(
+        "composition_headline",
+        "Headline: terminal success on unseen binding cross-products by method",
+        ["method", "clusters met", "success", "95% CI", "paper"],
+        caption="A cluster is met when every one of its role–seed episodes meets its goal in the world; exact "
+        "(Clopper–Pearson) interval over clusters.",
+    )
+    paper = paper_figures().get(config.kind, {}).get("success", {})
+    for method in config.methods:
+        members = [record for record in records if record["method"] == method.value]
+        if not members:
+            continue
+        per_cluster = cluster_means((r["cluster"], float(bool(r["outcome"]["G"]))) for r in members)
+        met = sum(value == 1.0 for value in per_cluster.values())
+        estimate = clopper_pearson(met, len(per_cluster))
+        table.rows.append(
+            [
+                _label(method, config),
+                f"{met}/{len(per_cluster)}",
+                f"{100 * estimate.value:.1f}%",
+                f"[{100 * estimate.low:.1f}, {100 * estimate.high:.1f}]",
+                str(paper.get(method.value, DASH)),
+            ]
+        )
+    return table
+
+
+def _label(method: CompositionMethod, config: CompositionExperimentConfig) -> str:
+    if method is CompositionMethod.DIRECT_SHORT_DSL and config.direct is not None:
+        return f"{method.value} ({parse_backend(config.direct).label})"
+    return method.value
 
 
 def composition_table(records: Sequence[Record], config: CompositionExperimentConfig) -> Table:
@@ -28,9 +64,7 @@ def composition_table(records: Sequence[Record], config: CompositionExperimentCo
         members = by_method.get(method.value, [])
         if not members:
             continue
-        label = (
-            method.value if method is not CompositionMethod.DIRECT_SHORT_DSL else f"{method.value} ({config.direct})"
-        )
+        label = _label(method, config)
         per_cluster = cluster_means((r["cluster"], float(bool(r["outcome"]["G"]))) for r in members)
         met = sum(value == 1.0 for value in per_cluster.values())
         codes: dict[str, int] = defaultdict(int)

@@ -135,6 +135,9 @@ class ReportParts:
     tables: list[Table]
     figures: dict[str, bytes] = field(default_factory=dict)
     sections: list[str] = field(default_factory=list)
+    headline: Table | None = None
+    """The table a report opens with: a few columns (row, success, its interval, the paper's figure) that fit
+    one screen; ``tables`` hold the detail below it."""
 
 
 AnyKind = ExperimentKind[Any, Any, Any]

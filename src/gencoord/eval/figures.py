@@ -127,9 +127,11 @@ def visibility_figure(rows: Sequence[Row], config: ExperimentConfig, path: Path)
         paper = "" if cell.paper is None else f"\n({cell.paper:.1f})"
         ours = "–" if cell.success is None else f"{100 * cell.success:.1f}"
         axis.text(x, y, ours + paper, ha="center", va="center", fontsize=8)
-    axis.imshow(grid, cmap="Blues", vmin=0, vmax=140, aspect="auto")
+    image = axis.imshow(grid, cmap="Blues", vmin=0, vmax=140, aspect="auto")
+    bar = figure.colorbar(image, ax=axis, fraction=0.03, pad=0.02, ticks=[0, 25, 50, 75, 100])
+    bar.set_label("our success (%)")
     labels = [f"{textwrap.fill(motif.replace('_', ' '), 12)}\n· {view}" for motif, view in columns]
     axis.set_xticks(range(len(columns)), labels, fontsize=7)
     axis.set_yticks(range(len(methods)), methods)
-    axis.set_title("Task-structure visibility: success %, paper's Figure S5 in brackets")
+    axis.set_title("Task-structure visibility: our success %, the paper's Figure S5 cell in brackets", fontsize=10)
     return save_png(figure, path)

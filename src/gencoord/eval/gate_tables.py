@@ -60,9 +60,13 @@ def _rates(records: Sequence[Record], config: GateExperimentConfig, seed: int) -
     }
 
 
+NOT_RATED = "n/a"
+"""A rate with nothing to rate (UER and ECR of a condition that never escalates), never drawn as zero."""
+
+
 def _pct(estimate: Estimate | None) -> str:
     return (
-        DASH
+        NOT_RATED
         if estimate is None
         else f"{100 * estimate.value:.1f}% [{100 * estimate.low:.1f}, {100 * estimate.high:.1f}]"
     )
@@ -161,6 +165,7 @@ def gate_tables(
                 _paper("ecr", name),
             ]
         )
+    outcome.caption += f" {NOT_RATED}: the condition made no escalation (or had no issue) for the rate to count."
     tables = [outcome]
     reference = None if config.reference is None else config.reference.value
     if reference in groups:
@@ -170,6 +175,44 @@ def gate_tables(
     if "full" in estimates:
         tables.append(_targets(estimates, groups, config))
     return tables, estimates
+
+
+def gate_headline(
+    records: Sequence[Record], config: GateExperimentConfig, estimates: Mapping[str, Mapping[str, Estimate | None]]
+) -> Table:
+    """Each condition's success and coordination quality on one screen, the paper's figures beside."""
+    table = Table(
+        "gate_headline",
+        "Headline: task success and coordination quality by condition",
+        ["condition", "episodes", "TSR", "95% CI", "CS steps", "LRR", "UER", "ECR", "paper LRR / UER / ECR"],
+        caption=(
+            "Point estimates with the TSR's percentile cluster-bootstrap interval; the other intervals are in the "
+            f"detail table below. {NOT_RATED}: nothing to rate (no escalation, or no issue)."
+        ),
+    )
+    groups = _by_condition(records, config)
+    for name, rows in groups.items():
+        e = estimates[name]
+        tsr = e["TSR"]
+        papers = [_paper(metric, name) for metric in ("lrr", "uer", "ecr")]
+        table.rows.append(
+            [
+                name,
+                str(len(rows)),
+                _point(tsr),
+                DASH if tsr is None else f"[{100 * tsr.low:.1f}, {100 * tsr.high:.1f}]",
+                DASH if e["CS"] is None else f"{e['CS'].value:.1f}",
+                _point(e["LRR"]),
+                _point(e["UER"]),
+                _point(e["ECR"]),
+                DASH if all(p == DASH for p in papers) else " / ".join(papers),
+            ]
+        )
+    return table
+
+
+def _point(estimate: Estimate | None) -> str:
+    return NOT_RATED if estimate is None else f"{100 * estimate.value:.1f}%"
 
 
 def _left_out(config: GateExperimentConfig) -> list[str]:
@@ -364,18 +407,35 @@ def gate_figure(estimates: Mapping[str, Mapping[str, Estimate | None]], path: Pa
     axis = figure.subplots()
     width = 0.8 / len(metrics)
     for offset, metric in enumerate(metrics):
-        values, low, high = [], [], []
-        for condition in conditions:
-            e = estimates[condition][metric]
-            values.append(0.0 if e is None else 100 * e.value)
-            low.append(0.0 if e is None else 100 * (e.value - e.low))
-            high.append(0.0 if e is None else 100 * (e.high - e.value))
-        positions = [i + (offset - 1.5) * width for i in range(len(conditions))]
-        axis.bar(positions, values, width, yerr=[low, high], capsize=2, label=metric)
+        rated = [(i, e) for i, c in enumerate(conditions) if (e := estimates[c][metric]) is not None]
+        positions = [i + (offset - 1.5) * width for i, _ in rated]
+        bars = axis.bar(
+            positions,
+            [100 * e.value for _, e in rated],
+            width,
+            yerr=[[100 * (e.value - e.low) for _, e in rated], [100 * (e.high - e.value) for _, e in rated]],
+            capsize=2,
+            label=metric,
+        )
+        colour = bars.patches[0].get_facecolor() if bars.patches else None
+        for i, c in enumerate(conditions):
+            if estimates[c][metric] is None:
+                axis.text(i + (offset - 1.5) * width, 2, NOT_RATED, rotation=90, ha="center", va="bottom", fontsize=7)
+        if metric in TARGETS:
+            direction, bound = TARGETS[metric]
+            axis.axhline(
+                100 * bound,
+                color=colour,
+                linestyle="--",
+                linewidth=1,
+                label=f"{metric} target {direction} {100 * bound:.1f}%",
+            )
     axis.set_xticks(range(len(conditions)), conditions, rotation=20, ha="right")
     axis.set_ylabel("%")
     axis.set_ylim(0, 110)
-    axis.set_title("Gate ablation: success and coordination quality by condition", fontsize=10)
+    axis.set_title(
+        "Gate ablation: success and coordination quality by condition (95% CIs; n/a: nothing to rate)", fontsize=10
+    )
     axis.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     axis.spines[["top", "right"]].set_visible(False)
     path.parent.mkdir(parents=True, exist_ok=True)

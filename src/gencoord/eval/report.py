@@ -11,14 +11,16 @@ import base64
 import gzip
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
+from gencoord.backends.spec import parse_backend
 from gencoord.errors import ConfigError
 from gencoord.eval.experiment import Experiment, config_digest, kind_of
+from gencoord.eval.glossary import used_terms
 from gencoord.eval.ray_runner import FAILED
 from gencoord.eval.runner import read_manifest, read_records, unique_records
 from gencoord.eval.tables import Table, paper_figures
@@ -56,7 +58,9 @@ _VIEWER_FIELDS = (
     "backend",
     "code",
     "message",
+    "messages",
     "wire",
+    "wire_bytes",
     "commitment",
     "plan",
     "handoff_checks",
@@ -85,9 +89,19 @@ def _environment() -> Environment:
 
 
 def _viewer_payload(records: Sequence[Mapping[str, Any]]) -> str:
-    slim = [{name: record[name] for name in _VIEWER_FIELDS if name in record} for record in records]
+    slim = [{name: _shown_value(name, record[name]) for name in _VIEWER_FIELDS if name in record} for record in records]
     raw = json.dumps(slim, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     return base64.b64encode(gzip.compress(raw, compresslevel=9, mtime=0)).decode("ascii")
+
+
+def _shown_value(name: str, value: Any) -> Any:
+    """A backend by its short label (the tables' row names), anything else as recorded."""
+    if name in ("backend_set", "backend") and isinstance(value, str):
+        try:
+            return parse_backend(value).label
+        except ConfigError:
+            return value
+    return value
 
 
 def write_report(run_dir: Path) -> Report:
@@ -97,10 +111,20 @@ def write_report(run_dir: Path) -> Report:
     if not records:
         raise ConfigError("EMPTY_RUN", f"{run_dir}: no episode records yet; run the experiment first")
     parts = kind_of(config).report(config, records, run_dir)
-    tables, figures = parts.tables, parts.figures
+    headline, tables = _shown(parts.headline, parts.tables)
+    figures = parts.figures
     expected = manifest.get("episodes")
     context = _context(config, records, tables, duplicates, expected if isinstance(expected, int) else len(records))
+    context["headline"] = headline
     context["sections"] = parts.sections
+    context["glossary"] = used_terms(
+        [
+            text
+            for table in (headline, *tables)
+            if table is not None
+            for text in (table.title, *table.columns, table.caption, *(cell for row in table.rows for cell in row))
+        ]
+    )
     lost = _lost_jobs(run_dir, records)
     if lost:
         context["warnings"].append(
@@ -120,7 +144,22 @@ def write_report(run_dir: Path) -> Report:
         ),
         encoding="utf-8",
     )
-    return Report(markdown, html, tables)
+    return Report(markdown, html, ([headline] if headline is not None else []) + tables)
+
+
+def _shown(headline: Table | None, tables: Sequence[Table]) -> tuple[Table | None, list[Table]]:
+    """The tables as a report shows them: empty columns left out, and each note on how our figures are computed
+    differently from the paper's printed once, under the first table it applies to."""
+    said: set[str] = set()
+    shown: list[Table] = []
+    for table in ([headline] if headline is not None else []) + list(tables):
+        compact = table.compacted()
+        new = [note for note in compact.differences if note not in said]
+        said.update(new)
+        if len(new) < len(compact.differences):
+            new.append("(The notes above on how our figures differ from the paper's apply here too.)")
+        shown.append(replace(compact, differences=new))
+    return (shown[0], shown[1:]) if headline is not None else (None, shown)
 
 
 def _lost_jobs(run_dir: Path, records: Sequence[Mapping[str, Any]]) -> int:

@@ -6,11 +6,11 @@ Every number here is computed from our records; the "paper" column is read from
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
-from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 
 from gencoord._config import package_text, parse_toml
@@ -54,13 +54,44 @@ class Table:
     def markdown(self, level: int = 2) -> str:
         """The table as Markdown under a heading of ``level``: what report.md and the results page show."""
         lines = [f"{'#' * level} {self.title}", "", "| " + " | ".join(self.columns) + " |"]
-        lines.append("|" + " --- |" * len(self.columns))
+        lines.append("|" + "".join(" --- |" if text else " ---: |" for text in self.text_columns()))
         lines += ["| " + " | ".join(_markdown_cell(cell) for cell in row) + " |" for row in self.rows]
         if self.caption:
             lines += ["", self.caption]
         if self.differences:
             lines += ["", "*Computed differently from the paper:* " + " ".join(self.differences)]
         return "\n".join(lines)
+
+    def compacted(self) -> Table:
+        """This table without the columns no row has a value in (a rule row has no tokens), saying which went."""
+        if not self.rows:
+            return self
+        empty = [i for i in range(1, len(self.columns)) if all(row[i] == DASH for row in self.rows)]
+        if not empty:
+            return self
+        kept = [i for i in range(len(self.columns)) if i not in empty]
+        note = "Left out as no row has a value: " + ", ".join(self.columns[i] for i in empty) + "."
+        return replace(
+            self,
+            columns=[self.columns[i] for i in kept],
+            rows=[[row[i] for i in kept] for row in self.rows],
+            caption=f"{self.caption} {note}".strip(),
+        )
+
+    def text_columns(self) -> list[bool]:
+        """Which columns hold words rather than figures (set left, where figures are set right)."""
+        return [
+            index == 0 or not all(_is_figure(row[index]) for row in self.rows) for index in range(len(self.columns))
+        ]
+
+
+_UNITS = re.compile(r"\b(n/a|of|vs|steps|episode|pp|ms|s|B)\b")
+
+
+def _is_figure(cell: object) -> bool:
+    """A number, interval, fraction or dash, perhaps with a unit: no words left once units are taken out."""
+    rest = _UNITS.sub("", str(cell))
+    return not any(ch.isalpha() for ch in rest) and (any(ch.isdigit() for ch in rest) or str(cell) in (DASH, "n/a"))
 
 
 def _markdown_cell(value: object) -> str:
@@ -140,9 +171,22 @@ def group_rows(records: Sequence[Record], config: ExperimentConfig) -> list[Row]
         members = tuple(groups[key])
         per_cluster = cluster_means((r["cluster"], float(success(r))) for r in members)
         estimate = bootstrap_mean(per_cluster, config.bootstrap.resamples, config.bootstrap.condition_seed + index)
-        label = " · ".join(value for dimension, value in zip(DIMENSIONS, key, strict=True) if dimension in varying)
+        label = " · ".join(
+            _dimension_label(dimension, value)
+            for dimension, value in zip(DIMENSIONS, key, strict=True)
+            if dimension in varying
+        )
         rows.append(Row(key, label, members, estimate, per_cluster))
+    if len({row.label for row in rows}) < len(rows):  # two backends share a short name: show them as written
+        rows = [
+            replace(row, label=" · ".join(v for d, v in zip(DIMENSIONS, row.key, strict=True) if d in varying))
+            for row in rows
+        ]
     return rows
+
+
+def _dimension_label(dimension: str, value: str) -> str:
+    return parse_backend(value).label if dimension == "backend_set" else value
 
 
 def row_cell(row: Row, config: ExperimentConfig) -> str:
@@ -188,6 +232,8 @@ def method(row: Row) -> str:
             return "rule: a receiver guessing one of two branches, 50% by construction"
         if "factorized-rule" in kinds:
             return "rule: the private binding, its paths read back from the view shown, so the view sets the outcome"
+        if "rule-sender" in kinds and row.key[0] == Condition.ALTERNATIVE_REQUEST.value:
+            return "rule: the correct-binding sender's request swapped for the other branch, 0% by construction"
         if "rule-sender" in kinds:
             return "rule: the correct-binding sender, 100% by construction when its own request is delivered"
         if "rule-requester" in kinds:
@@ -220,14 +266,41 @@ def against_paper_model(rows: Sequence[Row]) -> list[str]:
     return notes
 
 
+def headline_table(rows: Sequence[Row], config: ExperimentConfig) -> Table:
+    """What a reader looks for first: each row's success, its interval and the paper's figure for the same row."""
+    table = Table(
+        "headline",
+        "Headline: original-task success by row",
+        ["row", "episodes", "success", "95% CI", "paper success"],
+        caption=(
+            "Success is original-task success G (cluster means over roles and seeds); the interval is a "
+            f"{config.bootstrap.resamples:,}-resample percentile cluster bootstrap. The detail tables below break "
+            "each row down."
+        ),
+    )
+    table.differences += against_paper_model(rows)
+    for row in rows:
+        paper = paper_cell(config, "success", row_cell(row, config))
+        table.rows.append(
+            [
+                row.label,
+                str(len(row.records)),
+                percent_cell(row.success.value),
+                _ci(row.success),
+                f"{paper:.1f}%" if isinstance(paper, int | float) else DASH,
+            ]
+        )
+    return table
+
+
 def outcome_table(rows: Sequence[Row], config: ExperimentConfig) -> Table:
     table = Table(
         "outcomes",
-        "Outcomes by condition",
+        "Outcomes by row in detail",
         [
             "row",
             "how",
-            "backends",
+            "agents played by",
             "episodes",
             "clusters",
             "success",
@@ -247,7 +320,6 @@ def outcome_table(rows: Sequence[Row], config: ExperimentConfig) -> Table:
             "V(30)",
             "V(60)",
             "API cost",
-            "paper success",
         ],
         caption=(
             "Success is original-task success G, averaged within cluster over roles and seeds; the 95% CI is a "
@@ -256,8 +328,7 @@ def outcome_table(rows: Sequence[Row], config: ExperimentConfig) -> Table:
             "machine's CPU from the first generation to the dispatch plan. Episode time is world time (simulated on "
             "the simulator). V(30)/V(60): G reached with TTC plus world time within 30/60 s, as the paper counts them. "
             "API cost: the row's API calls summed at the configured prices ($GENCOORD_API_PRICE_IN / _OUT per "
-            "million tokens), with the mean per episode; – where nothing was priced. "
-            "The paper column is the published figure for the same condition."
+            "million tokens), with the mean per episode; – where nothing was priced."
         ),
     )
     table.differences += against_paper_model(rows)
@@ -274,7 +345,6 @@ def outcome_table(rows: Sequence[Row], config: ExperimentConfig) -> Table:
         ttc = [1000 * r["seconds"]["protocol"] for r in records]
         durations = [r["outcome"]["duration_s"] for r in records if r["outcome"]["duration_s"] is not None]
         strict, clusters = strict_successes((r["cluster"], success(r)) for r in records)
-        paper = paper_cell(config, "success", row_cell(row, config))
         table.rows.append(
             [
                 row.label,
@@ -299,7 +369,6 @@ def outcome_table(rows: Sequence[Row], config: ExperimentConfig) -> Table:
                 percent_cell(_mean(float(r["outcome"]["V30"]) for r in records)),
                 percent_cell(_mean(float(r["outcome"]["V60"]) for r in records)),
                 _cost(records),
-                DASH if paper is None else f"{paper:.1f}%",
             ]
         )
     return table
@@ -603,7 +672,7 @@ def horizon_table(rows: Sequence[Row], config: ExperimentConfig) -> Table:
 
 @dataclass(frozen=True)
 class VisibilityCell:
-    source: str  # what wrote the row: a checkpoint's folder name, or the backend set's
+    source: str  # what wrote the row, by its short label (the model, or the rule set)
     method: str  # the paper's method key (dsl, freeform, factorized_rule), or another rule set's name
     view: str  # full, skeleton, node, or "own" (the view a model was trained on)
     motif: str
@@ -624,7 +693,7 @@ def _visibility_row(row: Row, config: ExperimentConfig) -> list[VisibilityCell]:
         else base
     )
     shown = "own" if backend.view is None else backend.view.value
-    source = PurePath(str(backend.target)).name if backend.family.checkpoint else base
+    source = backend.family.label(backend.target) + (f" · {backend.receiver} receiver" if backend.receiver else "")
     published = paper_cell(config, "success", f"{method_key}.{shown}") or {}
     cells = []
     for motif in forward.visibility_motifs:

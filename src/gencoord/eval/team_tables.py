@@ -14,6 +14,8 @@ from pathlib import Path
 from statistics import median
 from typing import Any
 
+from gencoord.backends.spec import parse_backend
+from gencoord.errors import ConfigError
 from gencoord.eval.stats import clopper_pearson
 from gencoord.eval.tables import Table
 
@@ -28,7 +30,7 @@ def _pct(successes: int, trials: int) -> str:
 def _success(records: Sequence[Record]) -> Table:
     groups: dict[tuple[str, str, str, int], list[Record]] = defaultdict(list)
     for record in records:
-        groups[(record["backend"], record["mode"], record["surface"], record["agents"])].append(record)
+        groups[(_lead(record), record["mode"], record["surface"], record["agents"])].append(record)
     table = Table(
         "team_success",
         "Team tasks: success and feasibility by team size",
@@ -72,6 +74,54 @@ def _success(records: Sequence[Record]) -> Table:
     return table
 
 
+def _lead(record: Record) -> str:
+    try:
+        return parse_backend(str(record["backend"])).label
+    except ConfigError:
+        return str(record["backend"])
+
+
+def _headline(records: Sequence[Record], refused: int) -> Table:
+    """Success by setting (lead, information, surface) against team size: the whole run on one screen."""
+    sizes = sorted({int(record["agents"]) for record in records})
+    groups: dict[tuple[str, str, str], list[Record]] = defaultdict(list)
+    for record in records:
+        groups[(_lead(record), record["mode"], record["surface"])].append(record)
+    failed = sum(1 for record in records if not record["success"])
+    outcome = (
+        f"All {len(records)} tasks that ran succeeded."
+        if not failed
+        else f"{failed} of {len(records)} tasks that ran did not succeed; why is tabled below."
+    )
+    if refused:
+        outcome += f" {refused} tasks were refused as written (tabled below) and count nowhere here."
+    table = Table(
+        "team_headline",
+        "Headline: team-task success by setting and team size",
+        ["lead · information · surface", *[f"{size} agents" for size in sizes], "tasks", "success", "95% CI"],
+        caption=f"{outcome} Cells: tasks that succeeded of those run at that team size. Success is the task's own "
+        "test on the final world within its time limit, with an exact (Clopper–Pearson) interval over tasks. "
+        "No paper reports these tasks, so there is no paper column.",
+    )
+    for (lead, mode, surface), rows in sorted(groups.items()):
+        cells = []
+        for size in sizes:
+            at = [row for row in rows if int(row["agents"]) == size]
+            cells.append(f"{sum(1 for row in at if row['success'])}/{len(at)}" if at else "–")
+        wins = sum(1 for row in rows if row["success"])
+        estimate = clopper_pearson(wins, len(rows))
+        table.rows.append(
+            [
+                f"{lead} · {mode} · {surface}",
+                *cells,
+                str(len(rows)),
+                f"{100 * estimate.value:.1f}%",
+                f"[{100 * estimate.low:.1f}, {100 * estimate.high:.1f}]",
+            ]
+        )
+    return table
+
+
 def _makespan_ratio(rows: Sequence[Record]) -> str:
     """The median over tasks of the chosen plan's simulated makespan over the best single-crafter plan's."""
     ratios = [
@@ -85,9 +135,7 @@ def _makespan_ratio(rows: Sequence[Record]) -> str:
 def _traffic(records: Sequence[Record]) -> Table:
     by_setting: dict[tuple[str, str, str], dict[str, Record]] = defaultdict(dict)
     for record in records:
-        by_setting[(record["backend"], record["mode"], record["surface"])][f"{record['file']}:{record['task']}"] = (
-            record
-        )
+        by_setting[(_lead(record), record["mode"], record["surface"])][f"{record['file']}:{record['task']}"] = record
     table = Table(
         "team_traffic",
         "Team tasks: coordination traffic on identical tasks",
@@ -145,11 +193,13 @@ def _refused(records: Sequence[Record]) -> Table:
     return table
 
 
-def team_tables(records: Sequence[Record]) -> list[Table]:
-    """The tables of a team run; tasks refused as written get a table of their own and count nowhere else."""
+def team_tables(records: Sequence[Record]) -> tuple[Table | None, list[Table]]:
+    """The headline and the detail tables of a team run; tasks refused as written get a table of their own and
+    count nowhere else."""
     ran = [record for record in records if not record.get("refused")]
     refused = [record for record in records if record.get("refused")]
     tables = [_success(ran), _traffic(ran)] if ran else []
     if any(not record["success"] for record in ran):
         tables.append(_failures(ran))
-    return [*tables, *([_refused(refused)] if refused else [])]
+    headline = _headline(ran, len(refused)) if ran else None
+    return headline, [*tables, *([_refused(refused)] if refused else [])]

@@ -129,9 +129,12 @@ class CompositionKind(ExperimentKind[CompositionExperimentConfig, int, Compositi
         return composition_record(composed) | {"world": config.world.kind, "backend_set": job.backend}
 
     def report(self, config: CompositionExperimentConfig, records: Sequence[Record], run_dir: Path) -> ReportParts:
-        from gencoord.eval.composition_tables import composition_table  # noqa: PLC0415 - scipy: reports only
+        from gencoord.eval.composition_tables import (  # noqa: PLC0415 - scipy: reports only
+            composition_headline,
+            composition_table,
+        )
 
-        return ReportParts([composition_table(records, config)])
+        return ReportParts([composition_table(records, config)], headline=composition_headline(records, config))
 
     def backends(self, config: CompositionExperimentConfig) -> list[str]:
         return [] if config.direct is None else [config.direct]

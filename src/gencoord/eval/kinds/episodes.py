@@ -30,6 +30,7 @@ from gencoord.eval.tables import (
     fidelity_table,
     generic_tables,
     group_rows,
+    headline_table,
     horizon_table,
     representation_table,
     stage_table,
@@ -177,6 +178,8 @@ class EpisodeKind(ExperimentKind[EpisodeExperimentConfig, tuple[Cluster, ...], E
     name: str
     tables: ExtraTables | None = None
     figures: ExtraFigures | None = None
+    headline: Callable[[Sequence[Row], EpisodeExperimentConfig], Table] = headline_table
+    """The table the report opens with (default: success by row, its interval, the paper's figure)."""
     success_title: str | None = None  # the success figure's title (default: the experiment's name)
     wire_title: str = "Wire bytes per episode"
     config = EpisodeExperimentConfig
@@ -262,7 +265,7 @@ class EpisodeKind(ExperimentKind[EpisodeExperimentConfig, tuple[Cluster, ...], E
             figures |= self.figures(rows, config, folder)
         if any(row.records[0]["protocol"]["wire_bytes"] for row in rows):
             figures["wire"] = wire_figure(rows, config, folder / "wire.png", self.wire_title)
-        return ReportParts(tables, figures)
+        return ReportParts(tables, figures, headline=self.headline(rows, config))
 
     def backends(self, config: EpisodeExperimentConfig) -> list[str]:
         return list(config.backends)
@@ -303,7 +306,7 @@ HORIZON = EpisodeKind(  # Table S13: multi-step vs single-step commitments
     "horizon", tables=lambda rows, _, config: [horizon_table(rows, config)]
 )
 VISIBILITY = EpisodeKind(  # Figure S5: topology motif × task-structure view × method
-    "visibility", tables=lambda rows, _, config: [visibility_table(rows, config)], figures=_visibility_figures
+    "visibility", headline=visibility_table, figures=_visibility_figures
 )
 PRIVATE_STRUCTURE = EpisodeKind(  # v2 Tables S20–S23: PATH / SLICE / GOAL delivery and the cache
     "private_structure", tables=lambda _, records, config: private_tables(records, config)

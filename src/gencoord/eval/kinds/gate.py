@@ -152,11 +152,16 @@ class GateKind(ExperimentKind[GateExperimentConfig, tuple[GateInstance, ...], Ga
         )
 
     def report(self, config: GateExperimentConfig, records: Sequence[Record], run_dir: Path) -> ReportParts:
-        from gencoord.eval.gate_tables import gate_figure, gate_tables  # noqa: PLC0415 - matplotlib: reports only
+        from gencoord.eval.gate_tables import (  # noqa: PLC0415 - matplotlib: reports only
+            gate_figure,
+            gate_headline,
+            gate_tables,
+        )
 
         tables, estimates = gate_tables(records, config)
         (run_dir / "figures").mkdir(parents=True, exist_ok=True)
-        return ReportParts(tables, {"ablation": gate_figure(estimates, run_dir / "figures" / "ablation.png")})
+        figures = {"ablation": gate_figure(estimates, run_dir / "figures" / "ablation.png")}
+        return ReportParts(tables, figures, headline=gate_headline(records, config, estimates))
 
     def backends(self, config: GateExperimentConfig) -> list[str]:
         """The adjudicator, when a model judges the gray zone (the logistic fallback is no backend)."""

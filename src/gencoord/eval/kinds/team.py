@@ -140,7 +140,8 @@ class TeamKind(ExperimentKind[TeamExperimentConfig, TeamTasks, TeamJob]):
         from gencoord.eval.team_tables import team_tables  # noqa: PLC0415 - scipy: reports only
         from gencoord.eval.team_traces import trace_sections  # noqa: PLC0415 - matplotlib: reports only
 
-        return ReportParts(team_tables(records), sections=trace_sections(records, run_dir))
+        headline, tables = team_tables(records)
+        return ReportParts(tables, sections=trace_sections(records, run_dir), headline=headline)
 
     def backends(self, config: TeamExperimentConfig) -> list[str]:
         return list(config.backends)
