@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from gencoord.eval.experiment import kind_of  # noqa: E402 - the script documents the package it sits in
+from gencoord.eval.report import write_report  # noqa: E402 - the script documents the package it sits in
 from gencoord.eval.runner import MANIFEST, RECORDS, read_manifest, read_records, unique_records  # noqa: E402
 from gencoord.eval.tables import paper_figures  # noqa: E402
 
@@ -68,7 +68,7 @@ def _section(kept: Path) -> str:
         (run_dir / RECORDS).write_bytes(gzip.decompress((kept / KEPT).read_bytes()))
         config, manifest = read_manifest(run_dir)
         records, _ = unique_records(read_records(run_dir))
-        parts = kind_of(config).report(config, records, run_dir)
+        report = write_report(run_dir)  # the tables exactly as the run's own report shows them
     source = paper_figures().get(config.kind, {}).get("source")
     lines = [
         f"## {config.name}",
@@ -80,7 +80,7 @@ def _section(kept: Path) -> str:
         "",
         *([f"Paper figures from {source}.", ""] if source else []),
     ]
-    return "\n".join(lines + [table.markdown(level=3) + "\n" for table in parts.tables])
+    return "\n".join(lines + [table.markdown(level=3) + "\n" for table in report.all_tables])
 
 
 def page() -> str:

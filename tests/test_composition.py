@@ -93,7 +93,7 @@ def test_the_shipped_composition_experiment_runs_reduced_and_reports_per_method(
         if record["method"] == "complete_case_table":
             assert "commitment" not in record["protocol"]
     report = write_report(run_dir)
-    rows = {row[0].split(" ")[0]: row for table in report.tables for row in table.rows}
+    rows = {row[0].split(" ")[0]: row for table in report.all_tables for row in table.rows}
     assert rows["explicit_factor_composer"][1] == "4/4" and rows["complete_case_table"][1] == "0/4"
     met = sum(
         all(r["outcome"]["G"] for r in records if r["cluster"] == cluster and r["method"] == "direct_short_dsl")

@@ -6,8 +6,10 @@ import base64
 import gzip
 import json
 import re
+import shutil
 from pathlib import Path
 
+from pytest import MonkeyPatch
 from scipy.stats import binomtest
 from typer.testing import CliRunner
 
@@ -156,3 +158,25 @@ def test_cli_runs_a_reduced_experiment_and_reports(tmp_path: Path) -> None:
     assert missing.exit_code == 2 and "manifest.json" in missing.output
     both = runner.invoke(app, ["run", str(EXPERIMENTS / "representation.toml"), "--resume", str(run_dir)])
     assert both.exit_code == 2
+
+
+def test_a_copied_run_reports_the_same_from_anywhere_into_out(tmp_path: Path, monkeypatch: MonkeyPatch) -> None:
+    """A gate run over team task files, copied elsewhere and reported from another folder: the manifest holds
+    what the report needs (tasks left out, thresholds), so the report matches the one written in place."""
+    config = load_experiment(EXPERIMENTS / "gate_teams.toml").model_copy(update={"clusters": 2})
+    run_dir = create_run(config, tmp_path / "runs")
+    run_experiment(config, run_dir, workers=1)
+    in_place = write_report(run_dir).markdown.read_text()
+    copied = tmp_path / "elsewhere" / run_dir.name
+    shutil.copytree(run_dir, copied, ignore=shutil.ignore_patterns("report.*", "figures"))
+    monkeypatch.chdir(tmp_path / "elsewhere")  # the config's task paths do not resolve from here
+    result = runner.invoke(app, ["report", str(copied), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "out" / "report.md").read_text() == in_place
+    assert not (copied / "report.md").exists()  # --out leaves the run folder as it was recorded
+    assert "Headline: task success and coordination quality by condition" in result.output
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    refused = runner.invoke(app, ["report", str(copied), "--out", str(blocked)])
+    assert refused.exit_code == 2 and "Traceback" not in refused.output
+    assert f"cannot write the report into {blocked}: it is a file, not a folder" in refused.output

@@ -81,7 +81,7 @@ TOY_MODULE = dedent(
             heads = random.Random(job.index).random() < config.bias
             return {"flip": job.index, "heads": heads, "outcome": {"G": heads}}
 
-        def report(self, config, records, run_dir):
+        def report(self, config, records, out, facts):
             heads = sum(1 for record in records if record["heads"])
             table = Table("coin", "Coin flips", ["flips", "heads"], [[str(len(records)), str(heads)]])
             return ReportParts([table])

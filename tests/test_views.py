@@ -160,7 +160,7 @@ def test_the_factorized_rule_succeeds_exactly_where_its_view_gives_the_paths_bac
         outcome = record["outcome"]
         assert isinstance(outcome, dict) and outcome["G"] == _recovered(paths, view), record["job"]
     report = write_report(run_dir)
-    table = next(t for t in report.tables if t.key == "visibility")
+    table = next(t for t in report.all_tables if t.key == "visibility")
     full = next(row for row in table.rows if row[0] == "factorized rule · full view")
     assert full[1:3] == ["factorized_rule", "full"] and all(cell.startswith("100.0% (100.0%)") for cell in full[3:])
     assert (run_dir / "figures" / "visibility.png").stat().st_size > 0
@@ -186,7 +186,7 @@ def test_the_shipped_visibility_experiment_runs_reduced_with_its_models(tmp_path
     run_dir, records = _run(reduced, tmp_path)
     assert len(records) == len(plan_run(reduced).jobs) == 2 * 2 * (3 + 3 + 3)
     report = write_report(run_dir)
-    table = next(t for t in report.tables if t.key == "visibility")
+    table = next(t for t in report.all_tables if t.key == "visibility")
     methods = {(row[1], row[2]) for row in table.rows}
     assert methods == {(m, v.value) for m in ("factorized_rule", "dsl", "freeform") for v in SHOWN}
 

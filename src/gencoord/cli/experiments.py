@@ -48,6 +48,7 @@ from gencoord.worlds.choice import DEFAULT_VIEW_PORT, WorldChoice
 
 if TYPE_CHECKING:
     from gencoord.eval.report import Report
+    from gencoord.eval.tables import Table as ReportTable
 
 """Exit status after Ctrl-C or SIGTERM (the shell's 128 + SIGINT)."""
 
@@ -102,11 +103,11 @@ def _run_one(plan: RunPlan, run_dir: Path, workers: int | None, out: Console) ->
     return summary
 
 
-def report_of(run_dir: Path) -> Report:
+def report_of(run_dir: Path, out: Path | None = None) -> Report:
     """The run's report; its tables and figures (scipy, matplotlib) load only when a report is written."""
     from gencoord.eval.report import write_report  # noqa: PLC0415 - keeps every command's start-up light
 
-    return write_report(run_dir)
+    return write_report(run_dir, out)
 
 
 def _where_it_went(finished: list[tuple[str, RunSummary, Path | None]], out: Console) -> None:
@@ -247,18 +248,34 @@ def run(
         _where_it_went(finished, out_console)
 
 
-@command(name="report", epilog="Example: gencoord report runs/request_intervention-20261130-120000")
+@command(
+    name="report",
+    epilog="Examples: gencoord report runs/request_intervention-20261130-120000\n\n"
+    "gencoord report /mnt/shared/team_tasks-20261130-120000 --out reports/team_tasks",
+)
 def report_command(
-    run_dir: Annotated[Path, typer.Argument(help="A run folder (runs/<name>-<timestamp>).")],
+    run_dir: Annotated[Path, typer.Argument(help="A run folder (runs/<name>-<timestamp>), wherever it now is.")],
+    out: Annotated[
+        Path | None,
+        typer.Option(help="Write the report here instead of into the run folder (for a read-only or shared run)."),
+    ] = None,
 ) -> None:
-    """Write report.md and report.html (tables, figures, trace viewer) for a run folder."""
-    written = report_of(run_dir)
-    out = console()
-    for table in written.tables:
-        rich_table = Table(title=Text(table.title))
-        for column in table.columns:
-            rich_table.add_column(Text(column))
-        for row in table.rows:
-            rich_table.add_row(*(Text(cell) for cell in row))
-        out.print(rich_table)
-    out.print(Text(f"report: {written.markdown}  ·  {written.html}"))
+    """Write report.md and report.html (tables, figures, trace viewer) for a run folder, and print its headline."""
+    written = report_of(run_dir, out)
+    console_out = console()
+    if written.headline is not None:
+        console_out.print(rich_table(written.headline))
+    details = ", ".join(table.title for table in written.tables)
+    if details:
+        console_out.print(Text(f"detail tables in the report: {details}", style="dim"))
+    console_out.print(Text(f"report: {written.markdown}  ·  {written.html}"))
+
+
+def rich_table(table: ReportTable) -> Table:
+    """A report table for the terminal, with its caption under it."""
+    shown = Table(title=Text(table.title), caption=Text(table.caption), caption_justify="left")
+    for column, text in zip(table.columns, table.text_columns(), strict=True):
+        shown.add_column(Text(column), justify="left" if text else "right")
+    for row in table.rows:
+        shown.add_row(*(Text(cell) for cell in row))
+    return shown

@@ -111,8 +111,18 @@ class ExperimentKind(ABC, Generic[C, P, J]):
         """One job's record; it must carry ``outcome`` with ``G`` (the task's success) for progress counts."""
 
     @abstractmethod
-    def report(self, config: C, records: Sequence[Record], run_dir: Path) -> ReportParts:
-        """What the report shows for these records; figures are written under ``run_dir / "figures"``."""
+    def report(self, config: C, records: Sequence[Record], out: Path, facts: Mapping[str, Any]) -> ReportParts:
+        """What the report shows for these records; figures are written under ``out / "figures"``.
+
+        ``facts`` are what :meth:`report_facts` worked out when the run was planned: a report
+        reads nothing but the run folder, so it works on a folder copied anywhere.
+        """
+
+    def report_facts(self, config: C, prepared: P) -> dict[str, Any]:
+        """What a report needs that neither the config nor the records hold (tasks a file could not give,
+        the thresholds a config file set), kept in the manifest as JSON: a config's paths are relative to
+        where the run started and may not resolve where the report is written."""
+        return {}
 
     def reusable(self, config: C, prepared: P, job: J, record: Record) -> bool:
         """Whether a resumed run may keep this job's recorded ``record`` rather than run the job again."""

@@ -18,14 +18,10 @@ from typing import Any
 import numpy as np
 from matplotlib.figure import Figure
 
-from gencoord.errors import GencoordError
 from gencoord.eval.figures import save_png
-from gencoord.eval.kinds.gate import GateExperimentConfig, gate_tasks_of
+from gencoord.eval.kinds.gate import GateExperimentConfig
 from gencoord.eval.stats import Estimate, bootstrap_mean, bootstrap_ratio, paired_difference
 from gencoord.eval.tables import DASH, Table, paper_figures
-from gencoord.gate.config import gate_config_at
-from gencoord.gate.pool import runnable_teams
-from gencoord.prior.load import team_prior
 
 Record = Mapping[str, Any]
 TARGETS = {"LRR": (">=", 0.765), "UER": ("<=", 0.174), "ECR": (">=", 0.782)}  # the paper's reported figures
@@ -86,8 +82,9 @@ def _paper(metric: str, condition: str) -> str:
 
 
 def gate_tables(
-    records: Sequence[Record], config: GateExperimentConfig
+    records: Sequence[Record], config: GateExperimentConfig, facts: Mapping[str, Any]
 ) -> tuple[list[Table], dict[str, dict[str, Estimate | None]]]:
+    """The detail tables, and each condition's estimates; ``facts`` are the run's planned report facts."""
     groups = _by_condition(records, config)
     estimates = {
         name: _rates(rows, config, config.bootstrap.condition_seed + i) for i, (name, rows) in enumerate(groups.items())
@@ -139,7 +136,7 @@ def gate_tables(
             "same tasks.",
             "CS counts executor actions; our agents spend no actions on messages (a request costs rounds, not "
             "actions), so coordination shows in rounds and messages rather than in CS.",
-            *_left_out(config),
+            *_left_out(facts),
         ],
     )
     for name, rows in groups.items():
@@ -171,7 +168,7 @@ def gate_tables(
     if reference in groups:
         tables.append(_paired(groups, reference, config))
     tables.append(_oracle_table(groups))
-    tables.append(_tier_table(groups, config))
+    tables.append(_tier_table(groups, facts))
     if "full" in estimates:
         tables.append(_targets(estimates, groups, config))
     return tables, estimates
@@ -215,14 +212,9 @@ def _point(estimate: Estimate | None) -> str:
     return NOT_RATED if estimate is None else f"{100 * estimate.value:.1f}%"
 
 
-def _left_out(config: GateExperimentConfig) -> list[str]:
+def _left_out(facts: Mapping[str, Any]) -> list[str]:
     """The team-suite tasks the gate could not run, and why (a reader should not have to guess)."""
-    if not config.tasks:
-        return []
-    try:
-        _, skipped = runnable_teams(gate_tasks_of(config), team_prior())
-    except GencoordError as error:
-        return [f"The team task files could not be read again to list the tasks left out ({error.reason})."]
+    skipped: Mapping[str, str] = facts.get("left_out") or {}
     if not skipped:
         return []
     listed = "; ".join(f"{task} ({reason})" for task, reason in sorted(skipped.items()))
@@ -263,7 +255,7 @@ def _paired(groups: Mapping[str, Sequence[Record]], reference: str, config: Gate
 TIERS = ("rule", "score", "adjudicator", "cooldown", "fixed")
 
 
-def _tier_table(groups: Mapping[str, Sequence[Record]], config: GateExperimentConfig) -> Table:
+def _tier_table(groups: Mapping[str, Sequence[Record]], facts: Mapping[str, Any]) -> Table:
     """Which tier made each decision, and what it decided: an inert tier shows as such, with why."""
     table = Table(
         "gate_tiers",
@@ -296,17 +288,18 @@ def _tier_table(groups: Mapping[str, Sequence[Record]], config: GateExperimentCo
                 by_tier["adjudicator"],
             ]
         )
-    if scored:
-        thresholds = gate_config_at(config.gate_config).thresholds
+    thresholds = facts.get("thresholds")
+    if scored and thresholds:
+        low, high = float(thresholds["low"]), float(thresholds["high"])
         table.caption += (
             f" Decisions that passed the rules scored S from {min(scored):.2f} to {max(scored):.2f}, against "
-            f"thresholds low {thresholds.low:.2f} and high {thresholds.high:.2f}"
+            f"thresholds low {low:.2f} and high {high:.2f}"
             + (
                 ": none reached high, so the score tier can only keep an issue local. The rules already escalate "
                 "every critical issue with no local route, no failed request and a peer believed able; what reaches "
                 "the score has a local route (L) or a failed request (H), both of which lower S. Escalation beyond "
                 "the rules comes from the adjudicator."
-                if max(scored) < thresholds.high
+                if max(scored) < high
                 else "."
             )
         )

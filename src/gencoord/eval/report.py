@@ -74,7 +74,14 @@ _VIEWER_FIELDS = (
 class Report:
     markdown: Path
     html: Path
+    headline: Table | None
     tables: list[Table]
+    """The detail tables, below the headline."""
+
+    @property
+    def all_tables(self) -> list[Table]:
+        """Every table in the order the report shows them, the headline first."""
+        return ([self.headline] if self.headline is not None else []) + self.tables
 
 
 def _environment() -> Environment:
@@ -104,13 +111,34 @@ def _shown_value(name: str, value: Any) -> Any:
     return value
 
 
-def write_report(run_dir: Path) -> Report:
-    """``report.md`` and ``report.html`` for a run folder, from its manifest and records alone."""
+def write_report(run_dir: Path, out: Path | None = None) -> Report:
+    """``report.md`` and ``report.html`` for a run folder, from its manifest and records alone, written into the
+    run folder or into ``out`` (a run folder that is read-only, or kept as it was recorded)."""
     config, manifest = read_manifest(run_dir)
     records, duplicates = unique_records(read_records(run_dir))
     if not records:
         raise ConfigError("EMPTY_RUN", f"{run_dir}: no episode records yet; run the experiment first")
-    parts = kind_of(config).report(config, records, run_dir)
+    out = run_dir if out is None else out
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        return _write(run_dir, out, config, manifest, records, duplicates)
+    except OSError as exc:
+        why = "it is a file, not a folder" if out.is_file() else exc.strerror
+        raise ConfigError(
+            "BAD_OUTPUT", f"cannot write the report into {out}: {why}; give another folder with --out"
+        ) from None
+
+
+def _write(
+    run_dir: Path,
+    out: Path,
+    config: Experiment,
+    manifest: Mapping[str, object],
+    records: Sequence[Mapping[str, Any]],
+    duplicates: int,
+) -> Report:
+    facts = manifest.get("report_facts")
+    parts = kind_of(config).report(config, records, out, facts if isinstance(facts, dict) else {})
     headline, tables = _shown(parts.headline, parts.tables)
     figures = parts.figures
     expected = manifest.get("episodes")
@@ -132,11 +160,11 @@ def write_report(run_dir: Path) -> Report:
             "gencoord run --resume runs them again"
         )
     environment = _environment()
-    markdown = run_dir / "report.md"
+    markdown = out / "report.md"
     markdown.write_text(
         environment.get_template("report.md.j2").render(**context, figures=sorted(figures)), encoding="utf-8"
     )
-    html = run_dir / "report.html"
+    html = out / "report.html"
     embedded = {name: base64.b64encode(data).decode("ascii") for name, data in figures.items()}
     html.write_text(
         environment.get_template("report.html.j2").render(
@@ -144,7 +172,7 @@ def write_report(run_dir: Path) -> Report:
         ),
         encoding="utf-8",
     )
-    return Report(markdown, html, ([headline] if headline is not None else []) + tables)
+    return Report(markdown, html, headline, tables)
 
 
 def _shown(headline: Table | None, tables: Sequence[Table]) -> tuple[Table | None, list[Table]]:

@@ -99,6 +99,7 @@ def _write_manifest(plan: RunPlan, run_dir: Path) -> None:
         "config": config.model_dump(mode="json"),
         "config_sha256": config_digest(config),
         "episodes": len(plan.jobs),
+        "report_facts": plan.kind.report_facts(config, plan.prepared),
         "gencoord": __version__,
         "python": platform.python_version(),
         "platform": platform.platform(),

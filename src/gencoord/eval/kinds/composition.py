@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -128,7 +128,9 @@ class CompositionKind(ExperimentKind[CompositionExperimentConfig, int, Compositi
         composed = run_composition(case, job.method, executor_for(config.world), prior, suites, sender)
         return composition_record(composed) | {"world": config.world.kind, "backend_set": job.backend}
 
-    def report(self, config: CompositionExperimentConfig, records: Sequence[Record], run_dir: Path) -> ReportParts:
+    def report(
+        self, config: CompositionExperimentConfig, records: Sequence[Record], out: Path, facts: Mapping[str, Any]
+    ) -> ReportParts:
         from gencoord.eval.composition_tables import (  # noqa: PLC0415 - scipy: reports only
             composition_headline,
             composition_table,

@@ -8,7 +8,7 @@ generic outcome table.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -253,8 +253,10 @@ class EpisodeKind(ExperimentKind[EpisodeExperimentConfig, tuple[Cluster, ...], E
         )
         return episode_record(result) | {"backend_set": job.backend, "world": config.world.kind}
 
-    def report(self, config: EpisodeExperimentConfig, records: Sequence[Record], run_dir: Path) -> ReportParts:
-        folder = run_dir / "figures"
+    def report(
+        self, config: EpisodeExperimentConfig, records: Sequence[Record], out: Path, facts: Mapping[str, Any]
+    ) -> ReportParts:
+        folder = out / "figures"
         rows = group_rows(records, config)
         tables = generic_tables(rows, config)
         if self.tables is not None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -84,14 +84,22 @@ def gate_tasks_of(config: GateExperimentConfig) -> tuple[TeamTask, ...]:
     return tasks
 
 
-def instances_of(config: GateExperimentConfig) -> tuple[GateInstance, ...]:
+@dataclass(frozen=True)
+class GatePool:
+    """A gate run's instances, and the team tasks its files held that the gate cannot run (task → why)."""
+
+    instances: tuple[GateInstance, ...]
+    left_out: dict[str, str]
+
+
+def instances_of(config: GateExperimentConfig) -> GatePool:
     count = min(config.instances, config.clusters or config.instances)
     factor, margin = config.budget_factor, config.budget_margin
     if config.tasks:
         tasks = gate_tasks_of(config)
-        instances, _ = team_pool(tasks, count, config.seed, team_prior(), config.split, factor, margin)
-        return instances
-    return gate_pool(count, config.seed, split=config.split, factor=factor, margin=margin)
+        instances, left_out = team_pool(tasks, count, config.seed, team_prior(), config.split, factor, margin)
+        return GatePool(instances, left_out)
+    return GatePool(gate_pool(count, config.seed, split=config.split, factor=factor, margin=margin), {})
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +109,7 @@ class GateJob:
     condition: GateCondition
 
 
-class GateKind(ExperimentKind[GateExperimentConfig, tuple[GateInstance, ...], GateJob]):
+class GateKind(ExperimentKind[GateExperimentConfig, GatePool, GateJob]):
     name = "gate"
     config = GateExperimentConfig
     paths = ("tasks", "gate_config")
@@ -116,18 +124,23 @@ class GateKind(ExperimentKind[GateExperimentConfig, tuple[GateInstance, ...], Ga
                 "REFERENCE", f"{origin}: reference {config.reference.value!r} is not among the conditions"
             )
 
-    def prepare(self, config: GateExperimentConfig) -> tuple[GateInstance, ...]:
+    def prepare(self, config: GateExperimentConfig) -> GatePool:
         return instances_of(config)
 
-    def expand(self, config: GateExperimentConfig, prepared: tuple[GateInstance, ...]) -> list[GateJob]:
+    def report_facts(self, config: GateExperimentConfig, prepared: GatePool) -> dict[str, Any]:
+        """The tasks left out of the team suite, and the score thresholds of the gate configuration used."""
+        thresholds = gate_config_at(config.gate_config).thresholds
+        return {"left_out": prepared.left_out, "thresholds": {"low": thresholds.low, "high": thresholds.high}}
+
+    def expand(self, config: GateExperimentConfig, prepared: GatePool) -> list[GateJob]:
         return [
             GateJob(f"{instance.id}|{condition}", index, condition)
-            for index, instance in enumerate(prepared)
+            for index, instance in enumerate(prepared.instances)
             for condition in config.conditions
         ]
 
-    def run_job(self, config: GateExperimentConfig, prepared: tuple[GateInstance, ...], job: GateJob) -> dict[str, Any]:
-        instance = prepared[job.instance]
+    def run_job(self, config: GateExperimentConfig, prepared: GatePool, job: GateJob) -> dict[str, Any]:
+        instance = prepared.instances[job.instance]
         adjudicator = adjudicator_for(config.adjudicator, config.gate_config)
         prior = team_prior() if config.tasks else default_prior()
         world: dict[str, object] = {"world": config.world.kind}
@@ -151,16 +164,18 @@ class GateKind(ExperimentKind[GateExperimentConfig, tuple[GateInstance, ...], Ga
             | world
         )
 
-    def report(self, config: GateExperimentConfig, records: Sequence[Record], run_dir: Path) -> ReportParts:
+    def report(
+        self, config: GateExperimentConfig, records: Sequence[Record], out: Path, facts: Mapping[str, Any]
+    ) -> ReportParts:
         from gencoord.eval.gate_tables import (  # noqa: PLC0415 - matplotlib: reports only
             gate_figure,
             gate_headline,
             gate_tables,
         )
 
-        tables, estimates = gate_tables(records, config)
-        (run_dir / "figures").mkdir(parents=True, exist_ok=True)
-        figures = {"ablation": gate_figure(estimates, run_dir / "figures" / "ablation.png")}
+        tables, estimates = gate_tables(records, config, facts)
+        (out / "figures").mkdir(parents=True, exist_ok=True)
+        figures = {"ablation": gate_figure(estimates, out / "figures" / "ablation.png")}
         return ReportParts(tables, figures, headline=gate_headline(records, config, estimates))
 
     def backends(self, config: GateExperimentConfig) -> list[str]:

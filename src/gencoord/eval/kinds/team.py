@@ -8,7 +8,7 @@ run`` is this kind, built from the command line's arguments.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -136,12 +136,14 @@ class TeamKind(ExperimentKind[TeamExperimentConfig, TeamTasks, TeamJob]):
         _, entry = prepared[job.task]
         return record.get("task_sha256") == task_digest(entry) and record.get("gencoord") == __version__
 
-    def report(self, config: TeamExperimentConfig, records: Sequence[Record], run_dir: Path) -> ReportParts:
+    def report(
+        self, config: TeamExperimentConfig, records: Sequence[Record], out: Path, facts: Mapping[str, Any]
+    ) -> ReportParts:
         from gencoord.eval.team_tables import team_tables  # noqa: PLC0415 - scipy: reports only
         from gencoord.eval.team_traces import trace_sections  # noqa: PLC0415 - matplotlib: reports only
 
         headline, tables = team_tables(records)
-        return ReportParts(tables, sections=trace_sections(records, run_dir), headline=headline)
+        return ReportParts(tables, sections=trace_sections(records, out), headline=headline)
 
     def backends(self, config: TeamExperimentConfig) -> list[str]:
         return list(config.backends)
