@@ -45,7 +45,8 @@ from gencoord.dsl.surface import SurfaceName
 from gencoord.prior.load import team_prior
 from gencoord.prior.prior import Prior
 from gencoord.run.kinds import kind_of
-from gencoord.run.team import TeamMode, TeamResult, run_team_task
+from gencoord.run.team import TeamResult, run_team_task
+from gencoord.run.team_choices import TeamMode
 from gencoord.tasks.cooking import CookingTask
 from gencoord.tasks.generate import random_mindcraft_task
 from gencoord.tasks.team import TeamTask, gathered_from

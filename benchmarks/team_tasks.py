@@ -33,7 +33,8 @@ from gencoord.dsl.surface import SurfaceName
 from gencoord.planning.planner import plan_team
 from gencoord.prior.load import team_prior
 from gencoord.protocol.resolve import resolve_team
-from gencoord.run.team import TeamMode, lead_of, run_team_task
+from gencoord.run.team import lead_of, run_team_task
+from gencoord.run.team_choices import TeamMode
 from gencoord.tasks.generate import random_task
 from gencoord.tasks.team import TeamTask
 from gencoord.tasks.world import team_world

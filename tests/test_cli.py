@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
+import pytest
+import typer.main
 from typer.testing import CliRunner
 
 from gencoord.cli import app
@@ -112,3 +117,53 @@ def test_episode_surfaces_backends_and_horizons() -> None:
         app, ["episode", "--template", "CHEST_A_OR_B", "--surface", "freeform", "--fault", "malformed_proposal"]
     )
     assert refused.exit_code == 2 and "rewrites a record" in refused.output
+
+
+def _commands(group: Any, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """Every command's words, walked from the built application (a command added later is checked too)."""
+    found = [path]
+    for name, sub in getattr(group, "commands", {}).items():
+        found += _commands(sub, (*path, name))
+    return found
+
+
+def test_every_help_reads_as_a_person_expects() -> None:
+    """No ``<bool>`` after a flag, no ``{files}`` or ``<list[Path]>`` type names, and usage in capitals."""
+    for words in _commands(typer.main.get_command(app)):
+        result = runner.invoke(app, [*words, "--help"], terminal_width=200)
+        assert result.exit_code == 0, words
+        assert "<bool>" not in result.output and "<list[" not in result.output and "<str>" not in result.output
+        usage = result.output.strip().splitlines()[0]
+        assert "{" not in usage and "<" not in usage, usage
+    assert "tasks run [OPTIONS] FILES..." in runner.invoke(app, ["tasks", "run", "--help"], terminal_width=200).output
+
+
+def _flat(output: str) -> str:
+    """Output as one line of words: Rich wraps an error inside a box at the console's width."""
+    return " ".join(output.replace("│", " ").split())
+
+
+def test_an_enumerated_option_names_its_near_miss_without_library_prefixes(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["tasks", "run", str(tmp_path / "x.json"), "--mode", "privat"], terminal_width=200)
+    assert result.exit_code == 2
+    assert "did you mean 'private'?" in _flat(result.output) and "Value error" not in result.output
+    surfaces = runner.invoke(app, ["tasks", "run", str(tmp_path / "x.json"), "--surface", "json"], terminal_width=200)
+    assert surfaces.exit_code == 2 and "'json' is not one of dsl, freeform" in _flat(surfaces.output)
+
+
+def test_an_episode_without_a_template_lists_them() -> None:
+    result = runner.invoke(app, ["episode"])
+    assert result.exit_code == 2 and "CHEST_A_OR_B" in _flat(result.output) and "GC_STICK_ORDER" in _flat(result.output)
+
+
+@pytest.mark.parametrize("words", [["demo"], ["--help"], ["run", "--help"]])
+def test_a_reader_closing_the_pipe_ends_the_command_quietly(words: list[str]) -> None:
+    """``gencoord demo | head -1``: status 0 and nothing on stderr once the reader has its line."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gencoord.cli", *words], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.readline()
+    process.stdout.close()
+    assert process.wait(timeout=120) == 0
+    assert process.stderr.read() == b""

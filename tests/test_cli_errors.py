@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 import gencoord.cli.application
-import gencoord.cli.episodes
+import gencoord.cli.demo
 import gencoord.extras
 from gencoord.cli import app, main
 from gencoord.errors import ConfigError
@@ -111,7 +111,7 @@ def test_a_bug_is_one_line_and_a_crash_file(
     def broken(*_args: object) -> None:
         raise ZeroDivisionError("simulated bug")
 
-    monkeypatch.setattr(gencoord.cli.episodes, "run_demo", broken)
+    monkeypatch.setattr(gencoord.cli.demo, "run_demo", broken)
     monkeypatch.setattr(sys, "argv", ["gencoord", "demo"])
     with pytest.raises(SystemExit) as exited:
         main()

@@ -16,7 +16,7 @@ from gencoord.errors import ConfigError, ParseError
 from gencoord.planning.build import judge_build, plan_build
 from gencoord.prior.load import team_prior
 from gencoord.run.build import run_build_task
-from gencoord.run.team import TeamMode
+from gencoord.run.team_choices import TeamMode
 from gencoord.tasks.blueprint import AIR, score_build
 from gencoord.tasks.build import BuildTask
 from gencoord.tasks.generate_builds import random_build_task

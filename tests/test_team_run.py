@@ -27,7 +27,8 @@ from gencoord.prior import Prior
 from gencoord.prior.load import team_prior
 from gencoord.protocol.resolve import resolve_team
 from gencoord.protocol.supply import SupplyQuery, parse_answer, parse_query
-from gencoord.run.team import TeamMode, run_team_task
+from gencoord.run.team import run_team_task
+from gencoord.run.team_choices import TeamMode
 from gencoord.tasks.team import TeamAgent, TeamGoal, TeamTask, TeamWorld
 from gencoord.tasks.team_files import load_team_tasks
 from gencoord.tasks.world import team_world

@@ -7,9 +7,7 @@ from typing import Annotated
 
 import typer
 
-from gencoord.backends.registry import backend_set
 from gencoord.cli.application import command, console
-from gencoord.cli.demo import run_demo
 from gencoord.cli.options import (
     HostOption,
     OriginOption,
@@ -20,24 +18,28 @@ from gencoord.cli.options import (
     WorldOption,
     world_choice,
 )
-from gencoord.cli.show import show_episode
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError, did_you_mean
-from gencoord.prior.load import default_prior
 from gencoord.protocol.delivery import CacheSetting
-from gencoord.run.episode import Condition, run_episode
+from gencoord.run.episode import Condition
 from gencoord.run.faults import Fault
-from gencoord.run.record import episode_record
-from gencoord.tasks.cluster import make_cluster
-from gencoord.tasks.episode import build_episode
 from gencoord.tasks.spec import SuiteDocument, default_suites
+
+# What runs an episode is imported when one runs: --help and the other commands start without it.
 from gencoord.worlds.choice import DEFAULT_VIEW_PORT, WorldChoice, executor_for
 
 
-def _choice(suites: SuiteDocument, template: str, binding: str | None, mode: str | None) -> str:
-    """The private choice the options name, refused where it does not fit the template's suite."""
-    forward = suites.forward.templates.get(template)
+def _choice(suites: SuiteDocument, template: str | None, binding: str | None, mode: str | None) -> tuple[str, str]:
+    """The template and the private choice the options name, refused where they do not fit the suites."""
     capability = suites.goal_capability
+    if template is None:
+        raise ConfigError(
+            "MISSING_TEMPLATE",
+            "name the episode's template with --template: a forward template ("
+            f"{', '.join(sorted(suites.forward.templates))}) or a Goal×Capability goal "
+            f"({', '.join(sorted(capability.goals))})",
+        )
+    forward = suites.forward.templates.get(template)
     if forward is None and template not in capability.goals:
         known = [*sorted(suites.forward.templates), *sorted(capability.goals)]
         raise ConfigError(
@@ -55,7 +57,7 @@ def _choice(suites: SuiteDocument, template: str, binding: str | None, mode: str
                 "UNKNOWN_BINDING",
                 f"{binding!r} is not a binding of {template}; one of {', '.join(sorted(forward.goals))}",
             )
-        return binding or sorted(forward.goals)[0]
+        return template, binding or sorted(forward.goals)[0]
     if binding is not None:
         raise ConfigError(
             "BINDING_FOR_CAPABILITY",
@@ -65,7 +67,7 @@ def _choice(suites: SuiteDocument, template: str, binding: str | None, mode: str
         raise ConfigError(
             "UNKNOWN_MODE", f"{mode!r} is not a workcell mode; one of {', '.join(sorted(capability.modes))}"
         )
-    return mode or sorted(capability.modes)[0]
+    return template, mode or sorted(capability.modes)[0]
 
 
 @command(
@@ -73,7 +75,9 @@ def _choice(suites: SuiteDocument, template: str, binding: str | None, mode: str
     "private structure: --condition goal_delivery --cache warm"
 )
 def episode(
-    template: Annotated[str, typer.Option(help="A forward template, or a Goal×Capability goal (GC_…).")],
+    template: Annotated[
+        str | None, typer.Option(help="A forward template, or a Goal×Capability goal (GC_…); required.")
+    ] = None,
     binding: Annotated[
         str | None, typer.Option(help="Forward: the sender's private binding (default: the first).")
     ] = None,
@@ -108,10 +112,18 @@ def episode(
     view_port: ViewPortOption = DEFAULT_VIEW_PORT,
 ) -> None:
     """Run one episode end to end (embedded simulator by default, or real Minecraft) and show its trace."""
+    from gencoord.backends.registry import backend_set  # noqa: PLC0415 - see the note on imports above
+    from gencoord.cli.show import show_episode  # noqa: PLC0415
+    from gencoord.prior.load import default_prior  # noqa: PLC0415
+    from gencoord.run.episode import run_episode  # noqa: PLC0415
+    from gencoord.run.record import episode_record  # noqa: PLC0415
+    from gencoord.tasks.cluster import make_cluster  # noqa: PLC0415
+    from gencoord.tasks.episode import build_episode  # noqa: PLC0415
+
     prior = default_prior()
     suites = default_suites()
-    choice = _choice(suites, template, binding, mode)
-    cluster = make_cluster(template, choice, seed, param_choice=params, suites=suites)
+    named, choice = _choice(suites, template, binding, mode)
+    cluster = make_cluster(named, choice, seed, param_choice=params, suites=suites)
     spec = build_episode(cluster, role, seed, prior, suites, surface)
     team = backend_set(backend)(spec, condition is Condition.NO_REQUEST, prior, suites)
     executor = executor_for(world_choice(world, host, port, mc_version, origin, view, view_port) or WorldChoice())
@@ -129,4 +141,6 @@ def episode(
 @command(epilog="Example: gencoord demo")
 def demo() -> None:
     """Resolve the paper's two worked examples (replays of its recorded outputs) and show every stage."""
+    from gencoord.cli.demo import run_demo  # noqa: PLC0415 - see the note on imports above
+
     run_demo(console())

@@ -5,19 +5,18 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, BinaryIO
+from typing import TYPE_CHECKING, Annotated, BinaryIO
 
 import typer
 
 from gencoord.cli.application import command, fail, show_error
-from gencoord.dsl.ast import Proposal
-from gencoord.dsl.json_surface import parse_json, serialize_json
 from gencoord.dsl.parse import WIRE_CAP_BYTES
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError, GencoordError
-from gencoord.prior.contract import check_proposal
-from gencoord.prior.load import load_prior
-from gencoord.prior.prior import Prior
+
+if TYPE_CHECKING:
+    from gencoord.dsl.ast import Proposal
+    from gencoord.prior.prior import Prior
 
 
 def _read_capped(stream: BinaryIO) -> bytes:
@@ -64,6 +63,10 @@ def parse(
             "parse reads one record (dsl or json); a free-form dialogue is many turns, not one message. "
             "Run it with `gencoord episode --surface freeform`."
         )
+    from gencoord.dsl.json_surface import parse_json, serialize_json  # noqa: PLC0415 - a light --help
+    from gencoord.prior.contract import check_proposal  # noqa: PLC0415
+    from gencoord.prior.load import load_prior  # noqa: PLC0415
+
     prior = load_prior(prior_file)
     if template is not None and template not in prior.templates:
         fail(f"unknown template {template!r}; known: {', '.join(sorted(prior.templates))}")

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from gencoord._config import validated
 from gencoord.errors import ConfigError
-from gencoord.eval.config import ExecutionSpec
 from gencoord.worlds.choice import DEFAULT_VIEW_PORT, WorldChoice
 from gencoord.worlds.registry import WORLDS
+
+if TYPE_CHECKING:
+    from gencoord.eval.config import ExecutionSpec
 
 WorldOption = Annotated[
     str | None,

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 from rich.text import Text
 
-from gencoord.cli.application import INTERRUPTED, Terminated, app, command, console, fail, stoppable
+from gencoord.cli.application import INTERRUPTED, ReadableGroup, Terminated, app, command, console, fail, stoppable
 from gencoord.cli.experiments import report_of
 from gencoord.cli.options import (
     HostOption,
@@ -26,32 +26,30 @@ from gencoord.cli.options import (
     execution_of,
     world_choice,
 )
-from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
-from gencoord.eval.config import ExecutionSpec, checked_experiment
-from gencoord.eval.experiment import plan_run
-from gencoord.eval.kinds.team import team_lead
-from gencoord.eval.ray_runner import FAILED, ray_line
-from gencoord.eval.runner import RECORDS, RunSummary, read_records, run_experiment, unique_records
-from gencoord.prior.load import team_prior
-from gencoord.run.kinds import kind_of
-from gencoord.run.team import TeamMode
-from gencoord.run.team_record import SUMMARY_FIELDS, goal_record
-from gencoord.tasks.team_files import AUTO, read_task_file
+from gencoord.run.team_choices import TeamMode, TeamSurface
 from gencoord.worlds.choice import DEFAULT_VIEW_PORT, WorldChoice
 
+if TYPE_CHECKING:
+    from gencoord.eval.runner import RunSummary
+
+# The commands below import the planner, the worlds and the run engine when they run, not here: every other
+# command, and --help, starts without them.
+
 tasks_app = typer.Typer(
-    help="Team tasks: any number of agents, private inventories, a crafting goal or a blueprint.", no_args_is_help=True
+    cls=ReadableGroup,
+    help="Team tasks: any number of agents, private inventories, a crafting goal or a blueprint.",
+    no_args_is_help=True,
 )
 app.add_typer(tasks_app, name="tasks")
 
 FilesArgument = Annotated[list[Path], typer.Argument(help="Task files: gencoord TOML/JSON or MINDcraft JSON.")]
 FormatOption = Annotated[
-    str,
+    str | None,
     typer.Option(
         "--format",
         metavar="NAME",
-        help="The files' format: gencoord, mindcraft, or an installed plugin's (auto: tell from the content).",
+        help="The files' format: gencoord, mindcraft, or an installed plugin's (default: tell from the content).",
     ),
 ]
 JsonlOption = Annotated[bool, typer.Option("--jsonl", help="One JSON object per task on stdout, for scripts.")]
@@ -64,7 +62,7 @@ JsonlOption = Annotated[bool, typer.Option("--jsonl", help="One JSON object per 
 )
 def check(
     files: FilesArgument,
-    fmt: FormatOption = AUTO,
+    fmt: FormatOption = None,
     jsonl: JsonlOption = False,
 ) -> None:
     """Validate task files and say, before any action, whether each goal is reachable and why not.
@@ -73,8 +71,13 @@ def check(
     rest of its file is checked. Exit 0 when every file was read, whatever the verdicts; 2
     when a file cannot be read as a task file at all.
     """
+    from gencoord.prior.load import team_prior  # noqa: PLC0415 - see the note on imports above
+    from gencoord.run.kinds import kind_of  # noqa: PLC0415
+    from gencoord.run.team_record import goal_record  # noqa: PLC0415
+    from gencoord.tasks.team_files import AUTO, read_task_file  # noqa: PLC0415
+
     prior = team_prior()
-    read = [read_task_file(path, fmt, prior) for path in files]
+    read = [read_task_file(path, fmt or AUTO, prior) for path in files]
     out = console()
     table = Table("file", "task", "agents", "goal", "feasible", "why not / notes")
     for refusal, source in ((refusal, loaded.path) for loaded in read for refusal in loaded.refused):
@@ -123,10 +126,9 @@ def check(
         out.print(table)
 
 
-_SURFACES = (SurfaceName.DSL, SurfaceName.FREEFORM)
-
-
 def _echo_summary(record: dict[str, Any]) -> None:
+    from gencoord.run.team_record import SUMMARY_FIELDS  # noqa: PLC0415 - see the note on imports above
+
     typer.echo(json.dumps({field: record[field] for field in SUMMARY_FIELDS}, ensure_ascii=False))
 
 
@@ -137,7 +139,7 @@ def _echo_summary(record: dict[str, Any]) -> None:
 )
 def run_tasks(
     files: FilesArgument,
-    fmt: FormatOption = AUTO,
+    fmt: FormatOption = None,
     world: Annotated[
         str,
         typer.Option(
@@ -152,8 +154,9 @@ def run_tasks(
         TeamMode, typer.Option(help="private: bags stay private, supplies are asked; centralized: the reference.")
     ] = TeamMode.PRIVATE,
     surface: Annotated[
-        SurfaceName, typer.Option(help="The wire form: the Short DSL, or controlled free-form sentences.")
-    ] = SurfaceName.DSL,
+        TeamSurface,
+        typer.Option(help="The wire form: dsl, the Short DSL; freeform, controlled free-form sentences."),
+    ] = TeamSurface.DSL,
     out: Annotated[Path, typer.Option(help="Run folder: records are appended there and the report written.")] = Path(
         "runs/team"
     ),
@@ -181,15 +184,20 @@ def run_tasks(
     With several workers (or Ray) records arrive in the order tasks finish.
     Exit 0 when every task ran, whatever its outcome; 2 on usage errors or a file that cannot be read at all.
     """
-    if surface not in _SURFACES:
-        raise ConfigError("BAD_SURFACE", f"team tasks speak dsl or freeform, not {surface.value}")
+    from gencoord.eval.config import ExecutionSpec, checked_experiment  # noqa: PLC0415 - see the note above
+    from gencoord.eval.experiment import plan_run  # noqa: PLC0415
+    from gencoord.eval.kinds.team import team_lead  # noqa: PLC0415
+    from gencoord.eval.ray_runner import FAILED  # noqa: PLC0415
+    from gencoord.eval.runner import RECORDS, run_experiment  # noqa: PLC0415
+    from gencoord.tasks.team_files import AUTO  # noqa: PLC0415
+
     choice = world_choice(world, host, port, mc_version, origin, view, view_port) or WorldChoice()
     execution = execution_of(ExecutionSpec(), scheduler, ray_address, retries)
     arguments = {
         "name": "tasks",
         "kind": "team",
         "tasks": [str(path) for path in files],
-        "format": fmt,
+        "format": fmt or AUTO,
         "modes": [mode.value],
         "surfaces": [surface.value],
         "backends": [backend],
@@ -245,6 +253,9 @@ def run_tasks(
 
 def _said(out: Path, summary: RunSummary) -> str:
     """What the folder now holds, and what this command did to it (a resume may run nothing)."""
+    from gencoord.eval.ray_runner import ray_line  # noqa: PLC0415 - see the note on imports above
+    from gencoord.eval.runner import RECORDS, read_records, unique_records  # noqa: PLC0415
+
     records, _ = unique_records(read_records(out))
     wins = sum(1 for record in records if record["success"])
     refused = sum(1 for record in records if record.get("refused"))

@@ -29,7 +29,8 @@ from gencoord.planning.build import alone_makespan, judge_build, plan_build
 from gencoord.prior.prior import Prior
 from gencoord.protocol.supply import MAX_ASKED, SupplyQuery
 from gencoord.protocol.wire import Wire
-from gencoord.run.team import Draft, TeamMode, TeamResult, Verdict, asked_view, executed, negotiate
+from gencoord.run.team import Draft, TeamResult, Verdict, asked_view, executed, negotiate
+from gencoord.run.team_choices import TeamMode
 from gencoord.runtime.compile import compile_plan
 from gencoord.runtime.materialize import materialize
 from gencoord.tasks.blueprint import score_build

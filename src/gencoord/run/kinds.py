@@ -20,7 +20,8 @@ from gencoord.planning.feasibility import diagnose
 from gencoord.prior.prior import Prior
 from gencoord.run.build import run_build_task
 from gencoord.run.cooking import cooking_lead, run_cooking_task
-from gencoord.run.team import TeamMode, TeamResult, run_team_task
+from gencoord.run.team import TeamResult, run_team_task
+from gencoord.run.team_choices import TeamMode
 from gencoord.tasks.build import BuildTask
 from gencoord.tasks.cooking import CookingTask
 from gencoord.tasks.team import TeamTask

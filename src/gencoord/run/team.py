@@ -32,7 +32,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from enum import StrEnum
 from typing import TypeVar
 
 from gencoord.backends.base import Backend
@@ -56,6 +55,7 @@ from gencoord.protocol.response import Response, parse_response
 from gencoord.protocol.supply import SupplyQuery, answer, parse_answer, parse_query
 from gencoord.protocol.wire import Wire
 from gencoord.run.execution import run_checked
+from gencoord.run.team_choices import TeamMode
 from gencoord.runtime.compile import compile_plan
 from gencoord.runtime.materialize import materialize
 from gencoord.runtime.verify import Execution, Outcome, judge
@@ -76,11 +76,6 @@ Viewed = TypeVar("Viewed", TeamTask, BuildTask, CookingTask)
 
 MAX_ROUNDS = 3
 """Proposals the lead may make before the team gives up (``NO_AGREEMENT``)."""
-
-
-class TeamMode(StrEnum):
-    PRIVATE = "private"  # each agent knows its own bag; the rest crosses the wire
-    CENTRALIZED = "centralized"  # the reference: the lead's planner sees every bag
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,8 @@ from gencoord import __version__
 from gencoord.dsl.serialize import format_path
 from gencoord.run.kinds import kind_of
 from gencoord.run.record import action_rows, observation_record, plan_record
-from gencoord.run.team import TeamMode, TeamResult
+from gencoord.run.team import TeamResult
+from gencoord.run.team_choices import TeamMode
 from gencoord.tasks.blueprint import AIR, BuildScore
 from gencoord.tasks.build import BuildTask
 from gencoord.tasks.team_files import AnyTask, Refusal

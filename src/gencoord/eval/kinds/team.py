@@ -26,7 +26,7 @@ from gencoord.eval.config import NAME_PATTERN, BootstrapSpec, ExecutionSpec
 from gencoord.eval.experiment import ExperimentKind, Record, ReportParts, validated_with
 from gencoord.prior.load import team_prior
 from gencoord.run.kinds import kind_of
-from gencoord.run.team import TeamMode
+from gencoord.run.team_choices import TeamMode
 from gencoord.run.team_record import refusal_record, task_digest, team_record
 from gencoord.tasks.team_files import AUTO, AnyTask, Refusal, TaskFormatName, read_task_file
 from gencoord.worlds.choice import WorldChoice, executor_for
