@@ -113,13 +113,15 @@ def report_of(run_dir: Path, out: Path | None = None) -> Report:
 def _where_it_went(finished: list[tuple[str, RunSummary, Path | None]], out: Console) -> None:
     """After several runs, one table: what each ran, what it found already done, and where its report is."""
     table = Table(title=Text("Where everything went"))
-    for column in ("experiment", "episodes", "ran now", "G ✗ (failed the goal)", "report"):
-        table.add_column(Text(column))
+    columns = ("experiment", "episodes held", "ran now", "already recorded", "G ✗ (failed the goal)", "report")
+    for column in columns:
+        table.add_column(Text(column), justify="left" if column in ("experiment", "report") else "right")
     for name, summary, report in finished:
         records, _ = unique_records(read_records(summary.run_dir))
         failed = sum(1 for record in records if not goal_met(record))
         where = str(report) if report is not None else str(summary.run_dir / RECORDS)
-        table.add_row(*(Text(cell) for cell in (name, str(len(records)), str(summary.ran), str(failed), where)))
+        cells = (name, str(len(records)), str(summary.ran), str(summary.already_done), str(failed), where)
+        table.add_row(*(Text(cell) for cell in cells))
     out.print(table)
 
 

@@ -424,7 +424,7 @@ def gate_figure(estimates: Mapping[str, Mapping[str, Estimate | None]], path: Pa
                 label=f"{metric} target {direction} {100 * bound:.1f}%",
             )
     axis.set_xticks(range(len(conditions)), conditions, rotation=20, ha="right")
-    axis.set_ylabel("%")
+    axis.set_ylabel("rate or success (%)")
     axis.set_ylim(0, 110)
     axis.set_title(
         "Gate ablation: success and coordination quality by condition (95% CIs; n/a: nothing to rate)", fontsize=10

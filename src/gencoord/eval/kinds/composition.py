@@ -58,7 +58,7 @@ class CompositionExperimentConfig(BaseModel):
     def summary(self) -> str:
         count = min(self.cases, self.clusters or self.cases)
         methods = ", ".join(self.methods)
-        direct = f" (direct: {self.direct})" if self.direct else ""
+        direct = f" (direct: {self.direct.label})" if self.direct else ""
         return f"{count} cross-product clusters; methods {methods}{direct}; seeds {self.seeds}; roles {self.roles}"
 
 

@@ -129,7 +129,7 @@ class EpisodeExperimentConfig(BaseModel):
         return (
             f"pool {pool}{clusters}; conditions {', '.join(self.conditions)}; faults {', '.join(self.faults)}; "
             + (f"caches {', '.join(self.caches)}; " if self.caches != [CacheSetting.OFF] else "")
-            + f"backends {', '.join(self.backends)}; surfaces {', '.join(self.surfaces)}; "
+            + f"backends {', '.join(backend.label for backend in self.backends)}; surfaces {', '.join(self.surfaces)}; "
             f"seeds {', '.join(map(str, self.seeds))}; roles {', '.join(map(str, self.roles))}"
         )
 

@@ -56,7 +56,7 @@ class TeamExperimentConfig(BaseModel):
         clusters = f" (first {self.clusters} tasks)" if self.clusters else ""
         return (
             f"tasks from {', '.join(self.tasks)}{clusters}; modes {', '.join(self.modes)}; "
-            f"surfaces {', '.join(self.surfaces)}; lead backends {', '.join(self.backends)}"
+            f"surfaces {', '.join(self.surfaces)}; lead backends {', '.join(backend.label for backend in self.backends)}"
         )
 
 
