@@ -186,6 +186,15 @@ def parse_backend(name: str) -> BackendSpec:
     return spec
 
 
+def recorded_label(name: str) -> str:
+    """The short label of a backend name read from a record; the name as recorded when it no longer parses
+    (a plugin family that is not installed where the report is written)."""
+    try:
+        return parse_backend(name).label
+    except ConfigError:
+        return name
+
+
 def _validated(value: Any) -> BackendSpec:
     if not isinstance(value, str):
         raise ValueError(f"a backend is a name such as rule or model:<checkpoint>, not {value!r}")

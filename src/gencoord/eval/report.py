@@ -17,7 +17,7 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
-from gencoord.backends.spec import parse_backend
+from gencoord.backends.spec import recorded_label
 from gencoord.errors import ConfigError
 from gencoord.eval.experiment import Experiment, config_digest, kind_of
 from gencoord.eval.glossary import used_terms
@@ -103,12 +103,7 @@ def _viewer_payload(records: Sequence[Mapping[str, Any]]) -> str:
 
 def _shown_value(name: str, value: Any) -> Any:
     """A backend by its short label (the tables' row names), anything else as recorded."""
-    if name in ("backend_set", "backend") and isinstance(value, str):
-        try:
-            return parse_backend(value).label
-        except ConfigError:
-            return value
-    return value
+    return recorded_label(value) if name in ("backend_set", "backend") and isinstance(value, str) else value
 
 
 def write_report(run_dir: Path, out: Path | None = None) -> Report:

@@ -118,6 +118,11 @@ def paper_cell(config: ExperimentConfig, table: str, cell: str) -> Any:
     return paper_figures().get(config.kind, {}).get(table, {}).get(cell)
 
 
+def counted(count: int, noun: str) -> str:
+    """``1 agent``, ``3 agents``: a count with its noun in the number it takes."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
 def percent_cell(value: float | None, digits: int = 1) -> str:
     return DASH if value is None else f"{100 * value:.{digits}f}%"
 

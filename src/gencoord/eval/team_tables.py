@@ -14,10 +14,9 @@ from pathlib import Path
 from statistics import median
 from typing import Any
 
-from gencoord.backends.spec import parse_backend
-from gencoord.errors import ConfigError
+from gencoord.backends.spec import recorded_label
 from gencoord.eval.stats import clopper_pearson
-from gencoord.eval.tables import Table
+from gencoord.eval.tables import Table, counted
 
 Record = Mapping[str, Any]
 
@@ -75,10 +74,7 @@ def _success(records: Sequence[Record]) -> Table:
 
 
 def _lead(record: Record) -> str:
-    try:
-        return parse_backend(str(record["backend"])).label
-    except ConfigError:
-        return str(record["backend"])
+    return recorded_label(str(record["backend"]))
 
 
 def _headline(records: Sequence[Record], refused: int) -> Table:
@@ -98,7 +94,7 @@ def _headline(records: Sequence[Record], refused: int) -> Table:
     table = Table(
         "team_headline",
         "Headline: team-task success by setting and team size",
-        ["lead · information · surface", *[f"{size} agents" for size in sizes], "tasks", "success", "95% CI"],
+        ["lead · information · surface", *[counted(size, "agent") for size in sizes], "tasks", "success", "95% CI"],
         caption=f"{outcome} Cells: tasks that succeeded of those run at that team size. Success is the task's own "
         "test on the final world within its time limit, with an exact (Clopper–Pearson) interval over tasks. "
         "No paper reports these tasks, so there is no paper column.",

@@ -10,7 +10,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from gencoord.backends.spec import recorded_label
 from gencoord.eval.build_figures import build_figure
+from gencoord.eval.tables import counted
 
 BUILD_FIGURES = "builds"
 """Beside the report: one image per construction task run, its levels as grids of verdicts."""
@@ -51,10 +53,11 @@ def _picture(record: Mapping[str, Any], run_dir: Path) -> list[str]:
 def _trace(record: Mapping[str, Any], run_dir: Path) -> list[str]:
     verdict = "success" if record["success"] else f"{record['code']}: {record['message']}"
     lines = [
-        f"### {record['task']} ({record['agents']} agents, {record['mode']}, {record['surface']}, {record['world']})",
+        f"### {record['task']} ({counted(record['agents'], 'agent')}, {record['mode']}, {record['surface']}, "
+        f"{record['world']})",
         "",
-        f"{_goal(record)} within {record['time_limit_s']:.0f} s. Lead: {record['lead']} ({record['backend']}). "
-        f"{verdict}.",
+        f"{_goal(record)} within {record['time_limit_s']:.0f} s. "
+        f"Lead: {record['lead']} ({recorded_label(str(record['backend']))}). {verdict}.",
         "",
         *_picture(record, run_dir),
     ]

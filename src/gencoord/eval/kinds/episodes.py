@@ -305,7 +305,9 @@ REPRESENTATION = EpisodeKind(  # Table 2 / S10
     wire_title="Peer payload by surface (cf. paper Table S10)",
 )
 HORIZON = EpisodeKind(  # Table S13: multi-step vs single-step commitments
-    "horizon", tables=lambda rows, _, config: [horizon_table(rows, config)]
+    "horizon",
+    tables=lambda rows, _, config: [horizon_table(rows, config)],
+    success_title="Multi-step vs single-step commitments (cf. paper Table S13)",
 )
 VISIBILITY = EpisodeKind(  # Figure S5: topology motif × task-structure view × method
     "visibility", headline=visibility_table, figures=_visibility_figures

@@ -56,7 +56,8 @@ class TeamExperimentConfig(BaseModel):
         clusters = f" (first {self.clusters} tasks)" if self.clusters else ""
         return (
             f"tasks from {', '.join(self.tasks)}{clusters}; modes {', '.join(self.modes)}; "
-            f"surfaces {', '.join(self.surfaces)}; lead backends {', '.join(backend.label for backend in self.backends)}"
+            f"surfaces {', '.join(self.surfaces)}; "
+            f"lead backends {', '.join(backend.label for backend in self.backends)}"
         )
 
 
