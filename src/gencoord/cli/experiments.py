@@ -244,6 +244,8 @@ def run(
             fail(error if isinstance(error, ConfigError) else f"{config.name}: {error}", USAGE)
         written = report_of(run_dir) if report else None
         if written is not None:
+            if written.headline is not None:
+                out_console.print(rich_table(written.headline, caption=False))
             out_console.print(Text(f"report: {written.markdown}  ·  {written.html}"))
         finished.append((config.name, summary, None if written is None else written.html))
     if len(finished) > 1:
@@ -273,9 +275,9 @@ def report_command(
     console_out.print(Text(f"report: {written.markdown}  ·  {written.html}"))
 
 
-def rich_table(table: ReportTable) -> Table:
-    """A report table for the terminal, with its caption under it."""
-    shown = Table(title=Text(table.title), caption=Text(table.caption), caption_justify="left")
+def rich_table(table: ReportTable, caption: bool = True) -> Table:
+    """A report table for the terminal, with its caption under it (or without, among several runs' tables)."""
+    shown = Table(title=Text(table.title), caption=Text(table.caption) if caption else None, caption_justify="left")
     for column, text in zip(table.columns, table.text_columns(), strict=True):
         shown.add_column(Text(column), justify="left" if text else "right")
     for row in table.rows:
