@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from gencoord.backends.rule import RequestRealizer, RuleSender, composed
 from gencoord.dsl.ast import Proposal
-from gencoord.dsl.dialogue import Turn, extract, scripted, sender_done
+from gencoord.dsl.dialogue import Turn, extract, hear_task, scripted, sender_done
 from gencoord.dsl.surface import SurfaceName, surface
 from gencoord.errors import ConfigError, FailureCode, ParseError
 from gencoord.eval.config import parse_experiment
@@ -121,3 +121,11 @@ def test_free_form_refuses_conditions_and_faults_it_cannot_carry(prior: Prior, s
         surface(SurfaceName.FREEFORM, prior.vocab)
     with pytest.raises(ConfigError, match="request condition"):
         parse_experiment('name = "x"\npool = "timing"\nconditions = ["no_request"]\nsurfaces = ["freeform"]\n')
+
+
+@pytest.mark.parametrize("phrase", ["obtain ² oak_planks", "obtain ٣ oak_planks"])
+def test_a_quantity_in_digits_other_than_ascii_is_not_heard(prior: Prior, phrase: str) -> None:
+    """'²' passes str.isdigit() but not int(); '٣' passes both: neither is how the convention writes a count."""
+    with pytest.raises(ParseError) as refused:
+        hear_task(phrase, prior.vocab)
+    assert refused.value.code == FailureCode.PARSE_FAILURE.value and refused.value.reason == "EXTRACTION_FAILURE"

@@ -10,7 +10,7 @@ from importlib import resources
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
@@ -197,6 +197,9 @@ hostile_entry = st.fixed_dictionaries(
 
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.dictionaries(st.text(min_size=1, max_size=12), hostile_entry, min_size=1, max_size=5))
+@example(  # a digit to str.isdigit() that int() refuses: the agent index must be written in ASCII digits
+    {"0": {"agent_count": None, "goal": "oak_planks", "initial_inventory": {"²": 0}, "blocked_actions": {}}}
+)
 def test_any_mindcraft_file_loads_task_by_task_or_refuses_each_with_a_code(
     tmp_path: Path, document: dict[str, object]
 ) -> None:

@@ -155,7 +155,7 @@ def _unheard(message: str) -> ParseError:
 
 
 def _value(word: str) -> Value:
-    return int(word) if word.isdigit() else word
+    return int(word) if word.isascii() and word.isdigit() else word
 
 
 def hear_task(phrase: str, vocab: Vocabulary) -> Task:
@@ -167,7 +167,7 @@ def hear_task(phrase: str, vocab: Vocabulary) -> Task:
     if skill is None:
         raise _unheard(f"no skill is said as {' '.join(words[:2])!r}")
     words = words[len(VERBS.get(skill, skill).split()) :]
-    if len(words) < 2 or not words[0].isdigit():
+    if len(words) < 2 or not (words[0].isascii() and words[0].isdigit()):
         raise _unheard(f"{phrase!r} names no quantity and item")
     args["q"] = int(words[0])
     if words[1] != "ticks":

@@ -137,7 +137,7 @@ def _answering(address: str) -> str | None:
     if address == "auto":
         return None
     host, _, port = address.removeprefix("ray://").rpartition(":")
-    if not host or not port.isdigit():
+    if not host or not (port.isascii() and port.isdigit()):
         return f"{address!r} is not auto or host:port"
     try:
         with socket.create_connection((host, int(port)), timeout=CONNECT_TIMEOUT_S):

@@ -110,7 +110,12 @@ class Channel(EpisodeState):
         """COUNTER/REJECT: learn from the answers and propose again when someone is left to ask."""
         for helper, response in escalation.responses.items():
             fields = dict(response.extra)
-            if response.decision == "COUNTER" and "item" in fields and fields.get("have", "").isdigit():
+            if (
+                response.decision == "COUNTER"
+                and "item" in fields
+                and fields.get("have", "").isascii()
+                and fields.get("have", "").isdigit()
+            ):
                 escalation.known.setdefault(helper, {})[fields["item"]] = int(fields["have"])
             elif response.decision == "REJECT":
                 self._rule_out(agent, escalation, helper)

@@ -133,7 +133,12 @@ def _conjuncts(body: str) -> list[tuple[str, str, str, int]]:
     for part in body.split(" & "):
         kind, _, rest = part.partition("(")
         fields = rest.removesuffix(")").split(",")
-        if kind not in _GOAL_KINDS or not rest.endswith(")") or len(fields) != 3 or not fields[2].isdigit():
+        if (
+            kind not in _GOAL_KINDS
+            or not rest.endswith(")")
+            or len(fields) != 3
+            or not (fields[2].isascii() and fields[2].isdigit())
+        ):
             raise malformed("GOAL_CONJUNCT", f"not a goal conjunct: {part[:60]!r}")
         if int(fields[2]) <= 0:
             raise malformed("GOAL_CONJUNCT", f"a goal quantity must be positive: {part[:60]!r}")

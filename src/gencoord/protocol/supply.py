@@ -95,7 +95,7 @@ def parse_answer(message: str | bytes, asked: SupplyQuery) -> SupplyAnswer:
     holds: dict[str, int] = {}
     for word in words:
         item, sep, count = word.partition("=")
-        if not sep or not count.isdigit() or count.startswith("0") or len(count) > 6:
+        if not sep or not (count.isascii() and count.isdigit()) or count.startswith("0") or len(count) > 6:
             raise ParseError(
                 "MALFORMED_SUPPLY", f"expected item=count with a positive count, found {word[:40]!r}", _WHERE
             )

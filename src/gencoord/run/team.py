@@ -29,6 +29,7 @@ Peers answer by a deterministic rule from their own bag (zero model calls, and s
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -239,7 +240,7 @@ def corrected(view: Viewed, peer: str, response: Response) -> Viewed:
 def _told(agent: TeamAgent, peer: str, response: Response) -> TeamAgent:
     fields = dict(response.extra)
     if agent.name == peer and response.decision == "COUNTER" and "item" in fields:
-        have = int(fields.get("have", "0")) if fields.get("have", "0").isdigit() else 0
+        have = int(fields.get("have", "0")) if re.fullmatch(r"[0-9]{1,9}", fields.get("have", "0")) else 0
         inventory = {**agent.inventory, fields["item"]: have}
         return agent.model_copy(update={"inventory": {k: v for k, v in inventory.items() if v > 0}})
     if agent.name == peer and response.decision == "REJECT" and "skill" in fields:

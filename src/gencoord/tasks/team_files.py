@@ -20,6 +20,7 @@ a package adds its own through the ``gencoord.task_formats`` entry-point group.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -285,7 +286,7 @@ def _index_map(where: str, field: str, value: Any) -> dict[int, Any]:
     """A map keyed by agent index ("0", "1", ...), as MINDcraft's files key them."""
     if value is None:
         return {}
-    if not isinstance(value, dict) or not all(str(key).isdigit() and len(str(key)) < 4 for key in value):
+    if not isinstance(value, dict) or not all(re.fullmatch(r"[0-9]{1,3}", str(key)) for key in value):
         raise ConfigError("BAD_TASK", f'{where}: {field} must map agent indexes ("0", "1", ...) to values')
     return {int(key): item for key, item in value.items()}
 
@@ -523,7 +524,7 @@ def _cooking_from_mindcraft(task_id: str, raw: dict[str, Any], origin: str) -> C
     count = len(names)
     goals, own_work = _cooking_goals(where, task_id, raw, count)
     barred = raw.get("blocked_access_to_recipe") or []
-    if not isinstance(barred, list) or not all(str(i).isdigit() and int(i) < count for i in barred):
+    if not isinstance(barred, list) or not all(re.fullmatch(r"[0-9]{1,3}", str(i)) and int(i) < count for i in barred):
         raise ConfigError("BAD_TASK", f"{where}: blocked_access_to_recipe must list agent indexes below {count}")
     unaware = {names[int(i)] for i in barred}
     items = sorted({item for goal in goals for item in goal["items"]})
