@@ -188,7 +188,14 @@ def run(
     workers: Annotated[
         int | None, typer.Option(min=1, help="Worker processes (default: the config's, or one per core).")
     ] = None,
-    clusters: Annotated[int | None, typer.Option(min=2, help="Keep only the first N clusters (a reduced run).")] = None,
+    clusters: Annotated[
+        int | None,
+        typer.Option(
+            min=2,
+            help="Keep only the first N clusters, the units a report's statistics count (a pair-episode cluster, "
+            "a gate instance, a team task): a reduced run.",
+        ),
+    ] = None,
     out: Annotated[Path | None, typer.Option(help="Parent folder for new runs (default: the config's output).")] = None,
     report: Annotated[bool, typer.Option(help="Write report.md and report.html when a run completes.")] = True,
     backend: Annotated[

@@ -43,7 +43,7 @@ class GateExperimentConfig(BaseModel):
     format: TaskFormatName = AUTO
     conditions: list[GateCondition] = Field(min_length=1)
     reference: GateCondition | None = GateCondition.COMMUNICATION_FIRST  # paired: condition − reference
-    clusters: PositiveInt | None = None  # keep only the first N instances: reduced runs
+    clusters: PositiveInt | None = None  # keep only the first N instances (the gate's clusters): reduced runs
     gate_config: str | None = None  # a gate TOML (weights, thresholds, …) instead of the packaged one
     adjudicator: str = LOGISTIC  # the gray zone's judge: logistic, api:<url>#<model> or model:<checkpoint>
     budget_factor: Annotated[float, Field(gt=0)] = 2.0  # round budget = factor × clean-run rounds + margin

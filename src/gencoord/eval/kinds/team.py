@@ -45,7 +45,7 @@ class TeamExperimentConfig(BaseModel):
     modes: list[TeamMode] = Field(default=[TeamMode.PRIVATE], min_length=1)
     surfaces: list[Literal[SurfaceName.DSL, SurfaceName.FREEFORM]] = Field(default=[SurfaceName.DSL], min_length=1)
     backends: list[LeadBackendName] = Field(default=[parse_backend("planner")], min_length=1)  # who leads
-    clusters: PositiveInt | None = None  # keep only the first N tasks: reduced runs
+    clusters: PositiveInt | None = None  # keep only the first N tasks (a team task is its own cluster): reduced runs
     output: str = "runs"
     workers: Annotated[int, Field(ge=0)] = 0
     bootstrap: BootstrapSpec = BootstrapSpec()
