@@ -31,11 +31,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Real-Minecraft tests first, in two groups (a server each, one per worker); Ray's on one worker; the rest
     spread over whichever worker is free.
 
-    Minecraft episodes wait on the game's clock (bots walk and dig in real time), so under
-    ``pytest -n 2 --dist loadgroup`` (``make test``) they take wall time rather than CPU: as
-    one group on one worker they were the suite's floor (about 600 s on two cores). Split in
-    two groups of about equal game time and run first, they start on both workers at once and
-    the CPU-bound rest fills in behind them. Within a group a module shares its server.
+    Minecraft episodes wait on the game's clock (bots walk and dig in real time), so they take
+    wall time rather than CPU. Under ``pytest -n 4 --dist loadgroup`` (``make test``, two cores)
+    the two groups of about equal game time start at once on two workers, while the other two
+    keep the cores busy with the CPU-bound rest. Within a group a module shares its server.
     Ray's tests share one worker because each starts a local cluster.
     """
     for item in items:
