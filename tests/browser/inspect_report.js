@@ -3,27 +3,11 @@
 // wrong: "undefined" or "NaN" in the page or in any episode the trace viewer shows, a figure that is
 // blank, a page wider than the window, a headline table that does not fit. Also saves a screenshot.
 // usage: node inspect_report.js NODE_MODULES_DIR OUT_DIR REPORT.html...   (prints one JSON line per report)
-const { spawn } = require('child_process')
-const http = require('http')
 const path = require('path')
+const { open, sleep } = require('./devtools')
 
 const [modules, outDir, ...reports] = process.argv.slice(2)
-const WebSocket = require(path.join(modules, 'ws'))
-const PORT = 9300 + Math.floor(Math.random() * 500)
 const WIDTH = 1400
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
-const getJson = (address) => new Promise((resolve, reject) => {
-  http.get(address, (response) => {
-    let body = ''
-    response.on('data', (chunk) => { body += chunk })
-    response.on('end', () => resolve(JSON.parse(body)))
-  }).on('error', reject)
-})
-
-const chrome = spawn('chromium', [
-  '--headless=new', '--no-sandbox', '--allow-file-access-from-files', '--hide-scrollbars',
-  `--window-size=${WIDTH},900`, `--remote-debugging-port=${PORT}`, 'about:blank'
-], { stdio: 'ignore' })
 
 // Runs in the page: clicks through up to 40 episodes of the viewer and measures what is on screen.
 const INSPECT = `(async () => {
@@ -60,37 +44,22 @@ const INSPECT = `(async () => {
 })()`
 
 async function main () {
-  let pages = null
-  for (let tries = 0; !pages && tries < 100; tries++) {
-    pages = await getJson(`http://127.0.0.1:${PORT}/json`).catch(() => null)
-    if (!pages) await sleep(100)
+  const browser = await open(modules, `${WIDTH},900`, ['--allow-file-access-from-files', '--hide-scrollbars'])
+  try {
+    for (const [index, report] of reports.entries()) {
+      await browser.send('Page.navigate', { url: 'file://' + path.resolve(report) })
+      await sleep(1500)
+      const found = await browser.send('Runtime.evaluate', { expression: INSPECT, awaitPromise: true, returnByValue: true })
+      if (found.result.exceptionDetails) throw new Error(`${report}: ${found.result.exceptionDetails.text}`)
+      await browser.send('Runtime.evaluate', { expression: 'window.scrollTo(0, 0)' })
+      const shot = await browser.send('Page.captureScreenshot', { format: 'png' })
+      const file = path.join(outDir, `report-${index}.png`)
+      require('fs').writeFileSync(file, Buffer.from(shot.result.data, 'base64'))
+      console.log(JSON.stringify({ report, screenshot: file, ...JSON.parse(found.result.result.value) }))
+    }
+  } finally {
+    browser.close()
   }
-  if (!pages) throw new Error('chromium did not open its debugging port')
-  const socket = new WebSocket(pages.find((page) => page.type === 'page').webSocketDebuggerUrl)
-  await new Promise((resolve) => socket.once('open', resolve))
-  let next = 0
-  const waiting = new Map()
-  socket.on('message', (raw) => {
-    const message = JSON.parse(raw)
-    waiting.get(message.id)?.(message)
-    waiting.delete(message.id)
-  })
-  const send = (method, params = {}) => new Promise((resolve) => {
-    waiting.set(++next, resolve)
-    socket.send(JSON.stringify({ id: next, method, params }))
-  })
-  for (const [index, report] of reports.entries()) {
-    await send('Page.navigate', { url: 'file://' + path.resolve(report) })
-    await sleep(1500)
-    const found = await send('Runtime.evaluate', { expression: INSPECT, awaitPromise: true, returnByValue: true })
-    if (found.result.exceptionDetails) throw new Error(`${report}: ${found.result.exceptionDetails.text}`)
-    await send('Runtime.evaluate', { expression: 'window.scrollTo(0, 0)' })
-    const shot = await send('Page.captureScreenshot', { format: 'png' })
-    const file = path.join(outDir, `report-${index}.png`)
-    require('fs').writeFileSync(file, Buffer.from(shot.result.data, 'base64'))
-    console.log(JSON.stringify({ report, screenshot: file, ...JSON.parse(found.result.result.value) }))
-  }
-  socket.close()
 }
 
-main().then(() => { chrome.kill(); process.exit(0) }, (err) => { console.error(err.message); chrome.kill(); process.exit(1) })
+main().then(() => process.exit(0), (err) => { console.error(err.message); process.exit(1) })

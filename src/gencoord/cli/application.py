@@ -25,6 +25,7 @@ import typer
 from pydantic import ValidationError
 from rich.console import Console
 from rich.text import Text
+from typer._click.core import Command
 from typer._click.exceptions import BadParameter
 from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
@@ -94,8 +95,9 @@ def _help_to_a_closed_pipe(format_help: Callable[[], None]) -> None:
         raise SystemExit(0) from None
 
 
-class ReadableCommand(TyperCommand):
-    """A command whose help reads as a person expects: ``Usage: gencoord tasks run [OPTIONS] FILES...``."""
+class _Readable(Command):
+    """What every command and group shares: plain value names, a help flag that shows none, quiet help into a
+    closed pipe."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -106,6 +108,10 @@ class ReadableCommand(TyperCommand):
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
         _help_to_a_closed_pipe(functools.partial(super().format_help, ctx, formatter))
+
+
+class ReadableCommand(_Readable, TyperCommand):
+    """A command whose help reads as a person expects: ``Usage: gencoord tasks run [OPTIONS] FILES...``."""
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         try:
@@ -122,18 +128,8 @@ class ReadableCommand(TyperCommand):
         return pieces
 
 
-class ReadableGroup(TyperGroup):
+class ReadableGroup(_Readable, TyperGroup):
     """A command group whose own options (``--version``) show as a command's do."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        _readable(self.params)
-
-    def get_help_option(self, ctx: Any) -> Any:
-        return _quiet_flag(super().get_help_option(ctx))
-
-    def format_help(self, ctx: Any, formatter: Any) -> None:
-        _help_to_a_closed_pipe(functools.partial(super().format_help, ctx, formatter))
 
 
 app = typer.Typer(
