@@ -14,7 +14,7 @@ import signal
 import sys
 import tempfile
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from enum import Enum
 from pathlib import PurePath
@@ -33,11 +33,15 @@ from gencoord import __version__
 from gencoord.errors import BackendError, GencoordError, WorldError, did_you_mean
 
 
+def _choice_names(choices: Sequence[Any]) -> list[str]:
+    return [str(choice.value if isinstance(choice, Enum) else choice) for choice in choices]
+
+
 def _metavar(parameter: TyperArgument | TyperOption) -> str:
     """What a value is, as a person reads it: ``N``, ``PATH``, ``private|centralized``, ``TEXT``."""
     described = parameter.type_descriptor
     if described.choices is not None:
-        return "|".join(str(choice.value if isinstance(choice, Enum) else choice) for choice in described.choices)
+        return "|".join(_choice_names(described.choices))
     annotation = described.annotation
     element = get_args(annotation)[0] if described.is_list and get_args(annotation) else annotation
     if described.is_path or (isinstance(element, type) and issubclass(element, PurePath)):
@@ -70,9 +74,10 @@ def _plain(error: BadParameter) -> str:
         return error.message
     detail = cause.errors()[0]
     value = detail.get("input")
-    choices = getattr(error.param, "type_descriptor", None) and error.param.type_descriptor.choices  # type: ignore[union-attr]
+    param = error.param
+    choices = param.type_descriptor.choices if isinstance(param, TyperArgument | TyperOption) else None
     if choices and isinstance(value, str):
-        names = [str(choice.value if isinstance(choice, Enum) else choice) for choice in choices]
+        names = _choice_names(choices)
         return f"{value!r} is not one of {', '.join(names)}{did_you_mean(value, names)}"
     reason = detail.get("ctx", {}).get("error")
     return str(reason) if reason is not None else str(detail.get("msg", error.message))

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 
-from gencoord.backends.spec import parse_backend
 from gencoord.eval.kinds.composition import CompositionExperimentConfig
 from gencoord.eval.stats import clopper_pearson, cluster_means
 from gencoord.eval.tables import DASH, Record, Table, paper_figures
@@ -26,13 +25,12 @@ def composition_headline(records: Sequence[Record], config: CompositionExperimen
         members = [record for record in records if record["method"] == method.value]
         if not members:
             continue
-        per_cluster = cluster_means((r["cluster"], float(bool(r["outcome"]["G"]))) for r in members)
-        met = sum(value == 1.0 for value in per_cluster.values())
-        estimate = clopper_pearson(met, len(per_cluster))
+        met, clusters = _clusters_met(members)
+        estimate = clopper_pearson(met, clusters)
         table.rows.append(
             [
                 _label(method, config),
-                f"{met}/{len(per_cluster)}",
+                f"{met}/{clusters}",
                 f"{100 * estimate.value:.1f}%",
                 f"[{100 * estimate.low:.1f}, {100 * estimate.high:.1f}]",
                 str(paper.get(method.value, DASH)),
@@ -41,9 +39,15 @@ def composition_headline(records: Sequence[Record], config: CompositionExperimen
     return table
 
 
+def _clusters_met(members: Sequence[Record]) -> tuple[int, int]:
+    """(clusters whose every role–seed episode met the goal, clusters)."""
+    per_cluster = cluster_means((r["cluster"], float(bool(r["outcome"]["G"]))) for r in members)
+    return sum(value == 1.0 for value in per_cluster.values()), len(per_cluster)
+
+
 def _label(method: CompositionMethod, config: CompositionExperimentConfig) -> str:
     if method is CompositionMethod.DIRECT_SHORT_DSL and config.direct is not None:
-        return f"{method.value} ({parse_backend(config.direct).label})"
+        return f"{method.value} ({config.direct.label})"
     return method.value
 
 
@@ -65,8 +69,7 @@ def composition_table(records: Sequence[Record], config: CompositionExperimentCo
         if not members:
             continue
         label = _label(method, config)
-        per_cluster = cluster_means((r["cluster"], float(bool(r["outcome"]["G"]))) for r in members)
-        met = sum(value == 1.0 for value in per_cluster.values())
+        met, clusters = _clusters_met(members)
         codes: dict[str, int] = defaultdict(int)
         for record in members:
             codes[record["outcome"]["reason"] or "none"] += 1
@@ -74,7 +77,7 @@ def composition_table(records: Sequence[Record], config: CompositionExperimentCo
         table.rows.append(
             [
                 label,
-                f"{met}/{len(per_cluster)}",
+                f"{met}/{clusters}",
                 f"{wins}/{len(members)}",
                 str(len({r["cross_product"] for r in members})),
                 ", ".join(f"{code} {n}" for code, n in sorted(codes.items())),

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from gencoord._config import package_text, parse_toml
 from gencoord.backends.registry import FACTORIZED_RULE
-from gencoord.backends.spec import parse_backend
+from gencoord.backends.spec import parse_backend, recorded_label
 from gencoord.dsl.ast import Path, Proposal
 from gencoord.errors import ConfigError
 from gencoord.eval.stats import (
@@ -191,7 +191,7 @@ def group_rows(records: Sequence[Record], config: ExperimentConfig) -> list[Row]
 
 
 def _dimension_label(dimension: str, value: str) -> str:
-    return parse_backend(value).label if dimension == "backend_set" else value
+    return recorded_label(value) if dimension == "backend_set" else value
 
 
 def row_cell(row: Row, config: ExperimentConfig) -> str:
