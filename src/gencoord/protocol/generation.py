@@ -56,6 +56,8 @@ class Stage(StrEnum):
     DIALOGUE_SENDER = "dialogue_sender"  # controlled free-form: the sender's next turn
     DIALOGUE_RECEIVER = "dialogue_receiver"  # controlled free-form: the receiver's reply
     TEAM_LEAD = "team_lead"  # a team task: the lead's n-party SELF+REQ from what it knows
+    TEAM_HAVE = "team_have"  # a team peer's answer to the lead's supply question (HAVE ...)
+    TEAM_RESPONSE = "team_response"  # a team peer's decision on its projection (ACCEPT, COUNTER or REJECT)
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,13 +23,15 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
+from gencoord.backends.base import Backend
+from gencoord.backends.peer import RulePeer
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import GencoordError
 from gencoord.planning.build import alone_makespan, judge_build, plan_build
 from gencoord.prior.prior import Prior
 from gencoord.protocol.supply import MAX_ASKED, SupplyQuery
 from gencoord.protocol.wire import Wire
-from gencoord.run.team import Draft, TeamResult, Verdict, asked_view, executed, negotiate
+from gencoord.run.team import Draft, Peers, TeamResult, Verdict, asked_view, executed, negotiate
 from gencoord.run.team_choices import TeamMode
 from gencoord.runtime.compile import compile_plan
 from gencoord.runtime.materialize import materialize
@@ -59,6 +61,7 @@ def run_build_task(
     mode: TeamMode = TeamMode.PRIVATE,
     surface: SurfaceName = SurfaceName.DSL,
     backend: str = PLANNER,
+    peer_backend: Backend | None = None,
     executor: Executor | None = None,
 ) -> TeamResult:
     """One construction task end to end; never raises for a task that cannot be built (the result says why).
@@ -70,6 +73,7 @@ def run_build_task(
     clock = time.perf_counter()
     episode, world = build_world(task)
     lead, wire = build_lead(task), Wire()
+    peers = Peers(peer_backend or RulePeer(prior), task, episode.refs, surface)
     result = TeamResult(task, mode, surface, lead, backend, True, False, None, None, wire)
     executor = executor or SimExecutor(prior.game)
 
@@ -94,9 +98,10 @@ def run_build_task(
 
     makespans: list[float | None] = []
     try:
-        view = task if mode is TeamMode.CENTRALIZED else asked_view(task, lead, _asked(task), wire)
-        agreed = negotiate(task, view, lead, draft, prior, episode, wire)
-        result = replace(result, generations=agreed.generations, rounds=len(agreed.generations))
+        view = task if mode is TeamMode.CENTRALIZED else asked_view(task, lead, _asked(task), wire, peers)
+        agreed = negotiate(view, lead, draft, prior, episode, wire, peers)
+        said = agreed.generations + tuple(peers.generations)
+        result = replace(result, generations=said, rounds=len(agreed.generations))
         commitment = agreed.commitment
         if commitment is None:
             return finish(feasible=agreed.feasible, code=agreed.code, message=agreed.message)

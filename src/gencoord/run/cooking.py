@@ -27,6 +27,8 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
+from gencoord.backends.base import Backend
+from gencoord.backends.peer import RulePeer
 from gencoord.dsl.ast import Path
 from gencoord.dsl.serialize import format_path
 from gencoord.dsl.surface import SurfaceName
@@ -40,7 +42,7 @@ from gencoord.prior.prior import Prior
 from gencoord.protocol.delivery import Delivery, DeliveryKind, transmit
 from gencoord.protocol.supply import MAX_ASKED, SupplyQuery
 from gencoord.protocol.wire import Wire
-from gencoord.run.team import Draft, TeamResult, Verdict, asked_view, executed, negotiate
+from gencoord.run.team import Draft, Peers, TeamResult, Verdict, asked_view, executed, negotiate
 from gencoord.run.team_choices import TeamMode
 from gencoord.runtime.compile import compile_plan
 from gencoord.runtime.materialize import materialize
@@ -147,12 +149,14 @@ def run_cooking_task(
     mode: TeamMode = TeamMode.PRIVATE,
     surface: SurfaceName = SurfaceName.DSL,
     backend: str = PLANNER,
+    peer_backend: Backend | None = None,
     executor: Executor | None = None,
 ) -> TeamResult:
     """One cooking task end to end; never raises for a task that cannot be coordinated (the result says why)."""
     clock = time.perf_counter()
     episode, world = team_world(task, prior)
     lead, wire = cooking_lead(task), Wire()
+    peers = Peers(peer_backend or RulePeer(prior), task, episode.refs, surface)
     result = TeamResult(task, mode, surface, lead, backend, True, False, None, None, wire)
     executor = executor or SimExecutor(prior.game)
 
@@ -176,9 +180,10 @@ def run_cooking_task(
     try:
         _, spent = _teach(task, lead, prior, episode, wire)
         result = replace(result, recipe_bytes=spent)
-        view = task if mode is TeamMode.CENTRALIZED else asked_view(task, lead, _asked(task, prior), wire)
-        agreed = negotiate(task, view, lead, draft, prior, episode, wire)
-        result = replace(result, generations=agreed.generations, rounds=len(agreed.generations))
+        view = task if mode is TeamMode.CENTRALIZED else asked_view(task, lead, _asked(task, prior), wire, peers)
+        agreed = negotiate(view, lead, draft, prior, episode, wire, peers)
+        said = agreed.generations + tuple(peers.generations)
+        result = replace(result, generations=said, rounds=len(agreed.generations))
         commitment, proposal = agreed.commitment, agreed.proposal
         if commitment is None or proposal is None:
             return finish(feasible=agreed.feasible, code=agreed.code, message=agreed.message)

@@ -24,36 +24,38 @@ teammate crosses the wire, counted byte by byte:
 The centralized reference skips step 2: its planner sees every bag, so the difference in
 messages and bytes is the cost of privacy. The free-form surface says the same content in
 controlled sentences (``dsl/team_dialogue.py``), so bytes compare on identical tasks.
-Peers answer by a deterministic rule from their own bag (zero model calls, and said so).
+Peers answer through a backend of their own (``backends/peer.py``): by default the truthful
+rule from their own bag (zero model calls, and said so), or any model that writes HAVE and
+decision lines; what a peer says is parsed like any message from the wire.
 """
 
 from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
 from gencoord.backends.base import Backend
+from gencoord.backends.peer import RulePeer
 from gencoord.backends.planner import PlannerBackend
 from gencoord.dsl import team_dialogue
 from gencoord.dsl.ast import Path, Proposal
 from gencoord.dsl.surface import SurfaceName
-from gencoord.errors import GencoordError, ParseError, ResolutionError, WorldError
+from gencoord.errors import GencoordError, ParseError, WorldError
 from gencoord.planning.feasibility import closure_items, diagnose, planning_game, quick_runs
 from gencoord.planning.planner import makespan, plan_team, single_crafter_makespan
 from gencoord.prior.contract import check_proposal
-from gencoord.prior.episode import PublicEpisode
+from gencoord.prior.episode import PublicEpisode, Ref
 from gencoord.prior.gamedata import GameData
-from gencoord.prior.ledger import consumption, production
 from gencoord.prior.prior import Prior
-from gencoord.protocol.commitment import Commitment, Handoff, RolePath
+from gencoord.protocol.commitment import Commitment
 from gencoord.protocol.generation import Generation, GenerationRequest, Reply, Stage
 from gencoord.protocol.plan import DispatchPlan
-from gencoord.protocol.resolve import check_ledgers, resolve_team
-from gencoord.protocol.response import Response, parse_response
-from gencoord.protocol.supply import SupplyQuery, answer, parse_answer, parse_query
+from gencoord.protocol.resolve import resolve_team
+from gencoord.protocol.response import DECISIONS, Response, parse_response
+from gencoord.protocol.supply import SupplyQuery, parse_answer, parse_query
 from gencoord.protocol.wire import Wire
 from gencoord.run.execution import run_checked
 from gencoord.run.team_choices import TeamMode
@@ -142,11 +144,13 @@ class _Speaker:
             raise ParseError("UNKNOWN_ITEM", f"ASK FOR names {goal[:40]!r}, which is not an item")
         return recipe_closure(planning_game(self.task, self.prior), goal)
 
-    def have(self, query: SupplyQuery, agent: TeamAgent, lead: str) -> str:
-        reply = answer(query, dict(agent.inventory), list(agent.blocked))
-        text = team_dialogue.say_have(reply.holds, reply.cannot, lead, agent.name) if self.free else reply.serialize()
-        sent = self.wire.send(agent.name, lead, "HAVE", text)
-        return team_dialogue.hear_have(sent) if self.free else sent
+    def have(self, said: str, peer: str, lead: str, query: SupplyQuery) -> str:
+        """Carry ``peer``'s answer to the lead; what the lead heard comes back (a typed line)."""
+        if not self.free:
+            return self.wire.send(peer, lead, "HAVE", said)
+        reply = parse_answer(said, query)  # a peer's own line, read before it is put into words
+        sent = self.wire.send(peer, lead, "HAVE", team_dialogue.say_have(reply.holds, reply.cannot, lead, peer))
+        return team_dialogue.hear_have(sent)
 
     def propose(self, proposal: Proposal, lead: str, peer: str) -> Proposal:
         """Deliver the commitment to ``peer``; what the peer heard comes back."""
@@ -161,12 +165,34 @@ class _Speaker:
                 self.wire.send(peer, lead, "DIALOGUE", team_dialogue.say_step(steps[index], lead))
         return team_dialogue.hear_proposal(" ".join(heard), self.prior.vocab)
 
-    def respond(self, response: Response, heard: Proposal, peer: str, lead: str) -> Response:
+    def respond(self, said: str, heard: Proposal, peer: str, lead: str) -> Response:
+        """Carry ``peer``'s decision to the lead; what the lead heard comes back, checked."""
         if not self.free:
-            return parse_response(self.wire.send(peer, lead, "RESPONSE", response.serialize()))
+            return heard_response(self.wire.send(peer, lead, "RESPONSE", said))
+        response = heard_response(said)
         last = next(r.plan for r in heard.peer_requests if r.target == peer)[-1]
-        said = team_dialogue.say_response(response.decision, dict(response.extra), lead, last)
-        return parse_response(team_dialogue.hear_response(self.wire.send(peer, lead, "RESPONSE", said)))
+        spoken = team_dialogue.say_response(response.decision, dict(response.extra), lead, last)
+        return heard_response(team_dialogue.hear_response(self.wire.send(peer, lead, "RESPONSE", spoken)))
+
+
+def heard_response(text: str) -> Response:
+    """A peer's decision as the lead reads it: one of the three, with the field its correction needs.
+
+    A peer is any backend, so its line is untrusted: a decision outside ACCEPT, COUNTER and
+    REJECT, or a COUNTER without ``item`` or a REJECT without ``skill``, is refused with its
+    code rather than read as a refusal that corrects nothing.
+    """
+    response = parse_response(text)
+    fields = dict(response.extra)
+    if response.decision not in DECISIONS:
+        raise ParseError(
+            "UNKNOWN_DECISION", f"a peer answers ACCEPT, COUNTER or REJECT, not {response.decision[:40]!r}"
+        )
+    if response.decision == "COUNTER" and not {"item", "have"} <= fields.keys():
+        raise ParseError("MALFORMED_RESPONSE", "a COUNTER names the item it holds too few of: item=<item> have=<n>")
+    if response.decision == "REJECT" and "skill" not in fields:
+        raise ParseError("MALFORMED_RESPONSE", "a REJECT names the skill it cannot use: skill=<skill>")
+    return response
 
 
 def recipe_closure(game: GameData, goal: str) -> tuple[str, ...]:
@@ -198,38 +224,43 @@ def projected(proposal: Proposal, peer: str) -> Proposal:
     return Proposal(own, lines)
 
 
-def peer_decision(proposal: Proposal, peer: TeamAgent, lead: str, prior: Prior) -> Response:
-    """A peer's rule: accept the path asked of it when its own bag, what it is handed, and its skills carry it out."""
-    mine = next(request.plan for request in proposal.peer_requests if request.target == peer.name)
-    blocked = next((task.skill for task in mine if task.skill in peer.blocked), None)
-    if blocked is not None:
-        return Response("REJECT", "BLOCKED_SKILL", extra=(("skill", blocked),))
-    others = [proposal.self_plan, *(r.plan for r in proposal.peer_requests if r.target != peer.name)]
-    incoming = tuple(
-        Handoff(lead, peer.name, str(task.get("item")), int(task.get("q") or 0), (lead, 0), None)
-        for path in others
-        for task in path
-        if task.get("to") == peer.name
-    )
-    try:
-        check_ledgers((RolePath(peer.name, mine),), incoming, prior, {peer.name: dict(peer.inventory)})
-    except ResolutionError:
-        item, have = _first_short(mine, peer, prior)
-        return Response("COUNTER", "SHORT", extra=(("item", item), ("have", str(have))))
-    return Response("ACCEPT", "CAN_DO")
+@dataclass
+class Peers:
+    """The peers' side of an exchange: each answers through the team's peer backend, from its own context only.
 
+    A peer sees its own bag and blocked skills (``task`` holds the true bags), the world's
+    places, and what arrived: the supply question, expanded as its copy of the prior reads
+    it, or the projection of a proposal. Every answer is a generation of the record, so a
+    model peer's calls, tokens and time are counted like the lead's.
+    """
 
-def _first_short(path: Path, peer: TeamAgent, prior: Prior) -> tuple[str, int]:
-    """The first item the peer's path uses beyond what it holds, and how many it holds."""
-    stock = dict(peer.inventory)
-    for task in path:
-        for item, used in consumption(task, prior).items():
-            if stock.get(item, 0) < used:
-                return item, peer.inventory.get(item, 0)
-            stock[item] = stock.get(item, 0) - used
-        for item, made in production(task, prior).items():
-            stock[item] = stock.get(item, 0) + made
-    return "", 0
+    backend: Backend
+    task: TeamTask | BuildTask | CookingTask
+    refs: Mapping[str, Ref]
+    surface: SurfaceName
+    generations: list[Generation] = field(default_factory=list)
+
+    def context(self, name: str, lead: str) -> LocalContext:
+        own = _agent(self.task, name)
+        blocked = tuple(sorted(own.blocked))
+        return LocalContext(
+            name, "peer", lead, None, (), {}, own.inventory, self.refs, {}, self.surface, blocked=blocked
+        )
+
+    def say(self, name: str, lead: str, stage: Stage, delivered: str) -> str:
+        request = GenerationRequest(name, stage, lead, delivered_request=delivered)
+        reply = self.backend.generate(self.context(name, lead), request)
+        self.generations.append(Generation(name, stage.value, reply))
+        return reply.text
+
+    def have(self, name: str, lead: str, query: SupplyQuery) -> str:
+        """``name``'s HAVE line for the question as it understood it: every asked item named, however many
+        (a question that arrives as ``ASK FOR <goal>`` reaches the peer expanded by its own prior)."""
+        return self.say(name, lead, Stage.TEAM_HAVE, SupplyQuery(query.items).serialize())
+
+    def decide(self, name: str, lead: str, heard: Proposal, prior: Prior) -> str:
+        """``name``'s decision line on the projection it heard."""
+        return self.say(name, lead, Stage.TEAM_RESPONSE, prior.serialize(heard))
 
 
 def corrected(view: Viewed, peer: str, response: Response) -> Viewed:
@@ -248,7 +279,7 @@ def _told(agent: TeamAgent, peer: str, response: Response) -> TeamAgent:
     return agent
 
 
-def asked_view(task: Viewed, lead: str, query: SupplyQuery, wire: Wire) -> Viewed:
+def asked_view(task: Viewed, lead: str, query: SupplyQuery, wire: Wire, peers: Peers) -> Viewed:
     """The lead's view after one bounded supply question (``ASK <items>``) to every peer, and its ``HAVE`` answer."""
     agents = []
     for agent in task.agents:
@@ -256,8 +287,7 @@ def asked_view(task: Viewed, lead: str, query: SupplyQuery, wire: Wire) -> Viewe
             agents.append(agent)
             continue
         heard = parse_query(wire.send(lead, agent.name, "ASK", query.serialize()), lambda goal: ())
-        reply = answer(heard, dict(agent.inventory), list(agent.blocked))
-        said = parse_answer(wire.send(agent.name, lead, "HAVE", reply.serialize()), query)
+        said = parse_answer(wire.send(agent.name, lead, "HAVE", peers.have(agent.name, lead, heard)), query)
         agents.append(TeamAgent(name=agent.name, inventory=dict(said.holds), blocked=list(said.cannot)))
     return task.model_copy(update={"agents": agents})
 
@@ -284,21 +314,20 @@ class Agreement:
 
 
 def negotiate(
-    task: Viewed,
     view: Viewed,
     lead: str,
     draft: Callable[[Viewed], Draft],
     prior: Prior,
     episode: PublicEpisode,
     wire: Wire,
+    peers: Peers,
 ) -> Agreement:
     """Propose, hear each peer's projection answered, correct the view and propose again, at most ``MAX_ROUNDS`` times.
 
-    ``draft`` is the lead's rule (zero model calls, and the generations say so); ``task`` holds
-    the peers' true bags, which only their own answers reveal. Raises the stage errors of
+    ``draft`` is the lead's rule (zero model calls, and the generations say so); the peers'
+    true bags are revealed only by what ``peers`` answer. Raises the stage errors of
     parsing, the contract check and resolution.
     """
-    agents = {agent.name: agent for agent in task.agents}
     generations: list[Generation] = []
     for _ in range(MAX_ROUNDS):
         drafted = draft(view)
@@ -311,8 +340,7 @@ def negotiate(
         refused = {}
         for target in (request.target for request in proposal.peer_requests):
             heard = prior.parse(wire.send(lead, target, "PROPOSAL", prior.serialize(projected(proposal, target))))
-            decision = peer_decision(heard, agents[target], lead, prior)
-            response = parse_response(wire.send(target, lead, "RESPONSE", decision.serialize()))
+            response = heard_response(wire.send(target, lead, "RESPONSE", peers.decide(target, lead, heard, prior)))
             if response.decision != "ACCEPT":
                 refused[target] = response
         if not refused:
@@ -336,19 +364,27 @@ def run_team_task(
     mode: TeamMode = TeamMode.PRIVATE,
     surface: SurfaceName = SurfaceName.DSL,
     lead_backend: Backend | None = None,
+    peer_backend: Backend | None = None,
     executor: Executor | None = None,
 ) -> TeamResult:
-    """One team task end to end; never raises for a task that cannot be coordinated (the result says why)."""
+    """One team task end to end; never raises for a task that cannot be coordinated (the result says why).
+
+    ``lead_backend`` writes the lead's proposals (default: the planner); ``peer_backend`` answers
+    for every peer (default: the rule peer).
+    """
     clock = time.perf_counter()
     backend = lead_backend or PlannerBackend(prior)
     episode, world = team_world(task, prior)
     lead, wire = lead_of(task), Wire()
+    peers = Peers(peer_backend or RulePeer(prior), task, episode.refs, surface)
     result = TeamResult(task, mode, surface, lead, backend.name, True, False, None, None, wire)
     executor = executor or SimExecutor(prior.game)
+    generations: list[Generation] = []
 
     def finish(**changes: object) -> TeamResult:
         seconds = {"protocol": time.perf_counter() - clock}
-        return replace(result, seconds=seconds, **changes)  # type: ignore[arg-type]
+        said = tuple(generations) + tuple(peers.generations)
+        return replace(result, seconds=seconds, generations=said, **changes)  # type: ignore[arg-type]
 
     holders = [a for a in task.agents if task.goal.holder in (ANY, a.name)]
     if any(agent.inventory.get(task.goal.item, 0) >= task.goal.count for agent in holders):
@@ -362,24 +398,22 @@ def run_team_task(
         elif task.goal.holder in (ANY, lead) and _quicker_alone(solo, lead, prior):
             view = solo  # its own bag makes the goal before any hand-over could land: nobody to ask
         else:
-            view = _gather_view(task, lead, prior, speaker)
+            view = _gather_view(task, lead, prior, speaker, peers)
         judged = diagnose(view, prior)
         if not judged.feasible:
             return finish(feasible=False, code=judged.code, message=judged.reason)
-        generations: list[Generation] = []
         commitment = None
         for round_index in range(1, MAX_ROUNDS + 1):
             request = GenerationRequest(lead, Stage.TEAM_LEAD, ",".join(a.name for a in view.agents if a.name != lead))
             reply = backend.generate(_context(view, lead, episode, surface), request)
             generations.append(Generation(lead, Stage.TEAM_LEAD.value, reply))
-            result = replace(result, generations=tuple(generations), rounds=round_index)
+            result = replace(result, rounds=round_index)
             proposal = prior.parse(reply.text)
             check_proposal(proposal, lead, prior, episode)
             responses = {}
             for target in (request.target for request in proposal.peer_requests):
                 heard = speaker.propose(projected(proposal, target), lead, target)
-                decision = peer_decision(heard, _agent(task, target), lead, prior)
-                responses[target] = speaker.respond(decision, heard, target, lead)
+                responses[target] = speaker.respond(peers.decide(target, lead, heard, prior), heard, target, lead)
             refused = {peer: response for peer, response in responses.items() if response.decision != "ACCEPT"}
             if not refused:
                 holdings = {agent.name: dict(agent.inventory) for agent in view.agents}
@@ -396,6 +430,7 @@ def run_team_task(
         program = compile_plan(plan, world, prior.game)
         result = replace(
             result,
+            generations=tuple(generations) + tuple(peers.generations),
             planned_makespan_s=makespan(task, proposal, lead, prior),
             single_crafter_s=single_crafter_makespan(task, lead, prior),
         )
@@ -489,11 +524,11 @@ def from_the_bag(task: TeamTask) -> TeamTask:
     return task.model_copy(update={"world": task.world.model_copy(update={"resources": []})})
 
 
-def _agent(task: TeamTask, name: str) -> TeamAgent:
+def _agent(task: TeamTask | BuildTask | CookingTask, name: str) -> TeamAgent:
     return next(agent for agent in task.agents if agent.name == name)
 
 
-def _gather_view(task: TeamTask, lead: str, prior: Prior, speaker: _Speaker) -> TeamTask:
+def _gather_view(task: TeamTask, lead: str, prior: Prior, speaker: _Speaker, peers: Peers) -> TeamTask:
     """The lead's view after one bounded supply question to every peer."""
     query = _asked(task, prior)
     agents = []
@@ -502,6 +537,6 @@ def _gather_view(task: TeamTask, lead: str, prior: Prior, speaker: _Speaker) -> 
             agents.append(agent)
             continue
         heard = speaker.ask(query, lead, agent.name)
-        said = parse_answer(speaker.have(heard, agent, lead), query)
+        said = parse_answer(speaker.have(peers.have(agent.name, lead, heard), agent.name, lead, query), query)
         agents.append(TeamAgent(name=agent.name, inventory=dict(said.holds), blocked=list(said.cannot)))
     return task.model_copy(update={"agents": agents})

@@ -33,6 +33,7 @@ class LocalContext:
     surface: SurfaceName = SurfaceName.DSL  # the wire form this agent must write
     team: TeamTask | None = None  # a team task as this agent knows it: its own bag, what peers answered
     prior_view: PriorView | None = None  # the projection of the task prior it is shown; None: its backend's own
+    blocked: tuple[str, ...] = ()  # skills this agent may not use (a team task's blocked actions)
 
     def render(self) -> str:
         lines = [f"agent: {self.agent}", f"role: {self.role}", f"peer: {self.peer}", f"surface: {self.surface.value}"]
@@ -50,6 +51,8 @@ class LocalContext:
         if self.private:
             lines.append("private:")
             lines += [f"  {key}: {value}" for key, value in sorted(self.private.items())]
+        if self.blocked:
+            lines.append("cannot: " + ", ".join(self.blocked))
         if self.team is not None:
             lines += _team_lines(self.team)
         return "\n".join(lines) + "\n"
