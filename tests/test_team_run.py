@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from gencoord.backends.registry import team_backend
+from gencoord.backends.registry import team_players
 from gencoord.cli import app
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ParseError, ResolutionError
@@ -227,12 +227,12 @@ def test_the_api_backend_leads_a_team_through_the_same_pipeline() -> None:
         "REQ b resource.deliver(q=3,item=iron_ingot,to=a)"
     )
     with serving(_scripted(scripted)) as url:
-        result = run_team_task(task, PRIOR, lead_backend=team_backend(f"api:{url}#stub", PRIOR))
+        result = run_team_task(task, PRIOR, lead_backend=team_players(f"api:{url}#stub", PRIOR).lead)
     assert result.success and result.model_calls == 1, result.message
     assert [m.kind for m in result.wire.messages] == ["ASK", "HAVE", "PROPOSAL", "RESPONSE"]
     wrong_text = "SELF craft.item(q=1,item=iron_pickaxe)\nREQ b resource.deliver(q=9,item=dirt,to=a)"
     with serving(_scripted(wrong_text)) as url:
-        wrong = run_team_task(task, PRIOR, lead_backend=team_backend(f"api:{url}#stub", PRIOR))
+        wrong = run_team_task(task, PRIOR, lead_backend=team_players(f"api:{url}#stub", PRIOR).lead)
     assert not wrong.success and wrong.code is not None and wrong.execution is None
 
 
@@ -240,7 +240,7 @@ def test_the_api_backend_leads_a_team_through_the_same_pipeline() -> None:
 def test_a_tiny_trained_model_as_team_lead_gives_a_typed_outcome(kind: str) -> None:
     checkpoint = find_experiment("request_intervention").parent / "checkpoints" / "tiny-dsl"
     task = _task({"a": {"stick": 2}, "b": {"iron_ingot": 3}}, "iron_pickaxe", holder="a")
-    result = run_team_task(task, PRIOR, lead_backend=team_backend(f"{kind}:{checkpoint}", PRIOR))
+    result = run_team_task(task, PRIOR, lead_backend=team_players(f"{kind}:{checkpoint}", PRIOR).lead)
     assert result.success or (result.code is not None and result.message)
     assert result.model_calls >= 1 or result.code == "GRAMMAR_DEAD_END"  # a tiny vocabulary may not spell the task
 

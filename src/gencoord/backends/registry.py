@@ -10,11 +10,12 @@ view suffixes apply to every family (``backends/spec.py`` says how names are wri
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 
 from gencoord.backends.base import Backend
+from gencoord.backends.peer import RulePeer
 from gencoord.backends.rule import (
     BranchGuesser,
     DirectoryLookup,
@@ -23,7 +24,7 @@ from gencoord.backends.rule import (
     RuleRequester,
     RuleSender,
 )
-from gencoord.backends.spec import BackendFamily, BackendSet, BackendSpec, parse_backend
+from gencoord.backends.spec import BackendFamily, BackendSet, BackendSpec, TeamRoles, parse_backend, parse_team_roles
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
 from gencoord.extras import API_MODULES, SELECTOR_MODULES, require_learn
@@ -147,9 +148,13 @@ def _trained(target: str | None) -> Path:
 class RuleFamily(BackendFamily):
     name = "rule"
     plays_pairs = True
+    answers_teams = True
 
     def pair_set(self, target: str | None) -> BackendSet:
         return rule_set
+
+    def team_peer(self, target: str | None, prior: Prior) -> Backend:
+        return RulePeer(prior)
 
 
 class FactorizedRuleFamily(BackendFamily):
@@ -181,6 +186,7 @@ class ModelFamily(BackendFamily):
     checkpoint = True
     plays_pairs = True
     leads_teams = True
+    answers_teams = True
     constrained = False
 
     def pair_set(self, target: str | None) -> BackendSet:
@@ -192,6 +198,9 @@ class ModelFamily(BackendFamily):
         from gencoord.backends.local import LocalModelBackend  # noqa: PLC0415
 
         return LocalModelBackend(_trained(target), prior, self.constrained)
+
+    def team_peer(self, target: str | None, prior: Prior) -> Backend:
+        return self.team_lead(target, prior)  # one model writes every team message it was trained on
 
     def fits(self, target: str | None, single_step: bool, surface: SurfaceName, records: Records) -> bool:
         """A direct model writes its own surface and horizon; a factor model a binding code, which the
@@ -220,6 +229,7 @@ class ApiFamily(BackendFamily):
     calls_api = True
     plays_pairs = True
     leads_teams = True
+    answers_teams = True
 
     def check_target(self, target: str) -> None:
         api_target(target)
@@ -239,6 +249,9 @@ class ApiFamily(BackendFamily):
         from gencoord.backends.api import ApiBackend  # noqa: PLC0415
 
         return ApiBackend(*api_target(str(target)), prior)
+
+    def team_peer(self, target: str | None, prior: Prior) -> Backend:
+        return self.team_lead(target, prior)
 
 
 class SelectorFamily(BackendFamily):
@@ -269,10 +282,19 @@ def backend_set(name: str | BackendSpec) -> BackendSet:
     return made if spec.view is None else _with_view(made, spec.view)
 
 
-def team_backend(name: str | BackendSpec, prior: Prior) -> Backend:
-    """The backend that leads a team task under that name."""
-    spec = parse_backend(name)
-    return spec.family.team_lead(spec.target, prior)
+@dataclass(frozen=True, slots=True)
+class TeamPlayers:
+    """The backends of a team task's roles: the lead's, and the one every peer answers through."""
+
+    lead: Backend
+    peers: Backend
+
+
+def team_players(name: str | TeamRoles, prior: Prior) -> TeamPlayers:
+    """Who plays a team task under those roles (``planner``; ``lead=model:<checkpoint>,peers=api:<url>#<model>``)."""
+    roles = parse_team_roles(name)
+    lead, peers = roles.lead, roles.peers
+    return TeamPlayers(lead.family.team_lead(lead.target, prior), peers.family.team_peer(peers.target, prior))
 
 
 def backend_fits(

@@ -62,6 +62,8 @@ class BackendFamily:
     """Its backends call a model endpoint: a run caps its workers at the endpoint's concurrency."""
     plays_pairs: ClassVar[bool] = False
     leads_teams: ClassVar[bool] = False
+    answers_teams: ClassVar[bool] = False
+    """It plays a team peer: answers a supply question (HAVE) and decides on a proposal (ACCEPT, COUNTER, REJECT)."""
 
     def check_target(self, target: str) -> None:
         """Raise a ConfigError when ``target`` is not written as this family's targets are."""
@@ -73,6 +75,10 @@ class BackendFamily:
     def team_lead(self, target: str | None, prior: Prior) -> Backend:
         """The backend that leads a team task."""
         raise ConfigError("UNSUPPORTED_BACKEND", f"{self.name} cannot lead a team task")
+
+    def team_peer(self, target: str | None, prior: Prior) -> Backend:
+        """The backend that answers for a team task's peers."""
+        raise ConfigError("UNSUPPORTED_BACKEND", f"{self.name} cannot answer as a team peer")
 
     def fits(self, target: str | None, single_step: bool, surface: SurfaceName, records: Records) -> bool:
         """Whether this family can write the records an episode needs (a trained model writes what it learned)."""
@@ -187,10 +193,10 @@ def parse_backend(name: str) -> BackendSpec:
 
 
 def recorded_label(name: str) -> str:
-    """The short label of a backend name read from a record; the name as recorded when it no longer parses
-    (a plugin family that is not installed where the report is written)."""
+    """The short label of a backend name (or team roles) read from a record; the name as recorded when it no
+    longer parses (a plugin family that is not installed where the report is written)."""
     try:
-        return parse_backend(name).label
+        return parse_team_roles(name).label if ROLE_SEPARATOR in name else parse_backend(name).label
     except ConfigError:
         return name
 
@@ -226,7 +232,78 @@ PairBackendName = Annotated[
 ]
 """A backend that plays the two agents of the paper's episodes."""
 
-LeadBackendName = Annotated[
-    BackendSpec, PlainValidator(_in_role(lambda family: family.leads_teams, "cannot lead a team task")), *_AS_NAME
-]
-"""A backend that leads a team task."""
+ROLE_SEPARATOR = "="
+ROLES = ("lead", "peers")
+DEFAULT_PEERS = "rule"
+_ROLE = re.compile(r",(?=(?:" + "|".join(ROLES) + r")=)")
+
+
+class TeamRoles(str):
+    """Who plays a team task, as written: ``<lead backend>`` (rule peers), or ``lead=<backend>,peers=<backend>``.
+
+    The name stays as written (records, job keys and table rows keep it); ``lead`` and ``peers``
+    are its parsed parts. A role left out keeps its default: the planner leads, rule peers answer.
+    """
+
+    lead: BackendSpec
+    peers: BackendSpec
+
+    @property
+    def label(self) -> str:
+        """``planner``; ``tiny team model · tiny team model peers`` when the peers are not the rule."""
+        if self.peers.base == DEFAULT_PEERS:
+            return self.lead.label
+        return f"{self.lead.label} · {self.peers.label} peers"
+
+    @property
+    def calls_api(self) -> bool:
+        return self.lead.family.calls_api or self.peers.family.calls_api
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return parse_team_roles, (str(self),)
+
+
+def role_parts(name: str) -> dict[str, str] | None:
+    """``lead=a,peers=b`` → {lead: a, peers: b}; None for a bare backend name. A backend name may hold
+    commas (an API URL's query): only a comma followed by a role name separates roles."""
+    head = name.split(ROLE_SEPARATOR, 1)[0]
+    if ROLE_SEPARATOR not in name or (head not in ROLES and ":" in head):
+        return None
+    parts: dict[str, str] = {}
+    for part in _ROLE.split(name):
+        role, _, backend = part.partition(ROLE_SEPARATOR)
+        if role not in ROLES:
+            raise ConfigError("UNKNOWN_ROLE", f"{part[:60]!r} names no role; team roles are {', '.join(ROLES)}")
+        if role in parts:
+            raise ConfigError("UNKNOWN_ROLE", f"the role {role} is given twice in {name[:80]!r}")
+        parts[role] = backend
+    return parts
+
+
+def parse_team_roles(name: str) -> TeamRoles:
+    """``name`` as team roles, or a ConfigError naming the role a backend cannot play."""
+    if isinstance(name, TeamRoles):
+        return name
+    parts = role_parts(name) or {"lead": name}
+    lead = parse_backend(parts.get("lead", "planner"))
+    peers = parse_backend(parts.get("peers", DEFAULT_PEERS))
+    if not lead.family.leads_teams:
+        raise ConfigError("UNSUPPORTED_BACKEND", f"{lead} cannot lead a team task")
+    if not peers.family.answers_teams:
+        raise ConfigError("UNSUPPORTED_BACKEND", f"{peers} cannot answer as a team peer")
+    roles = TeamRoles(name)
+    roles.lead, roles.peers = lead, peers
+    return roles
+
+
+def _team_roles(value: Any) -> TeamRoles:
+    if not isinstance(value, str):
+        raise ValueError(f"team roles are a backend name or lead=<backend>,peers=<backend>, not {value!r}")
+    try:
+        return parse_team_roles(value)
+    except ConfigError as error:
+        raise ValueError(error.message) from None
+
+
+TeamRolesName = Annotated[TeamRoles, PlainValidator(_team_roles), *_AS_NAME]
+"""Who plays a team task: a lead backend, or ``lead=<backend>,peers=<backend>``."""

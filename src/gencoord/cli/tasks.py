@@ -148,7 +148,11 @@ def run_tasks(
         ),
     ] = "sim",
     backend: Annotated[
-        str, typer.Option(help="Who leads: planner, model:<checkpoint>, constrained:<checkpoint>, api:<url>#<model>.")
+        str,
+        typer.Option(
+            help="Who plays: a lead (planner, model:<checkpoint>, constrained:<checkpoint>, api:<url>#<model>) with "
+            "rule peers, or lead=<backend>,peers=<backend> (peers: rule, model:…, constrained:…, api:…).",
+        ),
     ] = "planner",
     mode: Annotated[
         TeamMode, typer.Option(help="private: bags stay private, supplies are asked; centralized: the reference.")
@@ -184,9 +188,10 @@ def run_tasks(
     With several workers (or Ray) records arrive in the order tasks finish.
     Exit 0 when every task ran, whatever its outcome; 2 on usage errors or a file that cannot be read at all.
     """
+    from gencoord.backends.spec import parse_team_roles  # noqa: PLC0415
     from gencoord.eval.config import ExecutionSpec, checked_experiment  # noqa: PLC0415 - see the note above
     from gencoord.eval.experiment import plan_run  # noqa: PLC0415
-    from gencoord.eval.kinds.team import team_lead  # noqa: PLC0415
+    from gencoord.eval.kinds.team import players_of  # noqa: PLC0415
     from gencoord.eval.ray_runner import FAILED  # noqa: PLC0415
     from gencoord.eval.runner import RECORDS, run_experiment  # noqa: PLC0415
     from gencoord.tasks.team_files import AUTO  # noqa: PLC0415
@@ -205,7 +210,7 @@ def run_tasks(
         "execution": execution.model_dump(),
     }
     config = checked_experiment(arguments, "gencoord tasks run")  # the team experiment these arguments describe
-    team_lead(backend)  # a bad backend fails here, before any task runs
+    players_of(parse_team_roles(backend))  # a bad backend fails here, before any task runs
     plan = plan_run(config)  # a file that cannot be read at all fails here
     if out.exists() and not out.is_dir():
         raise ConfigError("BAD_OUT", f"--out {out} is a file, not a folder")

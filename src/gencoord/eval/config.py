@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from gencoord._config import parse_toml, read_text
-from gencoord.backends.spec import FAMILIES, parse_backend
+from gencoord.backends.spec import FAMILIES, ROLE_SEPARATOR, parse_backend, role_parts
 from gencoord.errors import ConfigError, did_you_mean
 from gencoord.eval.experiment import DEFAULT_KIND, Experiment, experiment_from, experiment_kind, kind_of
 
@@ -87,7 +87,14 @@ def _relative_to(base: Path, path: str) -> str:
 
 
 def _backend_path(base: Path, name: str) -> str:
-    """A checkpoint family's name with its folder read against the config's (others, and bad names, as written)."""
+    """A checkpoint family's name with its folder read against the config's (others, and bad names, as written);
+    in team roles (``lead=…,peers=…``), each role's backend."""
+    try:
+        roles = role_parts(name)
+    except ConfigError:
+        return name  # pydantic refuses it with its message
+    if roles is not None:
+        return ",".join(f"{role}{ROLE_SEPARATOR}{_backend_path(base, backend)}" for role, backend in roles.items())
     family, colon, target = name.partition(":")
     if colon and family in FAMILIES.names() and FAMILIES.get(family).checkpoint:
         return f"{family}:{_relative_to(base, target)}"
@@ -143,7 +150,14 @@ def find_experiment(name: str) -> Path:
 
 def uses_api(config: Experiment) -> bool:
     """Whether the config's jobs call a model endpoint (their workers then count against its limit)."""
-    return any(parse_backend(name).family.calls_api for name in kind_of(config).backends(config))
+    return any(_calls_api(name) for name in kind_of(config).backends(config))
+
+
+def _calls_api(name: str) -> bool:
+    roles = role_parts(name)
+    if roles is None:
+        return parse_backend(name).family.calls_api
+    return any(parse_backend(backend).family.calls_api for backend in roles.values())
 
 
 def load_experiment(path: Path) -> Experiment:

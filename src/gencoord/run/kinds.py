@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from gencoord.backends.base import Backend
+from gencoord.backends.registry import TeamPlayers
 from gencoord.dsl.surface import SurfaceName
 from gencoord.planning.build import judge_build
 from gencoord.planning.cooking import plan_cooking
@@ -46,7 +46,7 @@ class _Verdict(Protocol):
     def reason(self) -> str: ...
 
 
-Runner = Callable[[Any, Prior, TeamMode, SurfaceName, Backend, Executor | None], TeamResult]
+Runner = Callable[[Any, Prior, TeamMode, SurfaceName, TeamPlayers, Executor | None], TeamResult]
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,8 +88,14 @@ def _judge_cooking(task: CookingTask, prior: Prior) -> Judgement:
 CRAFTING = TaskKind(
     "crafting",
     lambda task, prior: _judged(diagnose(task, prior)),
-    lambda task, prior, mode, surface, lead, executor: run_team_task(
-        task, prior, mode=mode, surface=surface, lead_backend=lead, executor=executor
+    lambda task, prior, mode, surface, team, executor: run_team_task(
+        task,
+        prior,
+        mode=mode,
+        surface=surface,
+        lead_backend=team.lead,
+        peer_backend=team.peers,
+        executor=executor,
     ),
     _crafting_goal,
     lambda task: f"{task.goal.count} {task.goal.item}",
@@ -97,8 +103,14 @@ CRAFTING = TaskKind(
 COOKING = TaskKind(
     "cooking",
     _judge_cooking,
-    lambda task, prior, mode, surface, lead, executor: run_cooking_task(
-        task, prior, mode=mode, surface=surface, backend=lead.name, executor=executor
+    lambda task, prior, mode, surface, team, executor: run_cooking_task(
+        task,
+        prior,
+        mode=mode,
+        surface=surface,
+        backend=team.lead.name,
+        peer_backend=team.peers,
+        executor=executor,
     ),
     _cooking_goal,
     lambda task: "; ".join(goal.describe() for goal in task.goals),
@@ -106,8 +118,14 @@ COOKING = TaskKind(
 CONSTRUCTION = TaskKind(
     "construction",
     lambda task, prior: _judged(judge_build(task)),
-    lambda task, prior, mode, surface, lead, executor: run_build_task(
-        task, prior, mode=mode, surface=surface, backend=lead.name, executor=executor
+    lambda task, prior, mode, surface, team, executor: run_build_task(
+        task,
+        prior,
+        mode=mode,
+        surface=surface,
+        backend=team.lead.name,
+        peer_backend=team.peers,
+        executor=executor,
     ),
     _build_goal,
     _build_text,

@@ -110,6 +110,16 @@ class TeamResult:
         return sum(generation.reply.model_calls for generation in self.generations)
 
     @property
+    def tokens(self) -> int | None:
+        """Input and output tokens of every message a model wrote (None: no model with a tokenizer spoke)."""
+        counted = [
+            (g.reply.input_tokens or 0) + (g.reply.output_tokens or 0)
+            for g in self.generations
+            if g.reply.input_tokens is not None or g.reply.output_tokens is not None
+        ]
+        return sum(counted) if counted else None
+
+    @property
     def duration_s(self) -> float | None:
         """Simulated (or real) seconds the world ran; None when nothing ran."""
         return None if self.execution is None else self.execution.final.clock_s

@@ -14,6 +14,7 @@ from typing import Any
 
 from gencoord import __version__
 from gencoord.dsl.serialize import format_path
+from gencoord.protocol.generation import Generation
 from gencoord.run.kinds import kind_of
 from gencoord.run.record import action_rows, observation_record, plan_record
 from gencoord.run.team import TeamResult
@@ -51,6 +52,7 @@ def summary(result: TeamResult) -> dict[str, Any]:
         "messages": len(result.wire.messages),
         "wire_bytes": result.wire.total_bytes,
         "model_calls": result.model_calls,
+        "tokens": result.tokens,
         "duration_s": None if duration is None else round(duration, 3),
     }
 
@@ -65,7 +67,8 @@ def task_digest(task: AnyTask | Refusal) -> str:
     return hashlib.sha256(content.encode("utf-8")).hexdigest()
 
 
-def team_record(result: TeamResult, source: str, world: str) -> dict[str, Any]:
+def team_record(result: TeamResult, source: str, world: str, backend: str | None = None) -> dict[str, Any]:
+    """The record of one team task; ``backend`` is who played it as the run wrote it (default: the lead's name)."""
     commitment, execution = result.commitment, result.execution
     body: dict[str, Any] = {
         **summary(result),
@@ -83,12 +86,10 @@ def team_record(result: TeamResult, source: str, world: str) -> dict[str, Any]:
         "surface": result.surface.value,
         "world": world,
         "lead": result.lead,
-        "backend": result.backend,
+        "backend": result.backend if backend is None else backend,
+        "lead_backend": result.backend,
         "rounds": result.rounds,
-        "generations": [
-            {"agent": g.agent, "stage": g.stage, "text": g.reply.text, "model_calls": g.reply.model_calls}
-            for g in result.generations
-        ],
+        "generations": [generation_record(g) for g in result.generations],
         "wire": [
             {"from": m.sender, "to": m.recipient, "kind": m.kind, "payload": m.payload, "bytes": m.nbytes}
             for m in result.wire.messages
@@ -112,6 +113,20 @@ def team_record(result: TeamResult, source: str, world: str) -> dict[str, Any]:
         "notes": result.task.notes,
     }
     return body
+
+
+def generation_record(generation: Generation) -> dict[str, Any]:
+    """One message an agent wrote: what it said and what saying it cost (tokens None: a rule has no tokenizer)."""
+    reply = generation.reply
+    return {
+        "agent": generation.agent,
+        "stage": generation.stage,
+        "text": reply.text,
+        "model_calls": reply.model_calls,
+        "input_tokens": reply.input_tokens,
+        "output_tokens": reply.output_tokens,
+        "latency_s": round(reply.latency_s, 6),
+    }
 
 
 def goal_record(task: AnyTask) -> dict[str, Any]:

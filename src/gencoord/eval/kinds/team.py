@@ -17,9 +17,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt
 
 from gencoord import __version__
-from gencoord.backends.base import Backend
-from gencoord.backends.registry import team_backend
-from gencoord.backends.spec import BackendSpec, LeadBackendName, parse_backend
+from gencoord.backends.registry import TeamPlayers, team_players
+from gencoord.backends.spec import TeamRoles, TeamRolesName, parse_team_roles
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
 from gencoord.eval.config import NAME_PATTERN, BootstrapSpec, ExecutionSpec
@@ -33,7 +32,7 @@ from gencoord.worlds.choice import WorldChoice, executor_for
 
 
 class TeamExperimentConfig(BaseModel):
-    """Team tasks: the tasks of task files × information modes × surfaces × lead backends."""
+    """Team tasks: the tasks of task files × information modes × surfaces × who plays (lead and peers)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -44,7 +43,7 @@ class TeamExperimentConfig(BaseModel):
     format: TaskFormatName = AUTO
     modes: list[TeamMode] = Field(default=[TeamMode.PRIVATE], min_length=1)
     surfaces: list[Literal[SurfaceName.DSL, SurfaceName.FREEFORM]] = Field(default=[SurfaceName.DSL], min_length=1)
-    backends: list[LeadBackendName] = Field(default=[parse_backend("planner")], min_length=1)  # who leads
+    backends: list[TeamRolesName] = Field(default=[parse_team_roles("planner")], min_length=1)  # who plays
     clusters: PositiveInt | None = None  # keep only the first N tasks (a team task is its own cluster): reduced runs
     output: str = "runs"
     workers: Annotated[int, Field(ge=0)] = 0
@@ -57,7 +56,7 @@ class TeamExperimentConfig(BaseModel):
         return (
             f"tasks from {', '.join(self.tasks)}{clusters}; modes {', '.join(self.modes)}; "
             f"surfaces {', '.join(self.surfaces)}; "
-            f"lead backends {', '.join(backend.label for backend in self.backends)}"
+            f"backends {', '.join(backend.label for backend in self.backends)}"
         )
 
 
@@ -85,9 +84,9 @@ def _ident(entry: AnyTask | Refusal) -> str:
 
 
 @cache
-def team_lead(name: BackendSpec) -> Backend:
-    """This process's lead backend of that name: a checkpoint is loaded once per worker, not once per task."""
-    return team_backend(name, team_prior())
+def players_of(roles: TeamRoles) -> TeamPlayers:
+    """This process's backends for those roles: a checkpoint is loaded once per worker, not once per task."""
+    return team_players(roles, team_prior())
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +95,7 @@ class TeamJob:
     task: int  # index into the config's tasks
     mode: TeamMode
     surface: SurfaceName
-    backend: BackendSpec
+    backend: TeamRoles
 
 
 class TeamKind(ExperimentKind[TeamExperimentConfig, TeamTasks, TeamJob]):
@@ -122,14 +121,14 @@ class TeamKind(ExperimentKind[TeamExperimentConfig, TeamTasks, TeamJob]):
 
     def run_job(self, config: TeamExperimentConfig, prepared: TeamTasks, job: TeamJob) -> dict[str, Any]:
         path, entry = prepared[job.task]
-        lead = team_lead(job.backend)
+        players = players_of(job.backend)
         viewer = {"episode": _ident(entry), "condition": job.mode.value, "backend_set": job.backend}
         if isinstance(entry, Refusal):
-            refused = refusal_record(entry, path, job.mode, job.surface.value, config.world.kind, lead.name)
+            refused = refusal_record(entry, path, job.mode, job.surface.value, config.world.kind, job.backend)
             return refused | viewer | {"outcome": {"G": False}}
         executor = executor_for(config.world)
-        team = kind_of(entry).run(entry, team_prior(), job.mode, job.surface, lead, executor)
-        record = team_record(team, path, config.world.kind)
+        team = kind_of(entry).run(entry, team_prior(), job.mode, job.surface, players, executor)
+        record = team_record(team, path, config.world.kind, job.backend)
         return record | viewer | {"outcome": {**(record["stages"] or {}), "G": team.success}}
 
     def reusable(self, config: TeamExperimentConfig, prepared: TeamTasks, job: TeamJob, record: Record) -> bool:
