@@ -23,6 +23,7 @@ from openai.types.chat import ChatCompletionMessageParam
 
 from gencoord.backends.context import model_input
 from gencoord.backends.rule import composed
+from gencoord.backends.team_input import TEAM_STAGES, team_input
 from gencoord.dsl.ast import Proposal
 from gencoord.dsl.dialogue import ASK, DONE, FINAL, MORE, PREPOSITIONS, VERBS, scripted
 from gencoord.errors import BackendError, ConfigError
@@ -58,6 +59,39 @@ DIALOGUE_RULES = (
     + "; ".join(f"{words} = {key}" for key, words in PREPOSITIONS.items())
     + "."
 )
+
+
+TEAM_RULES = {
+    Stage.TEAM_LEAD: (
+        "You lead a team task in Minecraft. The input gives the goal, every teammate's bag as far as you know it, "
+        "what the world offers, and the recipes of the cheapest plan (recipe <result> x<runs>: <inputs per run> -> "
+        "<made per run>, 'table' when it needs a crafting table).\n"
+        "Answer with the team's plan and nothing else: line 1 is SELF - or SELF followed by your own tasks joined by "
+        "' > '; then one line REQ <teammate> <tasks> for each teammate you ask to act, or the single line REQ -.\n"
+        "A task is skill(key=value,...). Skills: {skills}.\n"
+        "Hand items over with resource.deliver(q=<n>,item=<item>,to=<agent>); craft with craft.item(q=<made>,"
+        "input=<an ingredient>,item=<result>), adding station=crafting_station for a table recipe; put a held "
+        "crafting table down first with station.place(q=1,item=crafting_table,station=crafting_station)."
+    ),
+    Stage.TEAM_HAVE: (
+        "You are a teammate. The lead asked which of the listed items you hold (incoming ASK <items>). Answer with "
+        "one line and nothing else: HAVE <item>=<count> ... naming only asked items you hold, each once, or HAVE - "
+        "when you hold none; then, if your input lists skills you cannot use, CANNOT <skill> ...."
+    ),
+    Stage.TEAM_RESPONSE: (
+        "You are a teammate. The lead proposes a plan; the REQ line naming you is what you are asked to do, and "
+        "other lines show what you will be handed. Answer with one line and nothing else:\n"
+        "ACCEPT reason=CAN_DO when your bag, plus what you are handed, covers your tasks and you may use every skill;\n"
+        "COUNTER reason=SHORT item=<item> have=<count> when you hold too few of an item your tasks use;\n"
+        "REJECT reason=BLOCKED_SKILL skill=<skill> when a task uses a skill you cannot use."
+    ),
+}
+
+
+def team_instructions(stage: Stage, prior: Prior) -> str:
+    """The rules of one team message, with the skill catalog read from the prior."""
+    skills = "; ".join(f"{name}({','.join(spec.args)})" for name, spec in sorted(prior.skills.items()))
+    return TEAM_RULES[stage].replace("{skills}", skills)
 
 
 def _price(variable: str) -> float:
@@ -165,12 +199,14 @@ class ApiBackend:
         return f"{GRAMMAR}\n\n" + "\n\n".join(shown)
 
     def generate(self, context: LocalContext, request: GenerationRequest) -> Reply:
-        return self.complete(
-            [
-                {"role": "system", "content": self._instructions(context, request)},
-                {"role": "user", "content": model_input(context, request, self.prior, PriorView.FULL)},
-            ]
-        )
+        if request.stage in TEAM_STAGES:
+            system, user = team_instructions(request.stage, self.prior), team_input(context, request, self.prior)
+        else:
+            system, user = (
+                self._instructions(context, request),
+                model_input(context, request, self.prior, PriorView.FULL),
+            )
+        return self.complete([{"role": "system", "content": system}, {"role": "user", "content": user}])
 
     def ask(self, prompt: str) -> str:
         """One user message, the reply's text: what a gate adjudicator needs from a model."""

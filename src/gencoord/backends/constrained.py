@@ -1,15 +1,24 @@
-"""Grammar-constrained decoding of the Short DSL for local models (xgrammar).
+"""Grammar-constrained decoding for local models (xgrammar): one grammar per kind of message.
 
-The grammar is built from the prior and the agent's own context, so a constrained model
-can only write skills of the catalog, each with its own keys, and values grounded in the
-episode: its own agent ids, the episode's refs, the template's binding codes, the items
-the task structure names, and numbers. Every output then parses; whether it is the right
-commitment is still up to the model.
+The grammar is built from the prior, the agent's own context and what arrived, so a
+constrained model can only write what its reader parses:
+
+* a Short DSL record (a pair episode's, or a team lead's n-party SELF+REQ): skills of the
+  catalog, each with its own keys, and values grounded in the episode — its agent ids, the
+  episode's refs, the template's binding codes, the items the task or its recipes name, and
+  numbers;
+* a team peer's supply answer: ``HAVE`` with asked items only, each at most once, counts
+  positive, then the skills it cannot use;
+* a team peer's decision: ``ACCEPT``, ``COUNTER`` naming an item and a count, or ``REJECT``
+  naming a skill.
+
+Every output then parses; whether it is the right message is still up to the model.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from functools import cache
 from typing import Any
 
@@ -19,7 +28,9 @@ from transformers import PreTrainedTokenizerFast
 
 from gencoord.models.codec import TextCodec
 from gencoord.models.load import LoadedModel
+from gencoord.planning.feasibility import closure_items, planning_game
 from gencoord.prior.prior import Prior
+from gencoord.protocol.generation import GenerationRequest, Stage
 from gencoord.tasks.context import LocalContext
 
 
@@ -33,14 +44,73 @@ def _items(prior: Prior) -> set[str]:
     return found | {ref.block for ref in prior.default_episode.refs.values() if ref.block}
 
 
+def _subset(name: str, values: Sequence[str], each: Callable[[str], str]) -> list[str]:
+    """Rules for a non-empty ordered subset of ``values`` joined by single spaces: none twice, in order.
+
+    ``name_i`` is the subset that starts at or after value ``i``; ``each`` writes one value's part.
+    """
+    last = len(values) - 1
+    rules = []
+    for index, value in enumerate(values):
+        part = each(value)
+        if index == last:
+            rules.append(f"{name}_{index} ::= {part}")
+        else:
+            rules.append(f'{name}_{index} ::= {part} (" " {name}_{index + 1})? | {name}_{index + 1}')
+    return rules
+
+
+def _quoted(value: str) -> str:
+    return f'"{value}"'
+
+
+POSITIVE = "[1-9] [0-9]? [0-9]? [0-9]? [0-9]? [0-9]?"  # a HAVE count: positive, no leading zero, six digits at most
+COUNT = '("0" | [1-9] [0-9]? [0-9]? [0-9]? [0-9]? [0-9]?)'
+
+
+def have_grammar(prior: Prior, asked: Sequence[str]) -> str:
+    """EBNF for a team peer's ``HAVE`` answer to a question that asked for ``asked``."""
+    items = sorted(set(asked))
+    skills = sorted(prior.skills)
+    lines = ['root ::= "HAVE " ' + ('(held | "-")' if items else '"-"') + ' (" CANNOT " skill_0)?']
+    if items:
+        lines.append("held ::= item_0")
+        lines += _subset("item", items, lambda item: f'"{item}=" number')
+    lines += _subset("skill", skills, _quoted)
+    lines.append(f"number ::= {POSITIVE}")
+    return "\n".join(lines) + "\n"
+
+
+def response_grammar(prior: Prior, items: set[str]) -> str:
+    """EBNF for a team peer's decision on a projection that names ``items`` (with its own bag's)."""
+    return (
+        'root ::= "ACCEPT reason=CAN_DO" | "COUNTER reason=SHORT item=" item " have=" count '
+        '| "REJECT reason=BLOCKED_SKILL skill=" skill\n'
+        f"item ::= {_alternatives(items)}\nskill ::= {_alternatives(set(prior.skills))}\ncount ::= {COUNT}\n"
+    )
+
+
+def grammar_for(prior: Prior, context: LocalContext, request: GenerationRequest) -> str:
+    """The grammar of the message ``request`` asks of this agent."""
+    delivered = request.delivered_request or ""
+    if request.stage is Stage.TEAM_HAVE:
+        return have_grammar(prior, delivered.split(" ")[1:])
+    if request.stage is Stage.TEAM_RESPONSE:
+        named = set(re.findall(r"(?:item|input)=([a-z0-9_]+)", delivered)) | set(context.inventory)
+        return response_grammar(prior, named)
+    return dsl_grammar(prior, context)
+
+
 def dsl_grammar(prior: Prior, context: LocalContext) -> str:
     """EBNF for one agent's Short DSL record, grounded in its context."""
     agents = {context.agent, context.peer}
     items = _items(prior)
-    if context.team is not None:  # a team lead names any teammate and any item the task or its bags hold
-        agents = {agent.name for agent in context.team.agents}
-        items |= {context.team.goal.item, *context.team.world.resources}
-        items |= {item for agent in context.team.agents for item in agent.inventory}
+    if context.team is not None:  # a team lead names any teammate, and any item the task, its bags or recipes hold
+        team = context.team
+        agents = {agent.name for agent in team.agents}
+        items |= {team.goal.item, *team.world.resources}
+        items |= {item for agent in team.agents for item in agent.inventory}
+        items |= set(closure_items(planning_game(team, prior), team.goal.item, not team.world.crafting_table))
     codes = set(context.branches) or set(prior.codebook)
     kinds = {
         "agent": _alternatives(agents),
@@ -86,11 +156,12 @@ def _compiled(tokenizer_json: str, grammar: str) -> Any:
     return xgr.GrammarCompiler(_tokenizer_info(tokenizer_json)).compile_grammar(grammar)
 
 
-def logits_processor(loaded: LoadedModel, prior: Prior, context: LocalContext) -> Any:
+def logits_processor(loaded: LoadedModel, prior: Prior, context: LocalContext, request: GenerationRequest) -> Any:
     """A fresh xgrammar logits processor for one generation (it keeps matcher state)."""
+    grammar = grammar_for(prior, context, request)
     if not isinstance(loaded.codec, TextCodec):
         tokenizer = loaded.codec.tokenizer  # type: ignore[attr-defined]
         info = xgr.TokenizerInfo.from_huggingface(tokenizer)
-        return xgr.contrib.hf.LogitsProcessor(xgr.GrammarCompiler(info).compile_grammar(dsl_grammar(prior, context)))
+        return xgr.contrib.hf.LogitsProcessor(xgr.GrammarCompiler(info).compile_grammar(grammar))
     tokenizer_json = loaded.codec.tokenizer.to_str()
-    return xgr.contrib.hf.LogitsProcessor(_compiled(tokenizer_json, dsl_grammar(prior, context)))
+    return xgr.contrib.hf.LogitsProcessor(_compiled(tokenizer_json, grammar))

@@ -24,12 +24,13 @@ import torch
 from gencoord.backends.constrained import logits_processor
 from gencoord.backends.context import model_input
 from gencoord.backends.rule import at_stage, composed
+from gencoord.backends.team_input import team_input
 from gencoord.dsl.ast import Proposal
 from gencoord.dsl.surface import SurfaceName, surface
 from gencoord.errors import BackendError
 from gencoord.models.generate import MAX_NEW_TOKENS, generate
 from gencoord.models.load import LoadedModel, load_model
-from gencoord.models.spec import Target
+from gencoord.models.spec import Records, Target
 from gencoord.prior.prior import Prior
 from gencoord.protocol.generation import GenerationRequest, Reply, Stage
 from gencoord.tasks.context import LocalContext
@@ -61,9 +62,12 @@ class LocalModelBackend:
 
     def generate(self, context: LocalContext, request: GenerationRequest) -> Reply:
         spec = self.model.spec
-        prompt = model_input(context, request, self.prior, spec.view, spec.compact)
+        if spec.records is Records.TEAM:
+            prompt = team_input(context, request, self.prior)
+        else:
+            prompt = model_input(context, request, self.prior, spec.view, spec.compact)
         started = time.perf_counter()
-        processors = [logits_processor(self.model, self.prior, context)] if self.constrained else None
+        processors = [logits_processor(self.model, self.prior, context, request)] if self.constrained else None
         budget = _BUDGET_FACTOR if spec.target is Target.FACTOR else MAX_NEW_TOKENS
         try:
             text, tokens_in, tokens_out = generate(self.model.model, self.model.codec, prompt, budget, processors)

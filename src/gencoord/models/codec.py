@@ -32,9 +32,11 @@ class Codec(Protocol):
         ...
 
 
-SLOT_TOKENS = tuple(f"[NAME{index}]" for index in range(24))
+SLOT_TOKENS = tuple(f"[NAME{index}]" for index in range(128))
 """Name slots: a tokenizer that holds them reads each distinct name of a prompt that lies outside
-its vocabulary as one of these tokens, in the prompt and in what is written after it."""
+its vocabulary as one of these tokens, in the prompt and in what is written after it. A tokenizer
+holds the first few (24 for a paper-task model; a team model's supply questions name up to 128)."""
+PAPER_SLOTS = 24
 
 _NAME = re.compile(r"[A-Za-z_]+")
 

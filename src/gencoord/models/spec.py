@@ -28,6 +28,7 @@ class Records(StrEnum):
     CENTRALIZED = "centralized"  # full information: the merged local views → the joint plan
     SELF_PLAN = "self_plan"  # request removed: sender records, and the receiver's own path without a request
     COMPOSITION = "composition"  # the sender's factors (material, transform, terminal) → the library case's SELF+REQ
+    TEAM = "team"  # team tasks: the lead's n-party SELF+REQ and the peers' HAVE and decision lines
 
     @property
     def suites(self) -> frozenset[str]:
@@ -36,6 +37,8 @@ class Records(StrEnum):
             return frozenset({"forward", "goal_capability"})
         if self is Records.COMPOSITION:
             return frozenset({"composition"})
+        if self is Records.TEAM:
+            return frozenset({"team"})
         return frozenset({"forward" if self is Records.SELF_PLAN else "goal_capability"})
 
 

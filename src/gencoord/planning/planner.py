@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field
-from graphlib import TopologicalSorter
+from graphlib import CycleError, TopologicalSorter
 
 from gencoord.dsl.ast import Path, PeerRequest, Proposal, Task
 from gencoord.errors import GencoordError, ResolutionError
@@ -129,7 +129,15 @@ def _order(runs: Runs, table_made: bool = False) -> list[int]:
         | ({table} if table_made and table is not None and recipe.grid > 2 and index != table else set())
         for index, (_, recipe, _) in enumerate(runs)
     }
-    return list(TopologicalSorter(graph).static_order())
+    while True:
+        try:
+            return list(TopologicalSorter(graph).static_order())
+        except CycleError as cycle:
+            # runs that make each other's inputs (a block from ingots and ingots from the block): one dependency
+            # of the cycle is dropped, and the ledger check of the resolved commitment judges the order
+            first, second = cycle.args[1][:2]
+            graph[second].discard(first)
+            graph[first].discard(second)
 
 
 def _craft_order(runs: Runs, table_made: bool) -> list[tuple[str, Recipe, int]]:

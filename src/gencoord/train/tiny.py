@@ -41,7 +41,7 @@ from transformers import Qwen3Config, Qwen3ForCausalLM
 from gencoord import __version__
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
-from gencoord.models.codec import SLOT_TOKENS, TextCodec
+from gencoord.models.codec import PAPER_SLOTS, SLOT_TOKENS, TextCodec
 from gencoord.models.manifest import CheckpointManifest, TrainReport
 from gencoord.models.spec import Horizon, ModelSpec, Target
 from gencoord.prior.load import default_prior
@@ -78,8 +78,8 @@ class TinyPreset:
     slot_names: bool = False  # the tokenizer holds no instance name: every one is read and written as a name slot
 
 
-def pieces(text: str) -> list[str]:
-    return re.findall(PIECES, text, flags=re.DOTALL)
+def pieces(text: str, pattern: str = PIECES) -> list[str]:
+    return re.findall(pattern, text, flags=re.DOTALL)
 
 
 def _renamed_row(
@@ -89,7 +89,9 @@ def _renamed_row(
     return replace(row, prompt=prompt, target=target)
 
 
-def build_tokenizer(texts: Sequence[str], withheld: frozenset[str] = frozenset()) -> Tokenizer:
+def build_tokenizer(
+    texts: Sequence[str], withheld: frozenset[str] = frozenset(), pattern: str = PIECES, slots: int = PAPER_SLOTS
+) -> Tokenizer:
     """Pieces seen in ``texts`` but ``withheld``, the name slots, and every printable character as a fallback.
 
     The slots carry a prompt's names the pieces lack (:class:`TextCodec`). A single
@@ -100,15 +102,15 @@ def build_tokenizer(texts: Sequence[str], withheld: frozenset[str] = frozenset()
     familiar name the way it copies a held-out one, with one circuit, instead of writing a
     familiar one from memory.
     """
-    vocabulary = {token: index for index, token in enumerate((*SPECIAL, *SLOT_TOKENS))}
+    vocabulary = {token: index for index, token in enumerate((*SPECIAL, *SLOT_TOKENS[:slots]))}
     for character in string.ascii_letters + string.digits + string.punctuation + " \n":
         vocabulary.setdefault(character, len(vocabulary))
     for text in texts:
-        for piece in pieces(text):
+        for piece in pieces(text, pattern):
             if piece not in withheld:
                 vocabulary.setdefault(piece, len(vocabulary))
     tokenizer = Tokenizer(models.WordLevel(vocabulary, unk_token="[UNK]"))
-    tokenizer.pre_tokenizer = pre_tokenizers.Split(Regex(PIECES), behavior="isolated")
+    tokenizer.pre_tokenizer = pre_tokenizers.Split(Regex(pattern), behavior="isolated")
     tokenizer.decoder = decoders.Fuse()  # pieces join without separators, as they were cut
     return tokenizer
 

@@ -1,0 +1,69 @@
+"""What a team model reads: one agent's view of a team task and what arrived, rendered compactly.
+
+A team model plays the lead (stage ``team_lead``: the n-party SELF+REQ) and the peers
+(``team_have``: the supply answer; ``team_response``: the decision on a projection). Its
+input carries only what that agent knows: the lead its own bag, what peers answered, the
+public goal and world, and the shared recipes the team's plan runs (MINDcraft's crafting
+plan, which its goal text and ``!getCraftingPlan`` give an agent); a peer its own bag, the
+skills it cannot use, and the question or projection it received. Every name a model must
+write is in its input, so a name never seen in training can be copied.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from gencoord.planning.feasibility import TABLE, diagnose
+from gencoord.prior.prior import Prior
+from gencoord.protocol.generation import GenerationRequest, Stage
+from gencoord.tasks.context import LocalContext
+from gencoord.tasks.team import TeamTask
+
+TEAM_STAGES = (Stage.TEAM_LEAD, Stage.TEAM_HAVE, Stage.TEAM_RESPONSE)
+PROMPT_END = "\n>>>\n"
+
+
+def _bag(inventory: Mapping[str, int]) -> str:
+    items = sorted(inventory.items())
+    return " ".join(f"{item}={count}" for item, count in items) or "-"
+
+
+def recipe_lines(team: TeamTask, prior: Prior) -> list[str]:
+    """The recipes of the cheapest plan from what the lead knows: ``recipe <result> x<runs>: <inputs> -> <made>``.
+
+    None when the view cannot reach the goal (the lead then asks again or gives up before writing).
+    """
+    judged = diagnose(team, prior)
+    lines = []
+    for result, recipe, runs in judged.runs:
+        inputs = " ".join(f"{item}={count}" for item, count in sorted(recipe.ingredients.items()))
+        table = " table" if recipe.grid == 3 else ""
+        lines.append(f"recipe {result} x{runs}: {inputs} -> {recipe.count}{table}")
+    if judged.places_table:
+        lines.append(f"place {TABLE}")
+    return lines
+
+
+def team_input(context: LocalContext, request: GenerationRequest, prior: Prior) -> str:
+    """The prompt for one team message; ends where the model's output begins."""
+    lines = [f"stage {request.stage.value}", f"agent {context.agent} {context.role}"]
+    if request.stage is Stage.TEAM_LEAD and context.team is not None:
+        team = context.team
+        goal = team.goal
+        lines.append(f"goal {goal.count} {goal.item} for {goal.holder}")
+        for agent in team.agents:
+            lines.append(f"bag {agent.name}: {_bag(agent.inventory)}")
+            if agent.blocked:
+                lines.append(f"cannot {agent.name}: {' '.join(sorted(agent.blocked))}")
+        lines.append("table " + ("placed" if team.world.crafting_table else "none"))
+        if team.world.resources:
+            lines.append("gather " + " ".join(sorted(team.world.resources)))
+        lines += recipe_lines(team, prior)
+    else:
+        lines.append(f"lead {context.peer}")
+        lines.append(f"bag {context.agent}: {_bag(context.inventory)}")
+        if context.blocked:
+            lines.append("cannot " + " ".join(context.blocked))
+        if request.delivered_request is not None:
+            lines.append("incoming " + request.delivered_request.replace("\n", " / "))
+    return "\n".join(lines) + PROMPT_END

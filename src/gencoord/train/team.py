@@ -1,0 +1,172 @@
+"""A tiny team model trained on the CPU: one checkpoint for the lead and the peer roles.
+
+Rows come fresh every step from generated MINDcraft-format tasks (:mod:`gencoord.train.team_data`),
+so the model sees a new task each time rather than memorizing a set. Its tokenizer holds no item
+name: every item is read and written through a name slot (:class:`TextCodec`), and ``=`` and ``,``
+stand apart from names, so a name never seen in training is copied like a familiar one. Batches
+hold the three stages in fixed shares (the lead's proposal is the rarest row and the hardest).
+Training stops at a step budget or a time budget, whichever comes first; the report scores greedy
+exact match per stage on rows of training families and of held-out families.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import math
+import platform
+import random
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass
+
+import torch
+
+from gencoord import __version__
+from gencoord.errors import ConfigError
+from gencoord.models.codec import SLOT_TOKENS, TextCodec
+from gencoord.models.manifest import CheckpointManifest, TrainReport
+from gencoord.models.spec import ModelSpec, Records
+from gencoord.prior.load import team_prior
+from gencoord.protocol.generation import Stage
+from gencoord.train.common import exact_match, masked_batch
+from gencoord.train.data import SupervisionRow
+from gencoord.train.team_data import HELD_OUT, TRAINING, team_rows
+from gencoord.train.tiny import TinyPreset, build_model, build_tokenizer
+
+TEAM_PIECES = r"[a-z_]+\.[a-z_]+\(|[A-Za-z_]+|\d| > |\n|."
+"""Skill calls stay whole; a name is its own piece (``tuff=4`` is ``tuff``, ``=``, ``4``), so it can be a slot."""
+
+TEAM_SPEC = ModelSpec(records=Records.TEAM, compact=True)
+SHARES = ((Stage.TEAM_LEAD, 0.5), (Stage.TEAM_HAVE, 0.2), (Stage.TEAM_RESPONSE, 0.3))
+"""Each batch's rows by stage."""
+VOCABULARY_ROWS = 2_000
+
+
+@dataclass(frozen=True)
+class TeamPreset(TinyPreset):
+    layers: int = 3
+    hidden: int = 128
+    heads: int = 4
+    kv_heads: int = 2
+    head_dim: int = 32
+    ffn: int = 512
+    lr: float = 2e-3
+    warmup: int = 100
+    batch: int = 16
+    slot_names: bool = True
+
+
+def _by_stage(rows: Iterator[SupervisionRow]) -> Callable[[Stage], SupervisionRow]:
+    """Draw the next row of a given stage from one endless stream (rows of other stages wait their turn)."""
+    waiting: dict[str, list[SupervisionRow]] = {stage.value: [] for stage, _ in SHARES}
+
+    def next_of(stage: Stage) -> SupervisionRow:
+        while not waiting[stage.value]:
+            row = next(rows)
+            waiting[row.stage].append(row)
+        return waiting[stage.value].pop(0)
+
+    return next_of
+
+
+def _batch(next_of: Callable[[Stage], SupervisionRow], size: int, rng: random.Random) -> list[SupervisionRow]:
+    stages = [stage for stage, _ in SHARES]
+    weights = [share for _, share in SHARES]
+    return [next_of(stage) for stage in rng.choices(stages, weights, k=size)]
+
+
+def item_names() -> frozenset[str]:
+    """Every item the game knows: none enters the tokenizer, each is copied through a slot."""
+    game = team_prior().game
+    return frozenset({*game.stack_sizes, *game.recipes})
+
+
+def held_out_rows(count: int, seed: int, split: str) -> dict[str, list[SupervisionRow]]:
+    """``count`` rows of each stage from ``split``, drawn with their own seed (never the training stream's)."""
+    next_of = _by_stage(team_rows(team_prior(), seed + 10_000, split))
+    return {stage.value: [next_of(stage) for _ in range(count)] for stage, _ in SHARES}
+
+
+def train_team(
+    out: str,
+    steps: int,
+    seed: int = 0,
+    minutes: float | None = None,
+    evaluate: int = 32,
+    preset: TeamPreset | None = None,
+    log: Callable[[int, float], None] | None = None,
+) -> TrainReport:
+    """Train the team model for ``steps`` (or until ``minutes`` pass), score it, save model + tokenizer + manifest."""
+    from pathlib import Path  # noqa: PLC0415  (kept local: ``out`` arrives as text from the command line)
+
+    if steps <= 0 or (minutes is not None and minutes <= 0):
+        raise ConfigError("BAD_STEPS", "steps and minutes must be positive")
+    preset = preset or TeamPreset()
+    torch.set_num_threads(preset.threads)
+    prior = team_prior()
+    rng = random.Random(seed)
+    vocabulary_rows = list(itertools.islice(team_rows(prior, seed + 1), VOCABULARY_ROWS))
+    texts = [text for row in vocabulary_rows for text in (row.prompt, row.target)]
+    codec = TextCodec(build_tokenizer(texts, item_names(), TEAM_PIECES, len(SLOT_TOKENS)))
+    model = build_model(codec.tokenizer.get_vocab_size(), preset, seed)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=preset.lr, betas=(0.9, 0.95), weight_decay=0.01)
+
+    def schedule(step: int) -> float:
+        if step < preset.warmup:
+            return (step + 1) / preset.warmup
+        progress = min(1.0, (step - preset.warmup) / max(1, steps - preset.warmup))
+        return 0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress))
+
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
+    next_of = _by_stage(team_rows(prior, seed, TRAINING))
+    started = time.perf_counter()
+    deadline = None if minutes is None else started + 60 * minutes
+    losses: list[float] = []
+    model.train()
+    for step in range(steps):
+        batch = _batch(next_of, preset.batch, rng)
+        ids, labels, mask = masked_batch(batch, codec, rng)
+        loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
+        optimizer.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), preset.clip)
+        optimizer.step()
+        scheduler.step()
+        losses.append(float(loss.detach()))
+        if log is not None and (step % 50 == 0 or step == steps - 1):
+            log(step, losses[-1])
+        if deadline is not None and time.perf_counter() > deadline:
+            break
+    seconds = time.perf_counter() - started
+    model.train(False)
+    seen = [row for rows in held_out_rows(evaluate, seed, TRAINING).values() for row in rows]
+    unseen = [row for rows in held_out_rows(evaluate, seed, HELD_OUT).values() for row in rows]
+    report = TrainReport(
+        steps=len(losses),
+        seconds=seconds,
+        first_loss=losses[0],
+        last_loss=sum(losses[-10:]) / len(losses[-10:]),
+        exact_match=exact_match(model, codec, seen),
+        evaluated=len(seen),
+        held_out_templates=exact_match(model, codec, unseen),
+        held_out_evaluated=len(unseen),
+    )
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(folder)
+    codec.tokenizer.save(str(folder / "tokenizer.json"))
+    config_text = json.dumps({"spec": TEAM_SPEC.fields(), "preset": asdict(preset)}, sort_keys=True)
+    CheckpointManifest.of(
+        TEAM_SPEC,
+        kind="tiny",
+        seed=seed,
+        config_sha256=hashlib.sha256(config_text.encode()).hexdigest(),
+        settings=asdict(preset),
+        data="fresh rows each step from generated MINDcraft-format crafting tasks of training item families (seeded)",
+        vocabulary=f"the first {VOCABULARY_ROWS} training rows (seed + 1), item names withheld",
+        report=report,
+        versions={"gencoord": __version__, "torch": torch.__version__, "python": platform.python_version()},
+    ).write(folder)
+    return report

@@ -1,0 +1,131 @@
+"""Supervision rows for a team model: the planner's proposals and the rule peers' answers on generated tasks.
+
+Each row is one message of a real team run, captured as the backend was asked for it: the
+task is drawn as MINDcraft's crafting files are made (:func:`random_mindcraft_task`), read
+as MINDcraft's files are read, and run through :func:`run_team_task` with the planner
+leading and the rule peers answering, so a row's prompt is exactly what a model in that
+role is shown at run time (:func:`team_input`). A peer's decisions are nearly always ACCEPT
+when the lead heard the truth, so each decision row also gets its counterfactuals: the same
+projection to the peer holding one unit less of what its path uses (the rule counters) and
+to the peer barred from a skill of its path (the rule rejects).
+
+Evaluation holds out whole item families (a goal's last word: ``wall``, ``terracotta``,
+``banner``): a held-out family's goals are never drawn for training, so held-out rows test
+copying names and structure the model never saw.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+
+from gencoord.backends.base import Backend
+from gencoord.backends.peer import RulePeer
+from gencoord.backends.planner import PlannerBackend
+from gencoord.backends.team_input import team_input
+from gencoord.errors import GencoordError
+from gencoord.prior.prior import Prior
+from gencoord.protocol.generation import GenerationRequest, Reply, Stage
+from gencoord.run.team import run_team_task
+from gencoord.tasks.context import LocalContext
+from gencoord.tasks.generate import random_mindcraft_task
+from gencoord.tasks.team import TeamTask
+from gencoord.tasks.team_files import from_mindcraft, mindcraft_world
+from gencoord.train.data import SupervisionRow
+
+HELD_OUT_SHARE = 5
+"""One item family in this many is held out of training."""
+TRAINING, HELD_OUT = "team_training", "team_held_out"
+
+
+def item_family(item: str) -> str:
+    """An item's family: its last word (``cyan_terracotta`` → ``terracotta``)."""
+    return item.rsplit("_", 1)[-1]
+
+
+def held_out(item: str) -> bool:
+    """Whether ``item``'s family is held out of training (fixed by the family's name, not by a seed)."""
+    return hashlib.sha256(item_family(item).encode()).digest()[0] % HELD_OUT_SHARE == 0
+
+
+@dataclass
+class Recorder:
+    """A backend that remembers what it was asked and what it answered, to turn a run into rows."""
+
+    backend: Backend
+    heard: list[tuple[LocalContext, GenerationRequest, Reply]] = field(default_factory=list)
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        self.name = self.backend.name
+
+    def generate(self, context: LocalContext, request: GenerationRequest) -> Reply:
+        reply = self.backend.generate(context, request)
+        self.heard.append((context, request, reply))
+        return reply
+
+
+def draw_task(prior: Prior, rng: random.Random, split: str, agents: tuple[int, ...] = (2, 2, 2, 3, 4)) -> TeamTask:
+    """A generated MINDcraft-format crafting task whose goal's family belongs to ``split``."""
+    world = mindcraft_world()
+    while True:
+        raw = random_mindcraft_task(prior, rng, rng.choice(agents), world)
+        if raw is None or held_out(str(raw["target"])) != (split == HELD_OUT):
+            continue
+        task = from_mindcraft(f"generated_{rng.randrange(10**9)}", raw, "generated")
+        if isinstance(task, TeamTask):
+            return task
+
+
+def _row(stage: Stage, prompt: str, target: str, task: TeamTask, split: str) -> SupervisionRow:
+    return SupervisionRow(stage.value, prompt, target, task.id, task.goal.item, item_family(task.goal.item), 0, split)
+
+
+def task_rows(task: TeamTask, prior: Prior, rng: random.Random, split: str) -> list[SupervisionRow]:
+    """Every message of ``task``'s planner-led run as a row, and each decision's two counterfactuals."""
+    lead, peers = Recorder(PlannerBackend(prior)), Recorder(RulePeer(prior))
+    run_team_task(task, prior, lead_backend=lead, peer_backend=peers)
+    rows = []
+    for context, request, reply in [*lead.heard, *peers.heard]:
+        rows.append(_row(request.stage, team_input(context, request, prior), reply.text, task, split))
+        if request.stage is Stage.TEAM_RESPONSE:
+            rows += _counterfactuals(context, request, prior, task, split, rng)
+    return rows
+
+
+def _counterfactuals(
+    context: LocalContext, request: GenerationRequest, prior: Prior, task: TeamTask, split: str, rng: random.Random
+) -> list[SupervisionRow]:
+    """The same projection to a peer short of one unit it uses, and to one barred from a skill of its path."""
+    assert request.delivered_request is not None
+    proposal = prior.parse(request.delivered_request)
+    mine = next(r.plan for r in proposal.peer_requests if r.target == context.agent)
+    rule, rows = RulePeer(prior), []
+    held = sorted(item for item in context.inventory if any(t.get("item") == item for t in mine))
+    if held:
+        item = rng.choice(held)
+        bag = {**context.inventory, item: context.inventory[item] - 1}
+        short = replace(context, inventory={k: v for k, v in bag.items() if v > 0})
+        rows.append(_row(request.stage, team_input(short, request, prior), _said(rule, short, request), task, split))
+    barred = replace(context, blocked=tuple(sorted({*context.blocked, rng.choice(mine).skill})))
+    rows.append(_row(request.stage, team_input(barred, request, prior), _said(rule, barred, request), task, split))
+    return rows
+
+
+def _said(peer: RulePeer, context: LocalContext, request: GenerationRequest) -> str:
+    return peer.generate(context, request).text
+
+
+def team_rows(prior: Prior, seed: int, split: str = TRAINING) -> Iterator[SupervisionRow]:
+    """Endless rows of ``split``: a fresh task each time, its rows shuffled; deterministic in ``seed``."""
+    rng = random.Random(seed)
+    while True:
+        task = draw_task(prior, rng, split)
+        try:
+            rows = task_rows(task, prior, rng, split)
+        except GencoordError:  # a drawn task the planner cannot carry out gives no row to learn from
+            continue
+        rng.shuffle(rows)
+        yield from rows
