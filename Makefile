@@ -35,7 +35,7 @@ MAIN_EXPERIMENTS := request_intervention feedback_intervention controlled_faults
 # Every shipped experiment at full size (`make reproduce`): the numbers of docs/results.md.
 ALL_EXPERIMENTS := request_intervention feedback_intervention request_intervention_learned \
 	feedback_intervention_learned controlled_faults representation horizon horizon_in_distribution gate_ablation \
-	gate_tight_budget gate_teams learned_backends receivers private_structure private_structure_learned composition \
+	gate_tight_budget gate_teams gate_thinking learned_backends receivers private_structure private_structure_learned composition \
 	team_tasks visibility
 
 run: $(STAMP) $(NPM_STAMP)

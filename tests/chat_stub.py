@@ -84,3 +84,50 @@ def composer_answer(prompt: str) -> str:
     assert binding and agent and peer and quantities
     params = {k: int(v) for k, v in (item.split("=") for item in quantities.group(1).split(", "))}
     return prior.serialize(composed(prior, binding.group(1), agent.group(1), peer.group(1), params))
+
+
+class TeamApi(ChatHandler):
+    """Answers every team message as the planner and the rule peers would, from the prompt alone.
+
+    It proves the team prompt carries what a player of each role needs: the lead's view is
+    rebuilt from its lines, a peer's bag and question likewise, and the answer is what the
+    deterministic player writes from them.
+    """
+
+    def reply(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        prompt = body["messages"][-1]["content"]
+        return 200, completion(body["model"], team_answer(prompt), len(prompt) // 4, 20)
+
+
+def _bag(text: str) -> dict[str, int]:
+    return {} if text == "-" else {k: int(v) for k, v in (pair.split("=") for pair in text.split(" "))}
+
+
+def team_answer(prompt: str) -> str:
+    from gencoord.backends.peer import RulePeer  # noqa: PLC0415
+    from gencoord.planning.planner import plan_team  # noqa: PLC0415
+    from gencoord.prior.load import team_prior  # noqa: PLC0415
+    from gencoord.protocol.generation import GenerationRequest, Stage  # noqa: PLC0415
+    from gencoord.tasks.context import LocalContext  # noqa: PLC0415
+    from gencoord.tasks.team import TeamAgent, TeamGoal, TeamTask, TeamWorld  # noqa: PLC0415
+
+    prior = team_prior()
+    lines = dict(line.split(" ", 1) for line in prompt.split("\n") if " " in line)
+    stage, agent = Stage(lines["stage"]), lines["agent"].split(" ")[0]
+    if stage is Stage.TEAM_LEAD:
+        count, item, _, holder = lines["goal"].split(" ")
+        bags = re.findall(r"^bag (\S+): (.+)$", prompt, re.MULTILINE)
+        cannot = dict(re.findall(r"^cannot (\S+): (.+)$", prompt, re.MULTILINE))
+        agents = [TeamAgent(name=name, inventory=_bag(bag), blocked=cannot.get(name, "").split()) for name, bag in bags]
+        world = TeamWorld(crafting_table=lines["table"] == "placed", resources=lines.get("gather", "").split())
+        task = TeamTask(
+            id="stub", agents=agents, goal=TeamGoal(item=item, count=int(count), holder=holder), world=world
+        )
+        proposal = plan_team(task, agent, prior).proposal
+        assert proposal is not None
+        return prior.serialize(proposal)
+    bag = _bag(re.search(r"^bag \S+: (.+)$", prompt, re.MULTILINE).group(1))  # type: ignore[union-attr]
+    blocked = tuple(lines.get("cannot", "").split())
+    context = LocalContext(agent, "peer", lines["lead"], None, (), {}, bag, {}, {}, blocked=blocked)
+    delivered = lines["incoming"].replace(" / ", "\n")
+    return RulePeer(prior).generate(context, GenerationRequest(agent, stage, lines["lead"], delivered)).text

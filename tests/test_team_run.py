@@ -214,7 +214,7 @@ def test_tasks_run_usage_errors_exit_2(tmp_path: Path) -> None:
 def _scripted(text: str) -> type[ChatHandler]:
     class Scripted(ChatHandler):
         def reply(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-            assert "team goal: 1 iron_pickaxe held by a" in body["messages"][-1]["content"]  # its private view
+            assert "goal 1 iron_pickaxe for a" in body["messages"][-1]["content"]  # its private view
             return 200, completion(body["model"], text, 100, 40)
 
     return Scripted

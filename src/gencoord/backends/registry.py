@@ -10,7 +10,7 @@ view suffixes apply to every family (``backends/spec.py`` says how names are wri
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 
@@ -33,6 +33,7 @@ from gencoord.models.spec import Horizon, Records, Target
 from gencoord.prior.prior import Prior
 from gencoord.prior.views import PriorView
 from gencoord.protocol.generation import GenerationRequest, Reply
+from gencoord.runtime.thinking import Thinking
 from gencoord.tasks.context import LocalContext
 from gencoord.tasks.episode import EpisodeSpec
 from gencoord.tasks.spec import SuiteDocument
@@ -288,13 +289,16 @@ class TeamPlayers:
 
     lead: Backend
     peers: Backend
+    thinking: Thinking = field(default_factory=Thinking)  # how long their messages take in the world
 
 
-def team_players(name: str | TeamRoles, prior: Prior) -> TeamPlayers:
+def team_players(name: str | TeamRoles, prior: Prior, thinking: Thinking | None = None) -> TeamPlayers:
     """Who plays a team task under those roles (``planner``; ``lead=model:<checkpoint>,peers=api:<url>#<model>``)."""
     roles = parse_team_roles(name)
     lead, peers = roles.lead, roles.peers
-    return TeamPlayers(lead.family.team_lead(lead.target, prior), peers.family.team_peer(peers.target, prior))
+    return TeamPlayers(
+        lead.family.team_lead(lead.target, prior), peers.family.team_peer(peers.target, prior), thinking or Thinking()
+    )
 
 
 def backend_fits(

@@ -285,8 +285,13 @@ def parse_team_roles(name: str) -> TeamRoles:
     if isinstance(name, TeamRoles):
         return name
     parts = role_parts(name) or {"lead": name}
-    lead = parse_backend(parts.get("lead", "planner"))
-    peers = parse_backend(parts.get("peers", DEFAULT_PEERS))
+    try:
+        lead = parse_backend(parts.get("lead", "planner"))
+        peers = parse_backend(parts.get("peers", DEFAULT_PEERS))
+    except ConfigError as error:
+        if not re.search(r",[a-z_]+=", name):
+            raise
+        raise ConfigError(error.reason, f"{error.message} (team roles are {' and '.join(ROLES)})") from None
     if not lead.family.leads_teams:
         raise ConfigError("UNSUPPORTED_BACKEND", f"{lead} cannot lead a team task")
     if not peers.family.answers_teams:

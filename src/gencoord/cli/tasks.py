@@ -161,6 +161,14 @@ def run_tasks(
         TeamSurface,
         typer.Option(help="The wire form: dsl, the Short DSL; freeform, controlled free-form sentences."),
     ] = TeamSurface.DSL,
+    thinking: Annotated[
+        str,
+        typer.Option(
+            metavar="none|measured|paper|SECONDS",
+            help="How long writing a message keeps its writer from acting: none; measured (each backend's own "
+            "time); paper (the GenCoord paper's TTC, 2.145 s a message); or seconds per message.",
+        ),
+    ] = "none",
     out: Annotated[Path, typer.Option(help="Run folder: records are appended there and the report written.")] = Path(
         "runs/team"
     ),
@@ -194,6 +202,7 @@ def run_tasks(
     from gencoord.eval.kinds.team import players_of  # noqa: PLC0415
     from gencoord.eval.ray_runner import FAILED  # noqa: PLC0415
     from gencoord.eval.runner import RECORDS, run_experiment  # noqa: PLC0415
+    from gencoord.runtime.thinking import parse_thinking  # noqa: PLC0415
     from gencoord.tasks.team_files import AUTO  # noqa: PLC0415
 
     choice = world_choice(world, host, port, mc_version, origin, view, view_port) or WorldChoice()
@@ -206,6 +215,7 @@ def run_tasks(
         "modes": [mode.value],
         "surfaces": [surface.value],
         "backends": [backend],
+        "thinking": parse_thinking(thinking).model_dump(),
         "world": choice.model_dump(),
         "execution": execution.model_dump(),
     }

@@ -241,9 +241,11 @@ def config_digest(config: Experiment) -> str:
     Where the jobs ran (the pool or Ray) and whether someone watched (a view's port) are not
     part of it: neither changes a record.
     """
-    return hashlib.sha256(
-        config.model_dump_json(exclude={"execution": True, "world": {"view_port"}}).encode("utf-8")
-    ).hexdigest()
+    exclude: dict[str, Any] = {"execution": True, "world": {"view_port"}}
+    thinking = getattr(config, "thinking", None)
+    if thinking is not None and thinking.none:
+        exclude["thinking"] = True  # messages that take no world time: what every config meant before thinking
+    return hashlib.sha256(config.model_dump_json(exclude=exclude).encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True)

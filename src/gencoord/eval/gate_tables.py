@@ -46,6 +46,7 @@ def _rates(records: Sequence[Record], config: GateExperimentConfig, seed: int) -
         "TSR": bootstrap_mean(_per(records, "success"), resamples, seed),
         "CS": bootstrap_mean(_per(records, "completion_steps"), resamples, seed + 100),
         "rounds": bootstrap_mean(_per(records, "rounds"), resamples, seed + 500),
+        "time": bootstrap_mean(_per(records, "duration_s"), resamples, seed + 600),
         "LRR": bootstrap_ratio(_per(records, "resolved_locally"), considered, resamples, seed + 200),
         "UER": bootstrap_ratio(
             _per(records, "unnecessary_escalations"), _per(records, "escalations"), resamples, seed + 300
@@ -76,6 +77,20 @@ def _signed(estimate: Estimate, scale: float = 1.0) -> str:
     return f"{scale * estimate.value:+.1f} [{scale * estimate.low:+.1f}, {scale * estimate.high:+.1f}]"
 
 
+def _thinking_note(config: GateExperimentConfig) -> str:
+    """How messages cost time in this run: the paper's agents lose action windows to communication."""
+    if config.thinking.none:
+        return (
+            "CS counts executor actions; in this run messages take no world time (no thinking configured), so a "
+            "request costs rounds, not actions, and coordination shows in rounds and messages rather than in CS."
+        )
+    return (
+        f"Writing a message takes world time here ({config.thinking.describe()}): its writer stands still and loses "
+        "the action windows that spans, each counted in CS as a step, as the paper's agents lose action windows to "
+        "communication; the paper's latencies are its own models'."
+    )
+
+
 def _paper(metric: str, condition: str) -> str:
     value = paper_figures().get("gate", {}).get(metric.lower(), {}).get(condition)
     return DASH if value is None else f"{value:.1f}%"
@@ -103,6 +118,8 @@ def gate_tables(
             "TSR [95% CI]",
             "CS steps [95% CI]",
             "rounds [95% CI]",
+            "time s [95% CI]",
+            "thinking s/ep",
             "LRR [95% CI]",
             "UER [95% CI]",
             "ECR [95% CI]",
@@ -120,7 +137,8 @@ def gate_tables(
             "Instances of the dynamic suite are the clusters; intervals are percentile cluster bootstraps "
             f"({config.bootstrap.resamples:,} resamples; LRR/UER/ECR pool their numerators and denominators "
             "within each resample). CS: completion steps, executor actions of all agents until the goal's nodes "
-            "were done (all actions taken when the budget ran out first); rounds of the gate loop beside it. UER "
+            "were done (all actions taken when the budget ran out first); rounds of the gate loop beside it; time: "
+            "the world's clock at the end, in seconds; thinking: world seconds agents spent writing messages. UER "
             "is judged by the counterfactual oracle: an issue needed escalation when, replayed from the moment it "
             "arose, no local option completed the job and asking some peer did. Context B: the largest private "
             "context an agent carried. Promises as fact: accepted exchanges the requester wrote into its private "
@@ -134,8 +152,7 @@ def gate_tables(
             f"LRR, UER and ECR are measured on {suite}, UER against our counterfactual oracle; "
             "the paper's come from its own environments, so the columns compare mechanisms, not numbers on the "
             "same tasks.",
-            "CS counts executor actions; our agents spend no actions on messages (a request costs rounds, not "
-            "actions), so coordination shows in rounds and messages rather than in CS.",
+            _thinking_note(config),
             *_left_out(facts),
         ],
     )
@@ -148,6 +165,8 @@ def gate_tables(
                 _pct(e["TSR"]),
                 _count(e["CS"]),
                 _count(e["rounds"]),
+                _count(e["time"]),
+                f"{np.mean([r.get('thinking_s', 0.0) for r in rows]):.1f}",
                 _pct(e["LRR"]),
                 _pct(e["UER"]),
                 _pct(e["ECR"]),
@@ -226,14 +245,21 @@ def _discharged(rows: Sequence[Record]) -> str:
     return DASH if not stages else f"{100 * sum(bool(s['F']) for s in stages) / len(stages):.1f}% of {len(stages)}"
 
 
-PAIRED = (("success", 100.0), ("completion_steps", 1.0), ("rounds", 1.0), ("messages", 1.0))
+PAIRED = (("success", 100.0), ("completion_steps", 1.0), ("rounds", 1.0), ("duration_s", 1.0), ("messages", 1.0))
 
 
 def _paired(groups: Mapping[str, Sequence[Record]], reference: str, config: GateExperimentConfig) -> Table:
     paired = Table(
         "gate_paired",
         f"Paired differences against {reference}",
-        ["condition", "Δ TSR (pp) [95% CI]", "Δ CS steps [95% CI]", "Δ rounds [95% CI]", "Δ msgs/ep [95% CI]"],
+        [
+            "condition",
+            "Δ TSR (pp) [95% CI]",
+            "Δ CS steps [95% CI]",
+            "Δ rounds [95% CI]",
+            "Δ time s [95% CI]",
+            "Δ msgs/ep [95% CI]",
+        ],
         caption="Instance-aligned differences (condition − reference), percentile cluster bootstrap.",
     )
     base = groups[reference]

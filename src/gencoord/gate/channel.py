@@ -101,6 +101,7 @@ class Channel(EpisodeState):
         except GencoordError as error:
             escalation.issue.exchange_error = error.reason
             return False
+        self.think(agent)  # one n-party proposal, projected for each helper
         for helper in escalation.paths:
             body = self.prior.serialize(projected(escalation.proposal, helper))
             self.send(WireMessage(agent.name, helper, PROPOSAL, body))
@@ -297,4 +298,5 @@ class Channel(EpisodeState):
         spare = self.spare(agent, pending)
         ready = {n.task for n in pending if self.ready(n) and not self.missing(agent, n)}
         response = decide(path, ready, spare)
+        self.think(agent)
         self.send(WireMessage(agent.name, message.sender, RESPONSE, response.serialize()))

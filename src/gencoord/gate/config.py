@@ -6,7 +6,7 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, model_validator
 
 from gencoord._config import load_model, read_text
 from gencoord.errors import ConfigError
@@ -56,6 +56,7 @@ class GateConfig(BaseModel):
     window: PositiveInt
     patience: PositiveInt
     max_history: PositiveInt
+    action_window_s: PositiveFloat = 2.0  # a round's action window in seconds: thinking time is counted in these
     weights: Weights
     thresholds: Thresholds
     adjudicator: LogisticSpec

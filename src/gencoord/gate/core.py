@@ -6,6 +6,7 @@ here is shared by the round loop, the issue desk and the channel built on top of
 
 from __future__ import annotations
 
+import math
 from collections import Counter, deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -24,8 +25,9 @@ from gencoord.protocol.plan import PlannedTask
 from gencoord.protocol.wire import WireMessage
 from gencoord.runtime.compile import compile_task
 from gencoord.runtime.materialize import place_of
+from gencoord.runtime.thinking import THINKING_TASK, Thinking, ticks
 from gencoord.runtime.verify import unmet
-from gencoord.worlds.actions import Action, GiveItem, GoTo, ObtainBlock, Program
+from gencoord.worlds.actions import Action, GiveItem, GoTo, ObtainBlock, Program, Wait
 from gencoord.worlds.changes import Changeable
 from gencoord.worlds.executor import ActionRecord, Executor
 from gencoord.worlds.sim.physics import default_physics
@@ -59,8 +61,11 @@ class EpisodeState:
         adjudicator: Adjudicator,
         executor: Executor,
         prior: Prior,
+        thinking: Thinking | None = None,
     ) -> None:
         self.instance = instance
+        self.thinking = thinking or Thinking()
+        self.thinking_s = 0.0  # world time agents spent writing messages
         self.job = instance.job
         self.condition = condition
         self.partitioned = condition is not GateCondition.FULL_NO_PARTITION
@@ -243,6 +248,22 @@ class EpisodeState:
         if record.failure is None and isinstance(action, GoTo) and action.target_kind == "ref":
             agent.private.position = tuple(float(c) for c in self.public.refs[action.target].position)  # type: ignore[assignment]
         return record
+
+    def think(self, agent: AgentState) -> None:
+        """Writing a message: the writer stands still while it thinks and loses the action windows that spans.
+
+        The gate's messages are written by rules, so only a configured latency (a rule standing in
+        for a model) takes time; each window spent counts as a step, so completion steps count
+        communication as well as action.
+        """
+        seconds = self.thinking.per_message_s
+        if ticks(seconds) <= 0:
+            return
+        windows = math.ceil(seconds / self.config.action_window_s)
+        self.execute(agent, Wait(agent.name, THINKING_TASK, ticks(seconds)))
+        self.steps += windows - 1
+        agent.delay += windows - 1
+        self.thinking_s += seconds
 
     def truly_held(self, agent: str, item: str) -> int:
         return self.executor.snapshot().inventories.get(agent, {}).get(item, 0)

@@ -21,6 +21,7 @@ from gencoord.gate.suite import GateInstance
 from gencoord.gate.task_graphs import Node
 from gencoord.prior.load import default_prior
 from gencoord.prior.prior import Prior
+from gencoord.runtime.thinking import Thinking
 from gencoord.worlds.actions import GoTo
 from gencoord.worlds.executor import Executor
 from gencoord.worlds.sim.executor import SimExecutor
@@ -50,6 +51,7 @@ class GateEpisode(IssueDesk):
             final.clock_s,
             tuple(a.kind.value for a in self.instance.anomalies),
             self.steps if self.completion_steps is None else self.completion_steps,
+            self.thinking_s,
         )
 
     def play(self) -> None:
@@ -174,6 +176,7 @@ def run_gate_episode(
     adjudicator: Adjudicator | None = None,
     executor: Executor | None = None,
     prior: Prior | None = None,
+    thinking: Thinking | None = None,
 ) -> GateResult:
     prior = prior or default_prior()
     config = config or default_gate_config()
@@ -184,5 +187,6 @@ def run_gate_episode(
         adjudicator or LogisticAdjudicator(config),
         executor or SimExecutor(prior.game),
         prior,
+        thinking,
     )
     return episode.run()

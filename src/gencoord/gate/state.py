@@ -83,6 +83,7 @@ class GateResult:
     duration_s: float
     anomalies: tuple[str, ...]
     completion_steps: int  # executor actions until the goal's nodes were done (all taken, when never)
+    thinking_s: float = 0.0  # world time agents spent writing messages (0 unless thinking is configured)
 
     def record(self) -> dict[str, Any]:
         escalations = [i for i in self.issues if i.escalated]
@@ -97,6 +98,7 @@ class GateResult:
             "anomalies": list(self.anomalies),
             "issues": [vars(issue) for issue in self.issues],
             "issue_count": len(self.issues),
+            "thinking_s": round(self.thinking_s, 3),
             "moot_issues": sum(i.resolution == "moot" for i in self.issues),
             "resolved_locally": sum(i.resolution in ("local", "skipped") for i in self.issues),
             "escalations": len(escalations),

@@ -35,6 +35,7 @@ from gencoord.run.team import Draft, Peers, TeamResult, Verdict, asked_view, exe
 from gencoord.run.team_choices import TeamMode
 from gencoord.runtime.compile import compile_plan
 from gencoord.runtime.materialize import materialize
+from gencoord.runtime.thinking import Thinking
 from gencoord.tasks.blueprint import score_build
 from gencoord.tasks.build import BuildTask
 from gencoord.tasks.world import BUILD_SITE, build_world
@@ -63,6 +64,7 @@ def run_build_task(
     backend: str = PLANNER,
     peer_backend: Backend | None = None,
     executor: Executor | None = None,
+    thinking: Thinking | None = None,
 ) -> TeamResult:
     """One construction task end to end; never raises for a task that cannot be built (the result says why).
 
@@ -124,4 +126,4 @@ def run_build_task(
         )
         return Verdict(False, "BLUEPRINT_MISMATCH", message, {"built": built})
 
-    return executed(result, commitment, plan, program, world, executor, clock, blueprint_check)
+    return executed(result, commitment, plan, program, world, executor, clock, blueprint_check, thinking)

@@ -46,6 +46,7 @@ from gencoord.run.team import Draft, Peers, TeamResult, Verdict, asked_view, exe
 from gencoord.run.team_choices import TeamMode
 from gencoord.runtime.compile import compile_plan
 from gencoord.runtime.materialize import materialize
+from gencoord.runtime.thinking import Thinking
 from gencoord.tasks.cooking import CookingTask
 from gencoord.tasks.team import TeamAgent
 from gencoord.tasks.world import team_world
@@ -151,6 +152,7 @@ def run_cooking_task(
     backend: str = PLANNER,
     peer_backend: Backend | None = None,
     executor: Executor | None = None,
+    thinking: Thinking | None = None,
 ) -> TeamResult:
     """One cooking task end to end; never raises for a task that cannot be coordinated (the result says why)."""
     clock = time.perf_counter()
@@ -203,4 +205,4 @@ def run_cooking_task(
         unmet = next(goal for goal in task.goals if not goal.met(final.inventories, final.containers))
         return Verdict(False, "GOAL_UNMET", f"at the end, not {unmet.describe()}")
 
-    return executed(result, commitment, plan, program, world, executor, clock, verdict)
+    return executed(result, commitment, plan, program, world, executor, clock, verdict, thinking)

@@ -61,6 +61,7 @@ from gencoord.run.execution import run_checked
 from gencoord.run.team_choices import TeamMode
 from gencoord.runtime.compile import compile_plan
 from gencoord.runtime.materialize import materialize
+from gencoord.runtime.thinking import Thinking, after_thinking
 from gencoord.runtime.verify import Execution, Outcome, judge
 from gencoord.tasks.blueprint import BuildScore
 from gencoord.tasks.build import BuildTask
@@ -104,6 +105,7 @@ class TeamResult:
     single_crafter_s: float | None = None  # the fastest plan in which one agent makes everything, likewise
     built: BuildScore | None = None  # a construction task: the blueprint check on the final world
     recipe_bytes: int = 0  # a cooking task: what teaching recipes cost on the wire (deliveries and ACKs)
+    thinking_s: float = 0.0  # world time the exchange's messages took to write (time to commitment); 0: none
 
     @property
     def model_calls(self) -> int:
@@ -376,6 +378,7 @@ def run_team_task(
     lead_backend: Backend | None = None,
     peer_backend: Backend | None = None,
     executor: Executor | None = None,
+    thinking: Thinking | None = None,
 ) -> TeamResult:
     """One team task end to end; never raises for a task that cannot be coordinated (the result says why).
 
@@ -453,7 +456,7 @@ def run_team_task(
             return Verdict(True)
         return Verdict(False, "GOAL_UNMET", f"nobody holds {goal.count} {goal.item} at the end")
 
-    return executed(result, commitment, plan, program, world, executor, clock, verdict)
+    return executed(result, commitment, plan, program, world, executor, clock, verdict, thinking)
 
 
 @dataclass(frozen=True, slots=True)
@@ -475,13 +478,18 @@ def executed(
     executor: Executor,
     clock: float,
     verdict: Callable[[WorldSnapshot], Verdict],
+    thinking: Thinking | None = None,
 ) -> TeamResult:
     """Run an agreed commitment and judge it: H per hand-over, T, and the task's own test within its time limit.
 
     The one ending of every team run (crafting, cooking, construction); a world that breaks down is the
-    task's outcome, never an exception. ``clock`` is when the protocol began.
+    task's outcome, never an exception. ``clock`` is when the protocol began. Under ``thinking``, nobody
+    acts before the exchange's messages are written: every agent first waits the time to commitment.
     """
     protocol_s = time.perf_counter() - clock
+    thought = (thinking or Thinking()).total(result.generations)
+    program = after_thinking(program, thought)
+    result = replace(result, thinking_s=thought)
     started = time.perf_counter()
     try:
         execution = run_checked(plan, program, world, executor)

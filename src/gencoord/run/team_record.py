@@ -53,6 +53,7 @@ def summary(result: TeamResult) -> dict[str, Any]:
         "wire_bytes": result.wire.total_bytes,
         "model_calls": result.model_calls,
         "tokens": result.tokens,
+        "thinking_s": round(result.thinking_s, 3),
         "duration_s": None if duration is None else round(duration, 3),
     }
 

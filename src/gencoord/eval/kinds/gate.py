@@ -19,6 +19,7 @@ from gencoord.gate.policy import GateCondition
 from gencoord.gate.pool import gate_pool, team_pool
 from gencoord.gate.suite import GateInstance
 from gencoord.prior.load import default_prior, team_prior
+from gencoord.runtime.thinking import Thinking
 from gencoord.tasks.team import TeamTask
 from gencoord.tasks.team_files import AUTO, TaskFormatName, load_team_tasks
 from gencoord.worlds.choice import WorldChoice, executor_for
@@ -48,6 +49,9 @@ class GateExperimentConfig(BaseModel):
     adjudicator: str = LOGISTIC  # the gray zone's judge: logistic, api:<url>#<model> or model:<checkpoint>
     budget_factor: Annotated[float, Field(gt=0)] = 2.0  # round budget = factor × clean-run rounds + margin
     budget_margin: Annotated[int, Field(ge=0)] = 10
+    thinking: Thinking = (
+        Thinking()
+    )  # a message's writing time in the world (the gate's messages are rules': give seconds)
     world: WorldChoice = WorldChoice()  # Minecraft runs with the simulator alongside, compared action by action
     output: str = "runs"
     workers: Annotated[int, Field(ge=0)] = 0
@@ -59,10 +63,18 @@ class GateExperimentConfig(BaseModel):
     def _known_adjudicator(cls, name: str) -> str:
         return check_adjudicator_name(name)
 
+    @field_validator("thinking")
+    @classmethod
+    def _configured_thinking(cls, thinking: Thinking) -> Thinking:
+        if thinking.measured:
+            raise ValueError("the gate's messages are written by rules, which measure no time: give per_message_s")
+        return thinking
+
     def summary(self) -> str:
         count = min(self.instances, self.clusters or self.instances)
         budget = f"budget {self.budget_factor:g} × clean rounds + {self.budget_margin}"
         setting = f"seed {self.seed}, {budget}, adjudicator {self.adjudicator}"
+        setting += "" if self.thinking.none else f", {self.thinking.describe()}"
         suite = (
             f"the team suite from {', '.join(Path(p).name for p in self.tasks)}"
             if self.tasks
@@ -133,8 +145,9 @@ class GateKind(ExperimentKind[GateExperimentConfig, GatePool, GateJob]):
         return {"left_out": prepared.left_out, "thresholds": {"low": thresholds.low, "high": thresholds.high}}
 
     def expand(self, config: GateExperimentConfig, prepared: GatePool) -> list[GateJob]:
+        thought = "" if config.thinking.none else f"|{config.thinking.describe()}"  # a record made otherwise differs
         return [
-            GateJob(f"{instance.id}|{condition}", index, condition)
+            GateJob(f"{instance.id}|{condition}{thought}", index, condition)
             for index, instance in enumerate(prepared.instances)
             for condition in config.conditions
         ]
@@ -154,6 +167,7 @@ class GateKind(ExperimentKind[GateExperimentConfig, GatePool, GateJob]):
             adjudicator=adjudicator,
             executor=mirrored,
             prior=prior,
+            thinking=config.thinking,
         )
         if mirrored is not None:
             world["simulator_disagrees"] = list(mirrored.disagreements)

@@ -27,6 +27,7 @@ from gencoord.prior.load import team_prior
 from gencoord.run.kinds import kind_of
 from gencoord.run.team_choices import TeamMode
 from gencoord.run.team_record import refusal_record, task_digest, team_record
+from gencoord.runtime.thinking import Thinking
 from gencoord.tasks.team_files import AUTO, AnyTask, Refusal, TaskFormatName, read_task_file
 from gencoord.worlds.choice import WorldChoice, executor_for
 
@@ -44,6 +45,7 @@ class TeamExperimentConfig(BaseModel):
     modes: list[TeamMode] = Field(default=[TeamMode.PRIVATE], min_length=1)
     surfaces: list[Literal[SurfaceName.DSL, SurfaceName.FREEFORM]] = Field(default=[SurfaceName.DSL], min_length=1)
     backends: list[TeamRolesName] = Field(default=[parse_team_roles("planner")], min_length=1)  # who plays
+    thinking: Thinking = Thinking()  # how long writing a message keeps its writer from acting (default: no time)
     clusters: PositiveInt | None = None  # keep only the first N tasks (a team task is its own cluster): reduced runs
     output: str = "runs"
     workers: Annotated[int, Field(ge=0)] = 0
@@ -57,6 +59,7 @@ class TeamExperimentConfig(BaseModel):
             f"tasks from {', '.join(self.tasks)}{clusters}; modes {', '.join(self.modes)}; "
             f"surfaces {', '.join(self.surfaces)}; "
             f"backends {', '.join(backend.label for backend in self.backends)}"
+            + ("" if self.thinking.none else f"; {self.thinking.describe()}")
         )
 
 
@@ -84,9 +87,9 @@ def _ident(entry: AnyTask | Refusal) -> str:
 
 
 @cache
-def players_of(roles: TeamRoles) -> TeamPlayers:
+def players_of(roles: TeamRoles, thinking: Thinking | None = None) -> TeamPlayers:
     """This process's backends for those roles: a checkpoint is loaded once per worker, not once per task."""
-    return team_players(roles, team_prior())
+    return team_players(roles, team_prior(), thinking)
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,8 +114,9 @@ class TeamKind(ExperimentKind[TeamExperimentConfig, TeamTasks, TeamJob]):
         return team_tasks_of(config)
 
     def expand(self, config: TeamExperimentConfig, prepared: TeamTasks) -> list[TeamJob]:
+        thought = "" if config.thinking.none else f"|{config.thinking.describe()}"  # a record made otherwise differs
         return [
-            TeamJob(f"{path}:{_ident(entry)}|{mode}|{surface}|{backend}", index, mode, surface, backend)
+            TeamJob(f"{path}:{_ident(entry)}|{mode}|{surface}|{backend}{thought}", index, mode, surface, backend)
             for index, (path, entry) in enumerate(prepared)
             for mode in config.modes
             for surface in config.surfaces
@@ -121,7 +125,7 @@ class TeamKind(ExperimentKind[TeamExperimentConfig, TeamTasks, TeamJob]):
 
     def run_job(self, config: TeamExperimentConfig, prepared: TeamTasks, job: TeamJob) -> dict[str, Any]:
         path, entry = prepared[job.task]
-        players = players_of(job.backend)
+        players = players_of(job.backend, config.thinking)
         viewer = {"episode": _ident(entry), "condition": job.mode.value, "backend_set": job.backend}
         if isinstance(entry, Refusal):
             refused = refusal_record(entry, path, job.mode, job.surface.value, config.world.kind, job.backend)
