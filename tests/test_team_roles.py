@@ -15,6 +15,7 @@ from gencoord.backends.registry import team_players
 from gencoord.backends.spec import parse_team_roles, recorded_label
 from gencoord.cli import app
 from gencoord.errors import ConfigError
+from gencoord.eval.config import find_experiment
 from gencoord.prior.load import team_prior
 from gencoord.protocol.generation import GenerationRequest, Reply, Stage
 from gencoord.run.team import run_team_task
@@ -152,3 +153,22 @@ def test_tasks_run_takes_roles_and_records_who_played(tmp_path: Path) -> None:
     assert asked and all(g["model_calls"] == 1 and g["input_tokens"] for g in asked)
     refused = runner.invoke(app, ["tasks", "run", str(MINDCRAFT), "--backend", "lead=planner,peers=planner"])
     assert refused.exit_code == 2 and "cannot answer as a team peer" in refused.output
+
+
+def test_the_shipped_bring_your_own_model_config_runs_an_endpoint_in_every_role(tmp_path: Path) -> None:
+    shipped = find_experiment("team_api")
+    text = shipped.read_text().replace('tasks = ["team/', f'tasks = ["{shipped.parent}/team/')
+    config = tmp_path / "team_api.toml"
+    with serving(TeamApi) as url:
+        config.write_text(text.replace("http://localhost:8000/v1", url))
+        result = runner.invoke(app, ["run", str(config), "--out", str(tmp_path / "runs"), "--workers", "1"])
+    assert result.exit_code == 0, result.output
+    (run,) = (tmp_path / "runs").iterdir()
+    records = [json.loads(line) for line in (run / "episodes.jsonl").read_text().splitlines()]
+    planner = {r["task"]: r for r in records if r["backend"] == "planner"}
+    endpoint = {r["task"]: r for r in records if r["backend"] != "planner"}
+    assert len(planner) == len(endpoint) == 12
+    assert {t: r["success"] for t, r in endpoint.items()} == {t: r["success"] for t, r in planner.items()}
+    for task, record in endpoint.items():
+        assert record["model_calls"] == len(record["generations"]) and record["tokens"] > 0
+        assert record["messages"] == planner[task]["messages"] and record["duration_s"] is not None

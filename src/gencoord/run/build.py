@@ -112,7 +112,7 @@ def run_build_task(
         program = compile_plan(plan, world, prior.game)
         result = replace(result, single_crafter_s=alone_makespan(task, lead, prior))
     except GencoordError as error:
-        return finish(code=error.reason, message=error.message)
+        return finish(code=error.reason, message=error.message, failure=str(error.code))
 
     def blueprint_check(final: WorldSnapshot) -> Verdict:
         built = score_build(task.blueprint.relative(), final.blocks.get(BUILD_SITE, {}))

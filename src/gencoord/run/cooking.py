@@ -197,7 +197,7 @@ def run_cooking_task(
             single_crafter_s=alone_makespan(task, prior),
         )
     except GencoordError as error:
-        return finish(code=error.reason, message=error.message)
+        return finish(code=error.reason, message=error.message, failure=str(error.code))
 
     def verdict(final: WorldSnapshot) -> Verdict:
         if task.goal_met(final.inventories, final.containers):

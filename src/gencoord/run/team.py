@@ -106,6 +106,7 @@ class TeamResult:
     built: BuildScore | None = None  # a construction task: the blueprint check on the final world
     recipe_bytes: int = 0  # a cooking task: what teaching recipes cost on the wire (deliveries and ACKs)
     thinking_s: float = 0.0  # world time the exchange's messages took to write (time to commitment); 0: none
+    failure: str | None = None  # the class of the error that stopped the exchange (PARSE_FAILURE, CONTRACT_REJECT …)
 
     @property
     def model_calls(self) -> int:
@@ -448,7 +449,8 @@ def run_team_task(
             single_crafter_s=single_crafter_makespan(task, lead, prior),
         )
     except GencoordError as error:  # NO_ASSIGNMENT: the lead finds the goal out of the team's reach after all
-        return finish(code=error.reason, message=error.message, feasible=error.reason != "NO_ASSIGNMENT")
+        feasible = error.reason != "NO_ASSIGNMENT"
+        return finish(code=error.reason, message=error.message, failure=str(error.code), feasible=feasible)
     goal = task.goal
 
     def verdict(final: WorldSnapshot) -> Verdict:

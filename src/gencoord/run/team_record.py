@@ -48,6 +48,7 @@ def summary(result: TeamResult) -> dict[str, Any]:
         "success": result.success,
         "feasible": result.feasible,
         "code": result.code,
+        "failure": result.failure,
         "message": result.message,
         "messages": len(result.wire.messages),
         "wire_bytes": result.wire.total_bytes,

@@ -1,0 +1,81 @@
+"""The team model: its rows, a smoke training, and every role decoded under its grammar."""
+
+from __future__ import annotations
+
+import itertools
+import random
+from pathlib import Path
+
+import pytest
+
+from gencoord.backends.registry import team_players
+from gencoord.models.manifest import CheckpointManifest
+from gencoord.models.spec import Records
+from gencoord.prior.load import team_prior
+from gencoord.protocol.generation import Stage
+from gencoord.protocol.supply import SupplyQuery, parse_answer
+from gencoord.run.team import heard_response, run_team_task
+from gencoord.train.team import TeamPreset, train_team
+from gencoord.train.team_data import HELD_OUT, TRAINING, draw_task, held_out, item_family, team_rows
+
+PRIOR = team_prior()
+
+
+@pytest.mark.parametrize("split", [TRAINING, HELD_OUT])
+def test_rows_are_what_their_readers_parse_and_splits_keep_their_families(split: str) -> None:
+    rows = list(itertools.islice(team_rows(PRIOR, 7, split), 300))
+    assert {row.stage for row in rows} == {
+        stage.value for stage in (Stage.TEAM_LEAD, Stage.TEAM_HAVE, Stage.TEAM_RESPONSE)
+    }
+    assert all(held_out(row.template) == (split == HELD_OUT) for row in rows)
+    assert all(row.binding == item_family(row.template) for row in rows)
+    decisions = set()
+    for row in rows:
+        assert row.prompt.endswith("\n>>>\n") and row.prompt.startswith(f"stage {row.stage}\n")
+        if row.stage == Stage.TEAM_LEAD:
+            PRIOR.parse(row.target)
+        elif row.stage == Stage.TEAM_HAVE:
+            asked = next(line for line in row.prompt.split("\n") if line.startswith("incoming ASK "))
+            parse_answer(row.target, SupplyQuery(tuple(asked.split(" ")[2:])))
+        else:
+            decisions.add(heard_response(row.target).decision)
+    assert decisions == {"ACCEPT", "COUNTER", "REJECT"}  # counterfactuals teach the refusals too
+
+
+def test_held_out_families_are_fixed_by_name_and_cover_about_a_fifth() -> None:
+    families = {item_family(item) for item in PRIOR.game.recipes}
+    share = sum(held_out(family) for family in families) / len(families)
+    assert 0.1 < share < 0.3
+    rng = random.Random(3)
+    assert all(held_out(draw_task(PRIOR, rng, HELD_OUT).goal.item) for _ in range(10))
+
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("team") / "tiny-team"
+    preset = TeamPreset(layers=1, hidden=32, heads=2, kv_heads=1, head_dim=16, ffn=64, batch=4, warmup=2)
+    losses: list[float] = []
+    report = train_team(str(out), steps=12, seed=0, evaluate=1, preset=preset, log=lambda _, loss: losses.append(loss))
+    assert report.steps == 12 and report.evaluated == report.held_out_evaluated == 3
+    assert report.last_loss < report.first_loss
+    return out
+
+
+def test_a_smoke_trained_team_model_saves_its_manifest_and_plays_every_role(smoke: Path) -> None:
+    manifest = CheckpointManifest.read(smoke)
+    assert manifest.records is Records.TEAM and manifest.kind == "tiny"
+    task = draw_task(PRIOR, random.Random(11), HELD_OUT)
+    for family in ("model", "constrained"):
+        players = team_players(f"lead={family}:{smoke},peers={family}:{smoke}", PRIOR)
+        result = run_team_task(task, PRIOR, lead_backend=players.lead, peer_backend=players.peers)
+        assert result.success or (result.code is not None and result.message)
+        assert result.model_calls >= 1 and (result.tokens or 0) > 0
+
+
+def test_under_the_grammar_an_untrained_peer_never_writes_an_unreadable_line(smoke: Path) -> None:
+    players = team_players(f"lead=planner,peers=constrained:{smoke}", PRIOR)
+    rng = random.Random(5)
+    for _ in range(6):
+        task = draw_task(PRIOR, rng, HELD_OUT)
+        result = run_team_task(task, PRIOR, lead_backend=players.lead, peer_backend=players.peers)
+        assert result.failure != "PARSE_FAILURE", (result.code, result.message)
