@@ -14,6 +14,8 @@
 #             20 complete cases in 320 training worlds (640 rows), for experiments/gpu/composition.toml
 #   dsl-rep, json-rep, freeform-rep: the three surfaces trained on the paper's eight templates
 #             (--templates representation), for the representation pool that spans them
+#   team      the team model, every role (4,000 rows of planner-led runs of generated MINDcraft-format
+#             tasks; seed 1 only), for experiments/gpu/team.toml
 set -euo pipefail
 base=${1:?usage: scripts/train_gpu.sh <Qwen3.5-0.8B folder> [output folder]}
 out=${2:-experiments/checkpoints/qwen3.5-0.8b}
@@ -33,3 +35,4 @@ for seed in 1 2 3; do
     "$gencoord" train --model "$base" --out "$out/freeform-rep-s$seed" --surface freeform --templates representation \
         --seed "$seed"
 done
+"$gencoord" train --model "$base" --out "$out/team-s1" --records team --seed 1

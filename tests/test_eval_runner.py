@@ -18,6 +18,7 @@ from gencoord.eval.config import load_experiment, parse_experiment
 from gencoord.eval.experiment import kind_of, plan_run
 from gencoord.eval.kinds.composition import CompositionExperimentConfig
 from gencoord.eval.kinds.episodes import EpisodeExperimentConfig
+from gencoord.eval.kinds.team import TeamExperimentConfig
 from gencoord.eval.runner import RECORDS, ChunkWork, create_run, read_manifest, read_records, run_experiment
 
 EXPERIMENTS = Path(__file__).parents[1] / "experiments"
@@ -41,11 +42,17 @@ def test_shipped_configs_load(path: Path) -> None:
 @pytest.mark.parametrize("path", sorted((EXPERIMENTS / "gpu").glob("*.toml")), ids=lambda p: p.stem)
 def test_full_size_configs_name_one_trained_model_per_seed(path: Path) -> None:
     config = load_experiment(path)
-    assert isinstance(config, EpisodeExperimentConfig | CompositionExperimentConfig)
     assert config.name == f"gpu_{path.stem}"
+    script = (EXPERIMENTS.parent / "scripts" / "train_gpu.sh").read_text()
+    if isinstance(config, TeamExperimentConfig):  # one team model (seed 1) in every role, beside the planner
+        roles = [roles for roles in config.backends if roles != "planner"]
+        checkpoints = {spec.target for roles in roles for spec in (roles.lead, roles.peers)}
+        assert roles and {Path(str(c)).name for c in checkpoints} == {"team-s1"}
+        assert '"$out/team-s1" --records team' in script and plan_run(config).jobs
+        return
+    assert isinstance(config, EpisodeExperimentConfig | CompositionExperimentConfig)
     backends = kind_of(config).backends(config)
     assert config.seeds == [1, 2, 3] and backends and all("{seed}" in name for name in backends)
-    script = (EXPERIMENTS.parent / "scripts" / "train_gpu.sh").read_text()
     for name in backends:  # every checkpoint a config names is one the training script writes
         kind = parse_backend(name).base.rsplit("/", 1)[1].removesuffix("-s{seed}")
         assert f'"$out/{kind}-s$seed"' in script

@@ -7,16 +7,19 @@ import random
 from pathlib import Path
 
 import pytest
+from transformers import PreTrainedTokenizerFast
 
 from gencoord.backends.registry import team_players
 from gencoord.models.manifest import CheckpointManifest
-from gencoord.models.spec import Records
+from gencoord.models.spec import ModelSpec, Records
 from gencoord.prior.load import team_prior
 from gencoord.protocol.generation import Stage
 from gencoord.protocol.supply import SupplyQuery, parse_answer
 from gencoord.run.team import heard_response, run_team_task
-from gencoord.train.team import TeamPreset, train_team
+from gencoord.train.hf import PaperSettings, train_checkpoint
+from gencoord.train.team import TEAM_PIECES, TeamPreset, fixed_team_rows, team_evaluation_rows, train_team
 from gencoord.train.team_data import HELD_OUT, TRAINING, draw_task, held_out, item_family, team_rows
+from gencoord.train.tiny import build_model, build_tokenizer
 
 PRIOR = team_prior()
 
@@ -79,3 +82,23 @@ def test_under_the_grammar_an_untrained_peer_never_writes_an_unreadable_line(smo
         task = draw_task(PRIOR, rng, HELD_OUT)
         result = run_team_task(task, PRIOR, lead_backend=players.lead, peer_backend=players.peers)
         assert result.failure != "PARSE_FAILURE", (result.code, result.message)
+
+
+def test_the_hugging_face_path_fine_tunes_on_the_same_team_rows_and_plays_every_role(tmp_path: Path) -> None:
+    """A tiny stand-in for Qwen3.5-0.8B (an HF folder with a fast tokenizer) takes the team rows, shape for shape."""
+    rows = fixed_team_rows(48)
+    base = tmp_path / "base"
+    tokenizer = build_tokenizer([text for row in rows for text in (row.prompt, row.target)], pattern=TEAM_PIECES)
+    fast = PreTrainedTokenizerFast(tokenizer_object=tokenizer, eos_token="[EOS]", pad_token="[PAD]", unk_token="[UNK]")
+    build_model(
+        tokenizer.get_vocab_size(), TeamPreset(layers=1, hidden=32, head_dim=16, ffn=64), seed=0
+    ).save_pretrained(base)
+    fast.save_pretrained(base)
+    spec = ModelSpec(records=Records.TEAM)
+    settings = PaperSettings(lr=5e-3, epochs=1, batch=8, micro_batch=4)
+    report = train_checkpoint(base, rows, spec, tmp_path / "tuned", settings, evaluation=team_evaluation_rows(1, 0))
+    assert report.steps == 6 and report.evaluated == report.held_out_evaluated == 3
+    players = team_players(f"lead=constrained:{tmp_path / 'tuned'},peers=constrained:{tmp_path / 'tuned'}", PRIOR)
+    task = draw_task(PRIOR, random.Random(2), HELD_OUT)
+    result = run_team_task(task, PRIOR, lead_backend=players.lead, peer_backend=players.peers)
+    assert result.model_calls >= 1 and (result.success or result.code is not None)

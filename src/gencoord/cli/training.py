@@ -50,7 +50,9 @@ def train(
             "requester (initial and after-response records); centralized: the full-information planner "
             "(merged local views → joint plan), as paper Table S17 trains them; self_plan: the request-removed "
             "reference (sender records, and the receiver's own path without a request); composition: the "
-            "composition reference's Direct model (the sender's factors → the library case's SELF+REQ)."
+            "composition reference's Direct model (the sender's factors → the library case's SELF+REQ); team: the "
+            "team model (a lead's n-party SELF+REQ and the peers' HAVE and decision lines, on generated "
+            "MINDcraft-format tasks; tiny: 3 layers, hidden 128 unless given)."
         ),
     ] = Records.ALL,
     view: Annotated[
@@ -58,6 +60,9 @@ def train(
         typer.Option(help="Task-prior view in the model input (default: none for tiny, full for --model)."),
     ] = None,
     steps: Annotated[int, typer.Option(min=1, help="tiny: optimizer steps (fresh rows every step).")] = 4000,
+    minutes: Annotated[
+        float | None, typer.Option(min=0.1, help="tiny, --records team: stop after this long, whatever the steps.")
+    ] = None,
     epochs: Annotated[int, typer.Option(min=1, help="--model: epochs over the training rows (paper: 2).")] = 2,
     micro_batch: Annotated[
         int, typer.Option(min=1, help="--model: rows per forward pass; the effective batch stays 16.")
@@ -102,20 +107,23 @@ def train(
         ),
     ] = 0.0,
     batch: Annotated[
-        int,
+        int | None,
         typer.Option(
-            min=1, help="tiny: rows per optimizer step; 16 trained the held-out recipe best (docs/models.md)."
+            min=1,
+            help="tiny: rows per optimizer step (default 8; team 16); 16 trained the held-out recipe best "
+            "(docs/models.md).",
         ),
-    ] = 8,
-    layers: Annotated[int, typer.Option(min=1, max=12, help="tiny: decoder layers.")] = 2,
+    ] = None,
+    layers: Annotated[int | None, typer.Option(min=1, max=12, help="tiny: decoder layers (default 2; team 3).")] = None,
     hidden: Annotated[
-        int,
+        int | None,
         typer.Option(
             min=16,
             max=1024,
-            help="tiny: hidden size, a multiple of 16; the 4 attention heads are hidden/4 wide and the MLP 4×hidden.",
+            help="tiny: hidden size, a multiple of 16 (default 64; team 128); the 4 attention heads are hidden/4 "
+            "wide and the MLP 4×hidden.",
         ),
-    ] = 64,
+    ] = None,
     slot_names: Annotated[
         bool,
         typer.Option(
@@ -164,11 +172,29 @@ def train(
     def log(step: int, loss: float) -> None:
         out_console.print(f"step {step:5d}  loss {loss:.4f}")
 
-    if model is None:
+    team = records is Records.TEAM
+    layers = layers or (3 if team else 2)
+    hidden = hidden or (128 if team else 64)
+    batch = batch or (16 if team else 8)
+    if hidden % 16:
+        raise ConfigError("BAD_HIDDEN", f"--hidden must be a multiple of 16, not {hidden}")
+    if model is None and team:
+        from gencoord.train.team import TeamPreset, train_team  # noqa: PLC0415
+
+        team_preset = TeamPreset(
+            layers=layers,
+            hidden=hidden,
+            head_dim=hidden // TeamPreset.heads,
+            ffn=4 * hidden,
+            batch=batch,
+            threads=threads,
+            lr=TeamPreset.lr if lr is None else lr,
+            warmup=TeamPreset.warmup if warmup is None else warmup,
+        )
+        report = train_team(str(out), steps, seed, minutes, evaluate, team_preset, log)
+    elif model is None:
         from gencoord.train.tiny import TinyPreset, train_tiny  # noqa: PLC0415
 
-        if hidden % 16:
-            raise ConfigError("BAD_HIDDEN", f"--hidden must be a multiple of 16, not {hidden}")
         tiny_preset = TinyPreset(
             layers=layers,
             hidden=hidden,
@@ -190,8 +216,8 @@ def train(
     seen = "–" if report.exact_match is None else f"{100 * report.exact_match:.1f}%"
     unseen = "–" if report.held_out_templates is None else f"{100 * report.held_out_templates:.1f}%"
     composition = spec.records is Records.COMPOSITION
-    trained_on = "observed cases" if composition else "the training templates"
-    held_out = "unseen cross-products" if composition else "held-out templates"
+    trained_on = "observed cases" if composition else "training item families" if team else "the training templates"
+    held_out = "unseen cross-products" if composition else "held-out item families" if team else "held-out templates"
     out_console.print(
         Text(
             f"trained {report.steps} steps in {report.seconds:.0f} s; exact match {seen} on {report.evaluated} rows "
@@ -219,8 +245,14 @@ def _train_checkpoint(
     """
     from gencoord.train.hf import PaperSettings, train_checkpoint  # noqa: PLC0415  (torch loads only for training)
 
-    rows = fixed_training_rows(spec)
+    evaluation = None
+    if spec.records is Records.TEAM:
+        from gencoord.train.team import fixed_team_rows, team_evaluation_rows  # noqa: PLC0415
+
+        rows, evaluation = fixed_team_rows(), team_evaluation_rows(evaluate, seed)
+    else:
+        rows = fixed_training_rows(spec)
     data = write_rows(rows, out / "data", "training", spec)
     console.print(Text(f"{len(rows)} training rows → {data}"))
     settings = PaperSettings(epochs=epochs, micro_batch=micro_batch)
-    return train_checkpoint(model, rows, spec, out, settings, seed, log, evaluate)
+    return train_checkpoint(model, rows, spec, out, settings, seed, log, evaluate, evaluation)

@@ -49,8 +49,10 @@ def train_checkpoint(
     seed: int = 0,
     log: Callable[[int, float], None] | None = None,
     evaluate: int = 64,
+    evaluation: tuple[list[SupervisionRow], list[SupervisionRow]] | None = None,
 ) -> TrainReport:
-    """Fine-tune, then measure greedy exact match on ``evaluate`` training-template and held-out-template rows."""
+    """Fine-tune, then measure greedy exact match on ``evaluate`` training-template and held-out-template rows
+    (or on ``evaluation``'s two sets: a team model's training and held-out item families)."""
     settings = settings or PaperSettings()
     if settings.batch % settings.micro_batch:
         raise ConfigError("BAD_BATCH", "the effective batch must be a multiple of the micro batch")
@@ -91,7 +93,7 @@ def train_checkpoint(
             step += 1
     model.train(False)
     seconds = time.perf_counter() - started
-    seen, unseen = evaluation_rows(spec, evaluate, seed)
+    seen, unseen = evaluation or evaluation_rows(spec, evaluate, seed)
     report = TrainReport(
         steps=step,
         seconds=seconds,

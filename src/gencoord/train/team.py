@@ -83,6 +83,22 @@ def item_names() -> frozenset[str]:
     return frozenset({*game.stack_sizes, *game.recipes})
 
 
+FINE_TUNE_ROWS = 4_000
+"""Rows of a fine-tune's fixed training set (the paper's fine-tunes train on a fixed set of ~2,000 rows)."""
+
+
+def fixed_team_rows(count: int = FINE_TUNE_ROWS) -> list[SupervisionRow]:
+    """The one set of team rows a fine-tune trains on, for every seed (as the paper's seeds share one data hash)."""
+    return list(itertools.islice(team_rows(team_prior(), 0, TRAINING), count))
+
+
+def team_evaluation_rows(count: int, seed: int) -> tuple[list[SupervisionRow], list[SupervisionRow]]:
+    """``count`` rows of each stage from training item families and from held-out ones."""
+    seen = [row for rows in held_out_rows(count, seed, TRAINING).values() for row in rows]
+    unseen = [row for rows in held_out_rows(count, seed, HELD_OUT).values() for row in rows]
+    return seen, unseen
+
+
 def held_out_rows(count: int, seed: int, split: str) -> dict[str, list[SupervisionRow]]:
     """``count`` rows of each stage from ``split``, drawn with their own seed (never the training stream's)."""
     next_of = _by_stage(team_rows(team_prior(), seed + 10_000, split))
@@ -141,8 +157,7 @@ def train_team(
             break
     seconds = time.perf_counter() - started
     model.train(False)
-    seen = [row for rows in held_out_rows(evaluate, seed, TRAINING).values() for row in rows]
-    unseen = [row for rows in held_out_rows(evaluate, seed, HELD_OUT).values() for row in rows]
+    seen, unseen = team_evaluation_rows(evaluate, seed)
     report = TrainReport(
         steps=len(losses),
         seconds=seconds,
