@@ -104,30 +104,45 @@ def _bag(text: str) -> dict[str, int]:
 
 
 def team_answer(prompt: str) -> str:
+    """The deterministic player's answer, in typed lines or, when the prompt says so, in the dialogue's words."""
     from gencoord.backends.peer import RulePeer  # noqa: PLC0415
+    from gencoord.dsl import team_dialogue  # noqa: PLC0415
     from gencoord.planning.planner import plan_team  # noqa: PLC0415
     from gencoord.prior.load import team_prior  # noqa: PLC0415
     from gencoord.protocol.generation import GenerationRequest, Stage  # noqa: PLC0415
+    from gencoord.protocol.response import parse_response  # noqa: PLC0415
+    from gencoord.protocol.supply import SupplyQuery, parse_answer  # noqa: PLC0415
     from gencoord.tasks.context import LocalContext  # noqa: PLC0415
     from gencoord.tasks.team import TeamAgent, TeamGoal, TeamTask, TeamWorld  # noqa: PLC0415
 
     prior = team_prior()
     lines = dict(line.split(" ", 1) for line in prompt.split("\n") if " " in line)
     stage, agent = Stage(lines["stage"]), lines["agent"].split(" ")[0]
+    words = lines.get("surface") == "freeform"
     if stage is Stage.TEAM_LEAD:
         count, item, _, holder = lines["goal"].split(" ")
         bags = re.findall(r"^bag (\S+): (.+)$", prompt, re.MULTILINE)
         cannot = dict(re.findall(r"^cannot (\S+): (.+)$", prompt, re.MULTILINE))
         agents = [TeamAgent(name=name, inventory=_bag(bag), blocked=cannot.get(name, "").split()) for name, bag in bags]
         world = TeamWorld(crafting_table=lines["table"] == "placed", resources=lines.get("gather", "").split())
-        task = TeamTask(
-            id="stub", agents=agents, goal=TeamGoal(item=item, count=int(count), holder=holder), world=world
-        )
+        goal = TeamGoal(item=item, count=int(count), holder=holder)
+        task = TeamTask(id="stub", agents=agents, goal=goal, world=world)
         proposal = plan_team(task, agent, prior).proposal
         assert proposal is not None
-        return prior.serialize(proposal)
+        return team_dialogue.say_plan(proposal, agent) if words else prior.serialize(proposal)
     bag = _bag(re.search(r"^bag \S+: (.+)$", prompt, re.MULTILINE).group(1))  # type: ignore[union-attr]
     blocked = tuple(lines.get("cannot", "").split())
-    context = LocalContext(agent, "peer", lines["lead"], None, (), {}, bag, {}, {}, blocked=blocked)
+    lead = lines["lead"]
+    context = LocalContext(agent, "peer", lead, None, (), {}, bag, {}, {}, blocked=blocked)
     delivered = lines["incoming"].replace(" / ", "\n")
-    return RulePeer(prior).generate(context, GenerationRequest(agent, stage, lines["lead"], delivered)).text
+    if stage is Stage.TEAM_RESPONSE and words:
+        heard = team_dialogue.hear_proposal(delivered, prior.vocab)
+        decision = RulePeer(prior).generate(context, GenerationRequest(agent, stage, lead, prior.serialize(heard)))
+        response = parse_response(decision.text)
+        last = next(r.plan for r in heard.peer_requests if r.target == agent)[-1]
+        return team_dialogue.say_response(response.decision, dict(response.extra), lead, last)
+    said = RulePeer(prior).generate(context, GenerationRequest(agent, stage, lead, delivered)).text
+    if stage is Stage.TEAM_HAVE and words:
+        answer = parse_answer(said, SupplyQuery(tuple(delivered.split(" ")[1:])))
+        return team_dialogue.say_have(answer.holds, answer.cannot, lead, agent)
+    return said

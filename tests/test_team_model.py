@@ -10,6 +10,7 @@ import pytest
 from transformers import PreTrainedTokenizerFast
 
 from gencoord.backends.registry import team_players
+from gencoord.dsl.surface import SurfaceName
 from gencoord.models.manifest import CheckpointManifest
 from gencoord.models.spec import ModelSpec, Records
 from gencoord.prior.load import team_prior
@@ -102,3 +103,19 @@ def test_the_hugging_face_path_fine_tunes_on_the_same_team_rows_and_plays_every_
     task = draw_task(PRIOR, random.Random(2), HELD_OUT)
     result = run_team_task(task, PRIOR, lead_backend=players.lead, peer_backend=players.peers)
     assert result.model_calls >= 1 and (result.success or result.code is not None)
+
+
+def test_a_tiny_team_model_trained_on_words_speaks_and_is_read_by_the_extractor(tmp_path: Path) -> None:
+    preset = TeamPreset(layers=1, hidden=32, heads=2, kv_heads=1, head_dim=16, ffn=64, batch=4, warmup=2)
+    out = tmp_path / "tiny-team-words"
+    report = train_team(str(out), steps=6, seed=0, evaluate=1, preset=preset, surface=SurfaceName.FREEFORM)
+    assert CheckpointManifest.read(out).surface == SurfaceName.FREEFORM and report.steps == 6
+    players = team_players(f"lead=model:{out},peers=model:{out}", PRIOR)
+    assert players.lead.speaks  # type: ignore[attr-defined]
+    for seed in range(3):
+        task = draw_task(PRIOR, random.Random(seed), HELD_OUT)
+        result = run_team_task(
+            task, PRIOR, surface=SurfaceName.FREEFORM, lead_backend=players.lead, peer_backend=players.peers
+        )
+        assert result.success or (result.code is not None and result.message)  # words it cannot be read in: a code
+        assert result.model_calls >= 1

@@ -14,6 +14,7 @@ from gencoord.backends.peer import RulePeer
 from gencoord.backends.registry import team_players
 from gencoord.backends.spec import parse_team_roles, recorded_label
 from gencoord.cli import app
+from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
 from gencoord.eval.config import find_experiment
 from gencoord.prior.load import team_prior
@@ -172,3 +173,25 @@ def test_the_shipped_bring_your_own_model_config_runs_an_endpoint_in_every_role(
     for task, record in endpoint.items():
         assert record["model_calls"] == len(record["generations"]) and record["tokens"] > 0
         assert record["messages"] == planner[task]["messages"] and record["duration_s"] is not None
+
+
+def test_speaking_agents_talk_in_words_that_the_extractor_reads_on_the_same_tasks() -> None:
+    """An endpoint in every role on the free-form surface writes its own sentences; measured against the DSL."""
+    tasks = load_team_tasks(MINDCRAFT, prior=PRIOR)
+    with serving(TeamApi) as url:
+        players = team_players(f"lead=api:{url}#stub,peers=api:{url}#stub", PRIOR)
+        runs = {
+            surface: [
+                run_team_task(task, PRIOR, surface=surface, lead_backend=players.lead, peer_backend=players.peers)
+                for task in tasks
+            ]
+            for surface in (SurfaceName.DSL, SurfaceName.FREEFORM)
+        }
+    typed, spoken = runs[SurfaceName.DSL], runs[SurfaceName.FREEFORM]
+    assert [r.success for r in spoken] == [r.success for r in typed] and any(r.success for r in spoken)
+    said = [m for r in spoken for m in r.wire.messages]
+    assert said and all(" here." in m.payload or m.payload.startswith(("Okay ", "Sorry ")) for m in said)
+    assert sum(r.wire.total_bytes for r in spoken) > sum(r.wire.total_bytes for r in typed)
+    leads = [g.reply.text for r in spoken for g in r.generations if g.stage == Stage.TEAM_LEAD]
+    assert leads and all(text.startswith("Hi team, ") for text in leads)  # the lead's own words went out
+    assert all(r.failure is None for r in spoken if r.success)

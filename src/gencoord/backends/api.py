@@ -26,6 +26,7 @@ from gencoord.backends.rule import composed
 from gencoord.backends.team_input import TEAM_STAGES, team_input
 from gencoord.dsl.ast import Proposal
 from gencoord.dsl.dialogue import ASK, DONE, FINAL, MORE, PREPOSITIONS, VERBS, scripted
+from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import BackendError, ConfigError
 from gencoord.prior.prior import Prior
 from gencoord.prior.views import PriorView
@@ -88,8 +89,37 @@ TEAM_RULES = {
 }
 
 
-def team_instructions(stage: Stage, prior: Prior) -> str:
-    """The rules of one team message, with the skill catalog read from the prior."""
+TEAM_WORDS = {
+    Stage.TEAM_LEAD: (
+        "You lead a team task in Minecraft and talk with your teammates in plain sentences. The input gives the goal, "
+        "every teammate's bag as far as you know it, what the world offers, and the recipes of the cheapest plan.\n"
+        "Write the team's plan as one message and nothing else: 'Hi team, <you> here. Here is the plan. I will "
+        "<your steps>. <teammate>, please <their steps>. That is everything.' (say 'I have nothing to do myself.' "
+        "when you have no steps; one '<teammate>, please ...' sentence per teammate you ask).\n"
+        "A step is '<verb> <quantity> <item>' followed by '<preposition> <value>' pairs; steps are joined by "
+        "', then '. Verbs: {verbs}. Prepositions: {prepositions}."
+    ),
+    Stage.TEAM_HAVE: (
+        "You are a teammate. The lead asked which of the listed items you hold. Answer in one sentence and nothing "
+        "else: 'Hi <lead>, <you> here. I have <count> <item>, <count> <item>.' naming only asked items you hold, or "
+        "'I have none of those.'; then, if your input lists skills you cannot use, 'I cannot use <skill> or <skill>.'"
+    ),
+    Stage.TEAM_RESPONSE: (
+        "You are a teammate. The lead told you the plan; the sentence addressed to you is what you are asked to "
+        "do. Answer in one message and nothing else: 'Okay <lead>, I will <your last step>. That is my whole plan.' "
+        "when your bag, plus what you are handed, covers your steps; 'Sorry <lead>, I only have <count> <item>.' "
+        "when you hold too few of an item; 'Sorry <lead>, I cannot use <skill>.' when a step uses a skill you "
+        "cannot use."
+    ),
+}
+
+
+def team_instructions(stage: Stage, prior: Prior, surface: SurfaceName = SurfaceName.DSL) -> str:
+    """The rules of one team message in the surface spoken, with the skill catalog read from the prior."""
+    if surface is SurfaceName.FREEFORM:
+        verbs = "; ".join(f"{verb} = {skill}" for skill, verb in VERBS.items())
+        prepositions = "; ".join(f"{words} = {key}" for key, words in PREPOSITIONS.items())
+        return TEAM_WORDS[stage].replace("{verbs}", verbs).replace("{prepositions}", prepositions)
     skills = "; ".join(f"{name}({','.join(spec.args)})" for name, spec in sorted(prior.skills.items()))
     return TEAM_RULES[stage].replace("{skills}", skills)
 
@@ -143,6 +173,7 @@ class ApiBackend:
         self.usage = Usage()
         self.stream = stream  # take the answer as server-sent chunks (usage from the last one, where sent)
         self.name = f"api:{model}"
+        self.speaks = True  # under the free-form surface it writes its own sentences
 
     def _example_proposals(self, context: LocalContext) -> Iterator[tuple[str, str, Proposal]]:
         """(template, binding, proposal) from templates other than the agent's own, longest request first."""
@@ -200,7 +231,8 @@ class ApiBackend:
 
     def generate(self, context: LocalContext, request: GenerationRequest) -> Reply:
         if request.stage in TEAM_STAGES:
-            system, user = team_instructions(request.stage, self.prior), team_input(context, request, self.prior)
+            system = team_instructions(request.stage, self.prior, context.surface)
+            user = team_input(context, request, self.prior)
         else:
             system, user = (
                 self._instructions(context, request),

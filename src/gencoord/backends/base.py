@@ -21,6 +21,15 @@ class Backend(Protocol):
     def generate(self, context: LocalContext, request: GenerationRequest) -> Reply: ...
 
 
+def speaks(backend: Backend) -> bool:
+    """Whether ``backend`` writes its own words under the free-form surface, as a model or an API does.
+
+    A rule writes typed lines whatever the surface, and the surface says them in controlled
+    sentences on its behalf; a backend that sets ``speaks = True`` is sent and heard in words.
+    """
+    return bool(getattr(backend, "speaks", False))
+
+
 def bind(backends: Mapping[str, Backend], contexts: Mapping[str, LocalContext]) -> Generator:
     """One Generator for the protocol: each agent's stage goes to that agent's backend."""
 

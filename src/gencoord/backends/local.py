@@ -59,6 +59,7 @@ class LocalModelBackend:
         self.constrained = constrained and spec.target is Target.DIRECT and spec.surface is SurfaceName.DSL
         kind = self.model.spec.target.value
         self.name = f"{kind}{'+grammar' if self.constrained else ''}:{checkpoint.name}"
+        self.speaks = spec.surface is SurfaceName.FREEFORM  # a model trained on sentences writes its own words
 
     def generate(self, context: LocalContext, request: GenerationRequest) -> Reply:
         spec = self.model.spec

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from gencoord.dsl.surface import SurfaceName
 from gencoord.planning.feasibility import TABLE, diagnose
 from gencoord.prior.prior import Prior
 from gencoord.protocol.generation import GenerationRequest, Stage
@@ -47,6 +48,8 @@ def recipe_lines(team: TeamTask, prior: Prior) -> list[str]:
 def team_input(context: LocalContext, request: GenerationRequest, prior: Prior) -> str:
     """The prompt for one team message; ends where the model's output begins."""
     lines = [f"stage {request.stage.value}", f"agent {context.agent} {context.role}"]
+    if context.surface is SurfaceName.FREEFORM:
+        lines.append("surface freeform")  # answer in the team dialogue's sentences, not in typed lines
     if request.stage is Stage.TEAM_LEAD and context.team is not None:
         team = context.team
         goal = team.goal

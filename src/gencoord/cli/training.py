@@ -191,7 +191,7 @@ def train(
             lr=TeamPreset.lr if lr is None else lr,
             warmup=TeamPreset.warmup if warmup is None else warmup,
         )
-        report = train_team(str(out), steps, seed, minutes, evaluate, team_preset, log)
+        report = train_team(str(out), steps, seed, minutes, evaluate, team_preset, log, surface)
     elif model is None:
         from gencoord.train.tiny import TinyPreset, train_tiny  # noqa: PLC0415
 
@@ -249,7 +249,7 @@ def _train_checkpoint(
     if spec.records is Records.TEAM:
         from gencoord.train.team import fixed_team_rows, team_evaluation_rows  # noqa: PLC0415
 
-        rows, evaluation = fixed_team_rows(), team_evaluation_rows(evaluate, seed)
+        rows, evaluation = fixed_team_rows(surface=spec.surface), team_evaluation_rows(evaluate, seed, spec.surface)
     else:
         rows = fixed_training_rows(spec)
     data = write_rows(rows, out / "data", "training", spec)

@@ -94,6 +94,13 @@ def say_proposal(proposal: Proposal, lead: str, peer: str) -> list[str]:
     return turns
 
 
+def say_plan(proposal: Proposal, lead: str) -> str:
+    """The whole plan in one message, as a speaking lead writes it: its own steps, then each teammate's."""
+    mine = f"I will {say_path(proposal.self_plan)}." if proposal.self_plan else _NOTHING
+    theirs = [f"{request.target}, please {say_path(request.plan)}." for request in proposal.peer_requests]
+    return " ".join([f"Hi team, {lead} here. Here is the plan.", mine, *theirs, DONE])
+
+
 def say_step(step: Task, lead: str) -> str:
     """The peer's answer to a turn that is not the last: it takes the step on and asks for the next."""
     return receiver_turn((step,), lead, finished=False)

@@ -84,7 +84,12 @@ class ModelSpec:
             raise ConfigError(
                 "RECORDS_SURFACE", "composition records are the Direct Short DSL row: Short DSL, direct target only"
             )
-        if self.records is not Records.ALL and (self.surface == SurfaceName.FREEFORM or self.horizon is Horizon.SINGLE):
+        team_words = self.records is Records.TEAM and self.surface == SurfaceName.FREEFORM  # the team dialogue
+        if (
+            self.records is not Records.ALL
+            and not team_words
+            and (self.surface == SurfaceName.FREEFORM or self.horizon is Horizon.SINGLE)
+        ):
             raise ConfigError(
                 "RECORDS_SURFACE",
                 f"{self.records.value} records have no free-form turns and no single-step horizon",

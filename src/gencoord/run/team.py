@@ -37,7 +37,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
-from gencoord.backends.base import Backend
+from gencoord.backends.base import Backend, speaks
 from gencoord.backends.peer import RulePeer
 from gencoord.backends.planner import PlannerBackend
 from gencoord.dsl import team_dialogue
@@ -157,18 +157,25 @@ class _Speaker:
             raise ParseError("UNKNOWN_ITEM", f"ASK FOR names {goal[:40]!r}, which is not an item")
         return recipe_closure(planning_game(self.task, self.prior), goal)
 
-    def have(self, said: str, peer: str, lead: str, query: SupplyQuery) -> str:
-        """Carry ``peer``'s answer to the lead; what the lead heard comes back (a typed line)."""
+    def have(self, said: str, peer: str, lead: str, query: SupplyQuery, spoken: bool = False) -> str:
+        """Carry ``peer``'s answer to the lead; what the lead heard comes back (a typed line).
+
+        ``spoken``: the peer wrote its own words, which go on the wire as written and are read
+        by the extractor; otherwise its typed line is said in controlled sentences.
+        """
         if not self.free:
             return self.wire.send(peer, lead, "HAVE", said)
+        if spoken:
+            return team_dialogue.hear_have(self.wire.send(peer, lead, "HAVE", said))
         reply = parse_answer(said, query)  # a peer's own line, read before it is put into words
         sent = self.wire.send(peer, lead, "HAVE", team_dialogue.say_have(reply.holds, reply.cannot, lead, peer))
         return team_dialogue.hear_have(sent)
 
-    def propose(self, proposal: Proposal, lead: str, peer: str) -> Proposal:
-        """Deliver the commitment to ``peer``; what the peer heard comes back."""
+    def propose(self, proposal: Proposal, lead: str, peer: str) -> tuple[Proposal, str]:
+        """Deliver the commitment to ``peer``; what the peer heard comes back, and the text it heard it in."""
         if not self.free:
-            return self.prior.parse(self.wire.send(lead, peer, "PROPOSAL", self.prior.serialize(proposal)))
+            sent = self.wire.send(lead, peer, "PROPOSAL", self.prior.serialize(proposal))
+            return self.prior.parse(sent), sent
         turns = team_dialogue.say_proposal(proposal, lead, peer)
         heard = []
         for index, turn in enumerate(turns):
@@ -176,16 +183,24 @@ class _Speaker:
             if index < len(turns) - 1:  # the peer takes each step on; its answer to the last turn is its decision
                 steps = next(r.plan for r in proposal.peer_requests if r.target == peer)
                 self.wire.send(peer, lead, "DIALOGUE", team_dialogue.say_step(steps[index], lead))
-        return team_dialogue.hear_proposal(" ".join(heard), self.prior.vocab)
+        return team_dialogue.hear_proposal(" ".join(heard), self.prior.vocab), " ".join(heard)
 
-    def respond(self, said: str, heard: Proposal, peer: str, lead: str) -> Response:
+    def relay(self, words: str, lead: str, peer: str) -> tuple[Proposal, str]:
+        """A speaking lead's own words to ``peer``, whole (the free-form convention lets every peer hear the
+        whole plan); what the peer heard comes back."""
+        sent = self.wire.send(lead, peer, "PROPOSAL", words)
+        return team_dialogue.hear_proposal(sent, self.prior.vocab), sent
+
+    def respond(self, said: str, heard: Proposal, peer: str, lead: str, spoken: bool = False) -> Response:
         """Carry ``peer``'s decision to the lead; what the lead heard comes back, checked."""
         if not self.free:
             return heard_response(self.wire.send(peer, lead, "RESPONSE", said))
+        if spoken:
+            return heard_response(team_dialogue.hear_response(self.wire.send(peer, lead, "RESPONSE", said)))
         response = heard_response(said)
         last = next(r.plan for r in heard.peer_requests if r.target == peer)[-1]
-        spoken = team_dialogue.say_response(response.decision, dict(response.extra), lead, last)
-        return heard_response(team_dialogue.hear_response(self.wire.send(peer, lead, "RESPONSE", spoken)))
+        words = team_dialogue.say_response(response.decision, dict(response.extra), lead, last)
+        return heard_response(team_dialogue.hear_response(self.wire.send(peer, lead, "RESPONSE", words)))
 
 
 def heard_response(text: str) -> Response:
@@ -260,6 +275,11 @@ class Peers:
             name, "peer", lead, None, (), {}, own.inventory, self.refs, {}, self.surface, blocked=blocked
         )
 
+    @property
+    def spoken(self) -> bool:
+        """The peers write their own words (a speaking backend on the free-form surface)."""
+        return self.surface is SurfaceName.FREEFORM and speaks(self.backend)
+
     def say(self, name: str, lead: str, stage: Stage, delivered: str) -> str:
         request = GenerationRequest(name, stage, lead, delivered_request=delivered)
         reply = self.backend.generate(self.context(name, lead), request)
@@ -267,13 +287,15 @@ class Peers:
         return reply.text
 
     def have(self, name: str, lead: str, query: SupplyQuery) -> str:
-        """``name``'s HAVE line for the question as it understood it: every asked item named, however many
+        """``name``'s answer to the question as it understood it: every asked item named, however many
         (a question that arrives as ``ASK FOR <goal>`` reaches the peer expanded by its own prior)."""
         return self.say(name, lead, Stage.TEAM_HAVE, SupplyQuery(query.items).serialize())
 
-    def decide(self, name: str, lead: str, heard: Proposal, prior: Prior) -> str:
-        """``name``'s decision line on the projection it heard."""
-        return self.say(name, lead, Stage.TEAM_RESPONSE, prior.serialize(heard))
+    def decide(self, name: str, lead: str, heard: Proposal, prior: Prior, words: str | None = None) -> str:
+        """``name``'s decision on what it heard: the projection as a typed record, or the words a speaking
+        peer heard them in."""
+        delivered = words if words is not None and self.spoken else prior.serialize(heard)
+        return self.say(name, lead, Stage.TEAM_RESPONSE, delivered)
 
 
 def corrected(view: Viewed, peer: str, response: Response) -> Viewed:
@@ -422,12 +444,17 @@ def run_team_task(
             reply = backend.generate(_context(view, lead, episode, surface), request)
             generations.append(Generation(lead, Stage.TEAM_LEAD.value, reply))
             result = replace(result, rounds=round_index)
-            proposal = prior.parse(reply.text)
+            spoken = speaker.free and speaks(backend)  # a speaking lead's words are its message, read by the extractor
+            proposal = team_dialogue.hear_proposal(reply.text, prior.vocab) if spoken else prior.parse(reply.text)
             check_proposal(proposal, lead, prior, episode)
             responses = {}
             for target in (request.target for request in proposal.peer_requests):
-                heard = speaker.propose(projected(proposal, target), lead, target)
-                responses[target] = speaker.respond(peers.decide(target, lead, heard, prior), heard, target, lead)
+                if spoken:
+                    heard, words = speaker.relay(reply.text, lead, target)
+                else:
+                    heard, words = speaker.propose(projected(proposal, target), lead, target)
+                said = peers.decide(target, lead, heard, prior, words)
+                responses[target] = speaker.respond(said, heard, target, lead, peers.spoken)
             refused = {peer: response for peer, response in responses.items() if response.decision != "ACCEPT"}
             if not refused:
                 holdings = {agent.name: dict(agent.inventory) for agent in view.agents}
@@ -557,6 +584,7 @@ def _gather_view(task: TeamTask, lead: str, prior: Prior, speaker: _Speaker, pee
             agents.append(agent)
             continue
         heard = speaker.ask(query, lead, agent.name)
-        said = parse_answer(speaker.have(peers.have(agent.name, lead, heard), agent.name, lead, query), query)
+        told = speaker.have(peers.have(agent.name, lead, heard), agent.name, lead, query, peers.spoken)
+        said = parse_answer(told, query)
         agents.append(TeamAgent(name=agent.name, inventory=dict(said.holds), blocked=list(said.cannot)))
     return task.model_copy(update={"agents": agents})

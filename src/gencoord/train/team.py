@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass
 import torch
 
 from gencoord import __version__
+from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
 from gencoord.models.codec import SLOT_TOKENS, TextCodec
 from gencoord.models.manifest import CheckpointManifest, TrainReport
@@ -38,7 +39,6 @@ from gencoord.train.tiny import TinyPreset, build_model, build_tokenizer
 TEAM_PIECES = r"[a-z_]+\.[a-z_]+\(|[A-Za-z_]+|\d| > |\n|."
 """Skill calls stay whole; a name is its own piece (``tuff=4`` is ``tuff``, ``=``, ``4``), so it can be a slot."""
 
-TEAM_SPEC = ModelSpec(records=Records.TEAM, compact=True)
 SHARES = ((Stage.TEAM_LEAD, 0.5), (Stage.TEAM_HAVE, 0.2), (Stage.TEAM_RESPONSE, 0.3))
 """Each batch's rows by stage."""
 VOCABULARY_ROWS = 2_000
@@ -52,10 +52,11 @@ class TeamPreset(TinyPreset):
     kv_heads: int = 2
     head_dim: int = 32
     ffn: int = 512
-    lr: float = 2e-3
+    lr: float = 3e-3
     warmup: int = 100
     batch: int = 16
     slot_names: bool = True
+    dealt_at_random: bool = False  # slots dealt at random per row; False: in order of first occurrence, as at run time
 
 
 def _by_stage(rows: Iterator[SupervisionRow]) -> Callable[[Stage], SupervisionRow]:
@@ -87,21 +88,25 @@ FINE_TUNE_ROWS = 4_000
 """Rows of a fine-tune's fixed training set (the paper's fine-tunes train on a fixed set of ~2,000 rows)."""
 
 
-def fixed_team_rows(count: int = FINE_TUNE_ROWS) -> list[SupervisionRow]:
+def fixed_team_rows(count: int = FINE_TUNE_ROWS, surface: SurfaceName = SurfaceName.DSL) -> list[SupervisionRow]:
     """The one set of team rows a fine-tune trains on, for every seed (as the paper's seeds share one data hash)."""
-    return list(itertools.islice(team_rows(team_prior(), 0, TRAINING), count))
+    return list(itertools.islice(team_rows(team_prior(), 0, TRAINING, surface), count))
 
 
-def team_evaluation_rows(count: int, seed: int) -> tuple[list[SupervisionRow], list[SupervisionRow]]:
+def team_evaluation_rows(
+    count: int, seed: int, surface: SurfaceName = SurfaceName.DSL
+) -> tuple[list[SupervisionRow], list[SupervisionRow]]:
     """``count`` rows of each stage from training item families and from held-out ones."""
-    seen = [row for rows in held_out_rows(count, seed, TRAINING).values() for row in rows]
-    unseen = [row for rows in held_out_rows(count, seed, HELD_OUT).values() for row in rows]
+    seen = [row for rows in held_out_rows(count, seed, TRAINING, surface).values() for row in rows]
+    unseen = [row for rows in held_out_rows(count, seed, HELD_OUT, surface).values() for row in rows]
     return seen, unseen
 
 
-def held_out_rows(count: int, seed: int, split: str) -> dict[str, list[SupervisionRow]]:
+def held_out_rows(
+    count: int, seed: int, split: str, surface: SurfaceName = SurfaceName.DSL
+) -> dict[str, list[SupervisionRow]]:
     """``count`` rows of each stage from ``split``, drawn with their own seed (never the training stream's)."""
-    next_of = _by_stage(team_rows(team_prior(), seed + 10_000, split))
+    next_of = _by_stage(team_rows(team_prior(), seed + 10_000, split, surface))
     return {stage.value: [next_of(stage) for _ in range(count)] for stage, _ in SHARES}
 
 
@@ -113,8 +118,14 @@ def train_team(
     evaluate: int = 32,
     preset: TeamPreset | None = None,
     log: Callable[[int, float], None] | None = None,
+    surface: SurfaceName = SurfaceName.DSL,
 ) -> TrainReport:
-    """Train the team model for ``steps`` (or until ``minutes`` pass), score it, save model + tokenizer + manifest."""
+    """Train the team model for ``steps`` (or until ``minutes`` pass), score it, save model + tokenizer + manifest.
+
+    ``surface``: typed lines (the Short DSL) or the team dialogue's sentences, which a model so
+    trained writes and reads under the free-form surface.
+    """
+    spec = ModelSpec(records=Records.TEAM, surface=surface, compact=True)
     from pathlib import Path  # noqa: PLC0415  (kept local: ``out`` arrives as text from the command line)
 
     if steps <= 0 or (minutes is not None and minutes <= 0):
@@ -123,7 +134,7 @@ def train_team(
     torch.set_num_threads(preset.threads)
     prior = team_prior()
     rng = random.Random(seed)
-    vocabulary_rows = list(itertools.islice(team_rows(prior, seed + 1), VOCABULARY_ROWS))
+    vocabulary_rows = list(itertools.islice(team_rows(prior, seed + 1, TRAINING, surface), VOCABULARY_ROWS))
     texts = [text for row in vocabulary_rows for text in (row.prompt, row.target)]
     codec = TextCodec(build_tokenizer(texts, item_names(), TEAM_PIECES, len(SLOT_TOKENS)))
     model = build_model(codec.tokenizer.get_vocab_size(), preset, seed)
@@ -136,14 +147,14 @@ def train_team(
         return 0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress))
 
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
-    next_of = _by_stage(team_rows(prior, seed, TRAINING))
+    next_of = _by_stage(team_rows(prior, seed, TRAINING, surface))
     started = time.perf_counter()
     deadline = None if minutes is None else started + 60 * minutes
     losses: list[float] = []
     model.train()
     for step in range(steps):
         batch = _batch(next_of, preset.batch, rng)
-        ids, labels, mask = masked_batch(batch, codec, rng)
+        ids, labels, mask = masked_batch(batch, codec, rng if preset.dealt_at_random else None)
         loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
         optimizer.zero_grad()
         loss.backward()
@@ -157,7 +168,7 @@ def train_team(
             break
     seconds = time.perf_counter() - started
     model.train(False)
-    seen, unseen = team_evaluation_rows(evaluate, seed)
+    seen, unseen = team_evaluation_rows(evaluate, seed, surface)
     report = TrainReport(
         steps=len(losses),
         seconds=seconds,
@@ -172,9 +183,9 @@ def train_team(
     folder.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(folder)
     codec.tokenizer.save(str(folder / "tokenizer.json"))
-    config_text = json.dumps({"spec": TEAM_SPEC.fields(), "preset": asdict(preset)}, sort_keys=True)
+    config_text = json.dumps({"spec": spec.fields(), "preset": asdict(preset)}, sort_keys=True)
     CheckpointManifest.of(
-        TEAM_SPEC,
+        spec,
         kind="tiny",
         seed=seed,
         config_sha256=hashlib.sha256(config_text.encode()).hexdigest(),

@@ -25,9 +25,13 @@ from gencoord.backends.base import Backend
 from gencoord.backends.peer import RulePeer
 from gencoord.backends.planner import PlannerBackend
 from gencoord.backends.team_input import team_input
+from gencoord.dsl import team_dialogue
+from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import GencoordError
 from gencoord.prior.prior import Prior
 from gencoord.protocol.generation import GenerationRequest, Reply, Stage
+from gencoord.protocol.response import parse_response
+from gencoord.protocol.supply import SupplyQuery, parse_answer
 from gencoord.run.team import run_team_task
 from gencoord.tasks.context import LocalContext
 from gencoord.tasks.generate import random_mindcraft_task
@@ -83,16 +87,44 @@ def _row(stage: Stage, prompt: str, target: str, task: TeamTask, split: str) -> 
     return SupervisionRow(stage.value, prompt, target, task.id, task.goal.item, item_family(task.goal.item), 0, split)
 
 
-def task_rows(task: TeamTask, prior: Prior, rng: random.Random, split: str) -> list[SupervisionRow]:
-    """Every message of ``task``'s planner-led run as a row, and each decision's two counterfactuals."""
+def task_rows(
+    task: TeamTask, prior: Prior, rng: random.Random, split: str, surface: SurfaceName = SurfaceName.DSL
+) -> list[SupervisionRow]:
+    """Every message of ``task``'s planner-led run as a row, and each decision's two counterfactuals.
+
+    Under the free-form surface each row is said in the team dialogue's words, as a speaking
+    agent writes and hears it (``dsl/team_dialogue.py``): the lead's whole plan in one message,
+    a peer's answer and decision in sentences, and a peer hearing the lead's plan in words.
+    """
     lead, peers = Recorder(PlannerBackend(prior)), Recorder(RulePeer(prior))
-    run_team_task(task, prior, lead_backend=lead, peer_backend=peers)
+    run_team_task(task, prior, surface=surface, lead_backend=lead, peer_backend=peers)
     rows = []
     for context, request, reply in [*lead.heard, *peers.heard]:
-        rows.append(_row(request.stage, team_input(context, request, prior), reply.text, task, split))
+        rows.append(_said_row(context, request, reply.text, prior, task, split))
         if request.stage is Stage.TEAM_RESPONSE:
             rows += _counterfactuals(context, request, prior, task, split, rng)
     return rows
+
+
+def _said_row(
+    context: LocalContext, request: GenerationRequest, typed: str, prior: Prior, task: TeamTask, split: str
+) -> SupervisionRow:
+    """The row of one message: as typed, or in words under the free-form surface."""
+    if context.surface is not SurfaceName.FREEFORM:
+        return _row(request.stage, team_input(context, request, prior), typed, task, split)
+    delivered = request.delivered_request or ""
+    if request.stage is Stage.TEAM_LEAD:
+        said = team_dialogue.say_plan(prior.parse(typed), context.agent)
+    elif request.stage is Stage.TEAM_HAVE:
+        answer = parse_answer(typed, SupplyQuery(tuple(delivered.split(" ")[1:])))
+        said = team_dialogue.say_have(answer.holds, answer.cannot, request.peer, context.agent)
+    else:
+        heard = prior.parse(delivered)
+        response = parse_response(typed)
+        last = next(r.plan for r in heard.peer_requests if r.target == context.agent)[-1]
+        said = team_dialogue.say_response(response.decision, dict(response.extra), request.peer, last)
+        request = replace(request, delivered_request=team_dialogue.say_plan(heard, request.peer))
+    return _row(request.stage, team_input(context, request, prior), said, task, split)
 
 
 def _counterfactuals(
@@ -102,29 +134,28 @@ def _counterfactuals(
     assert request.delivered_request is not None
     proposal = prior.parse(request.delivered_request)
     mine = next(r.plan for r in proposal.peer_requests if r.target == context.agent)
-    rule, rows = RulePeer(prior), []
+    rule = RulePeer(prior)
     held = sorted(item for item in context.inventory if any(t.get("item") == item for t in mine))
+    variants: list[LocalContext] = []
     if held:
         item = rng.choice(held)
         bag = {**context.inventory, item: context.inventory[item] - 1}
-        short = replace(context, inventory={k: v for k, v in bag.items() if v > 0})
-        rows.append(_row(request.stage, team_input(short, request, prior), _said(rule, short, request), task, split))
-    barred = replace(context, blocked=tuple(sorted({*context.blocked, rng.choice(mine).skill})))
-    rows.append(_row(request.stage, team_input(barred, request, prior), _said(rule, barred, request), task, split))
-    return rows
+        variants.append(replace(context, inventory={k: v for k, v in bag.items() if v > 0}))
+    variants.append(replace(context, blocked=tuple(sorted({*context.blocked, rng.choice(mine).skill}))))
+    return [
+        _said_row(variant, request, rule.generate(variant, request).text, prior, task, split) for variant in variants
+    ]
 
 
-def _said(peer: RulePeer, context: LocalContext, request: GenerationRequest) -> str:
-    return peer.generate(context, request).text
-
-
-def team_rows(prior: Prior, seed: int, split: str = TRAINING) -> Iterator[SupervisionRow]:
+def team_rows(
+    prior: Prior, seed: int, split: str = TRAINING, surface: SurfaceName = SurfaceName.DSL
+) -> Iterator[SupervisionRow]:
     """Endless rows of ``split``: a fresh task each time, its rows shuffled; deterministic in ``seed``."""
     rng = random.Random(seed)
     while True:
         task = draw_task(prior, rng, split)
         try:
-            rows = task_rows(task, prior, rng, split)
+            rows = task_rows(task, prior, rng, split, surface)
         except GencoordError:  # a drawn task the planner cannot carry out gives no row to learn from
             continue
         rng.shuffle(rows)
