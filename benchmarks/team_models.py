@@ -7,7 +7,10 @@ peers; the planner leading with model peers). Tasks: generated MINDcraft-format 
 item families held out of the model's training (``gencoord.train.team_data``), and MINDcraft's own
 crafting train file, which the model never saw. Per setting it reports success by agent count,
 and per role (lead; peers' HAVE and decision lines) the mean time to write a message, output tokens
-per message, and how many runs ended in a parse failure. Results: benchmarks/results/team_models.json.
+per message, and how many runs ended in a parse failure; and the dialogue on identical tasks: bytes,
+tokens, messages, rounds, parse failures and success of the Short DSL against words (controlled
+sentences said for the rules, and a team model trained on words speaking its own, where one is
+shipped). Results: benchmarks/results/team_models.json.
 Not a test; timings are this machine's, compare them as ratios within one run.
 """
 
@@ -29,6 +32,8 @@ from rich.table import Table
 
 from gencoord import __version__
 from gencoord.backends.registry import team_players
+from gencoord.dsl.surface import SurfaceName
+from gencoord.models.manifest import MANIFEST
 from gencoord.prior.load import team_prior
 from gencoord.run.team import TeamResult, run_team_task
 from gencoord.tasks.team import TeamTask
@@ -37,29 +42,41 @@ from gencoord.train.team_data import HELD_OUT, draw_task
 
 ROOT = Path(__file__).parents[1]
 CHECKPOINT = ROOT / "src" / "gencoord" / "experiments" / "checkpoints" / "tiny-team"
+WORDS = CHECKPOINT.with_name("tiny-team-words")
 MINDCRAFT = ROOT.parent / "shared" / "data" / "mindcraft" / "crafting" / "filtered_train_tasks.json"
 ROLES = {"team_lead": "lead", "team_have": "peer HAVE", "team_response": "peer decision"}
 
 
-def settings(checkpoint: Path) -> dict[str, str]:
+def settings(checkpoint: Path, words: Path) -> list[tuple[str, str, SurfaceName]]:
+    """(name, roles, surface): the reference, the team model in every role and in each role alone, and the
+    dialogue: controlled sentences said for the rules, and a team model trained on words speaking its own."""
     model, constrained = f"model:{checkpoint}", f"constrained:{checkpoint}"
-    return {
-        "planner + rule peers": "planner",
-        "model, every role": f"lead={model},peers={model}",
-        "constrained model, every role": f"lead={constrained},peers={constrained}",
-        "constrained model leads, rule peers": f"lead={constrained},peers=rule",
-        "planner leads, constrained model peers": f"lead=planner,peers={constrained}",
-    }
+    rows = [
+        ("planner + rule peers", "planner", SurfaceName.DSL),
+        ("model, every role", f"lead={model},peers={model}", SurfaceName.DSL),
+        ("constrained model, every role", f"lead={constrained},peers={constrained}", SurfaceName.DSL),
+        ("constrained model leads, rule peers", f"lead={constrained},peers=rule", SurfaceName.DSL),
+        ("planner leads, constrained model peers", f"lead=planner,peers={constrained}", SurfaceName.DSL),
+        ("planner + rule peers, controlled sentences", "planner", SurfaceName.FREEFORM),
+    ]
+    if (words / MANIFEST).exists():
+        rows.append(
+            ("model trained on words, every role", f"lead=model:{words},peers=model:{words}", SurfaceName.FREEFORM)
+        )
+    return rows
 
 
-def measure(name: str, roles: str, suites: dict[str, list[TeamTask]]) -> dict[str, Any]:
+def measure(name: str, roles: str, surface: SurfaceName, suites: dict[str, list[TeamTask]]) -> dict[str, Any]:
     prior = team_prior()
     players = team_players(roles, prior)
     results: dict[str, list[TeamResult]] = {
-        suite: [run_team_task(task, prior, lead_backend=players.lead, peer_backend=players.peers) for task in tasks]
+        suite: [
+            run_team_task(task, prior, surface=surface, lead_backend=players.lead, peer_backend=players.peers)
+            for task in tasks
+        ]
         for suite, tasks in suites.items()
     }
-    row: dict[str, Any] = {"setting": name, "roles": roles, "suites": {}}
+    row: dict[str, Any] = {"setting": name, "roles": roles, "surface": surface.value, "suites": {}}
     for suite, done in results.items():
         by_agents: dict[int, list[bool]] = defaultdict(list)
         for result in done:
@@ -80,6 +97,10 @@ def measure(name: str, roles: str, suites: dict[str, list[TeamTask]]) -> dict[st
             "success": sum(r.success for r in done) / len(done),
             "by_agents": {n: f"{sum(w)}/{len(w)}" for n, w in sorted(by_agents.items())},
             "parse_failures": sum(r.failure == "PARSE_FAILURE" for r in done),
+            "wire_bytes": statistics.fmean(r.wire.total_bytes for r in done),
+            "messages": statistics.fmean(len(r.wire.messages) for r in done),
+            "rounds": statistics.fmean(r.rounds for r in done),
+            "tokens": statistics.fmean(r.tokens or 0 for r in done),
             "codes": dict(sorted(_codes(done).items())),
             "time_to_commitment_s": statistics.fmean(r.seconds.get("protocol", 0.0) for r in done),
             "roles": per_role,
@@ -98,6 +119,7 @@ def _codes(results: list[TeamResult]) -> dict[str, int]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--checkpoint", type=Path, default=CHECKPOINT)
+    parser.add_argument("--words", type=Path, default=WORDS, help="a team model trained on the dialogue's words")
     parser.add_argument("--tasks", type=int, default=60, help="held-out generated tasks")
     parser.add_argument("--mindcraft", type=Path, default=MINDCRAFT)
     parser.add_argument("--seed", type=int, default=20261204)
@@ -109,11 +131,12 @@ def main() -> None:
     if args.mindcraft.exists():
         suites["MINDcraft crafting train"] = list(read_task_file(args.mindcraft, prior=prior).tasks)
     started = time.perf_counter()
-    rows = [measure(name, roles, suites) for name, roles in settings(args.checkpoint).items()]
+    rows = [measure(name, roles, surface, suites) for name, roles, surface in settings(args.checkpoint, args.words)]
     console = Console()
     for suite, tasks in suites.items():
         table = Table(title=f"{suite}: {len(tasks)} tasks")
-        for column in ("setting", "success", "by agents", "parse failures", "lead ms", "HAVE ms", "decision ms"):
+        columns = ("setting", "success", "by agents", "parse failures", "wire B", "tokens", "lead ms", "HAVE ms")
+        for column in (*columns, "decision ms"):
             table.add_column(column)
         for row in rows:
             cell = row["suites"][suite]
@@ -123,6 +146,8 @@ def main() -> None:
                 f"{100 * cell['success']:.1f}%",
                 " ".join(f"{n}:{w}" for n, w in cell["by_agents"].items()),
                 str(cell["parse_failures"]),
+                f"{cell['wire_bytes']:.0f}",
+                f"{cell['tokens']:.0f}",
                 *(f"{roles[r]['mean_ms']:.0f}" if r in roles else "–" for r in ("lead", "peer HAVE", "peer decision")),
             )
         console.print(table)
