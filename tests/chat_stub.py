@@ -105,7 +105,7 @@ def _bag(text: str) -> dict[str, int]:
 
 def team_answer(prompt: str) -> str:
     """The deterministic player's answer, in typed lines or, when the prompt says so, in the dialogue's words."""
-    from gencoord.backends.peer import RulePeer  # noqa: PLC0415
+    from gencoord.backends.peer import READY, RulePeer  # noqa: PLC0415
     from gencoord.dsl import team_dialogue  # noqa: PLC0415
     from gencoord.planning.planner import plan_team  # noqa: PLC0415
     from gencoord.prior.load import team_prior  # noqa: PLC0415
@@ -133,7 +133,8 @@ def team_answer(prompt: str) -> str:
     bag = _bag(re.search(r"^bag \S+: (.+)$", prompt, re.MULTILINE).group(1))  # type: ignore[union-attr]
     blocked = tuple(lines.get("cannot", "").split())
     lead = lines["lead"]
-    context = LocalContext(agent, "peer", lead, None, (), {}, bag, {}, {}, blocked=blocked)
+    private = {READY: lines["ready"]} if "ready" in lines else {}
+    context = LocalContext(agent, "peer", lead, None, (), {}, bag, {}, private, blocked=blocked)
     delivered = lines["incoming"].replace(" / ", "\n")
     if stage is Stage.TEAM_RESPONSE and words:
         heard = team_dialogue.hear_proposal(delivered, prior.vocab)

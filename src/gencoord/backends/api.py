@@ -86,6 +86,16 @@ TEAM_RULES = {
         "COUNTER reason=SHORT item=<item> have=<count> when you hold too few of an item your tasks use;\n"
         "REJECT reason=BLOCKED_SKILL skill=<skill> when a task uses a skill you cannot use."
     ),
+    Stage.GATE_HELP: (
+        "You are a teammate a blocked agent asks for help. Your bag lists what you can spare without hurting your "
+        "own work; 'ready' lists tasks of your own you can start now. The REQ line naming you is what you are "
+        "asked. Answer with one line and nothing else:\n"
+        "ACCEPT reason=ALREADY_PLANNED when every task asked of you is one of your ready tasks;\n"
+        "ACCEPT reason=CAN_SUPPLY when you can make every delivery from what you can spare;\n"
+        "COUNTER reason=SHORT item=<item> have=<count> when you can spare only part of a delivery;\n"
+        "REJECT reason=CANNOT_SUPPLY item=<item> when you can spare none of an item asked;\n"
+        "REJECT reason=NOT_READY for any other task."
+    ),
 }
 
 

@@ -1,16 +1,19 @@
-"""The rule peer of a team task: what a teammate answers from its own bag, with zero model calls.
+"""The rule peer of a team task (and the gate's helper): what a teammate answers from its own bag, zero model calls.
 
 A team peer speaks twice: it answers the lead's supply question (``HAVE``, the counts of the
 asked items it holds and the skills it cannot use) and it decides on the projection of a
 proposal it receives (``ACCEPT``, ``COUNTER`` with the item it holds too few of, or ``REJECT``
 with the skill it cannot use). Any backend can play a peer by writing those two lines
 (stages ``team_have`` and ``team_response``); this one is the truthful deterministic rule
-every other is measured against, and the default.
+every other is measured against, and the default. In the escalation gate the same peer is the
+helper asked for items (stage ``gate_help``): it answers from what it can spare, by the gate's rule.
 """
 
 from __future__ import annotations
 
-from gencoord.dsl.ast import Path, Proposal
+from collections.abc import Mapping
+
+from gencoord.dsl.ast import Path, Proposal, Task
 from gencoord.errors import ConfigError, ResolutionError
 from gencoord.prior.ledger import consumption, production
 from gencoord.prior.prior import Prior
@@ -22,7 +25,11 @@ from gencoord.protocol.supply import SupplyQuery, answer
 from gencoord.tasks.context import LocalContext
 from gencoord.tasks.team import TeamAgent
 
-PEER_STAGES = (Stage.TEAM_HAVE, Stage.TEAM_RESPONSE)
+PEER_STAGES = (Stage.TEAM_HAVE, Stage.TEAM_RESPONSE, Stage.GATE_HELP)
+READY = "ready"
+"""A gate helper's private field: its own nodes it could start now (what a dependency escalation asks), one task
+each, joined by :data:`READY_SEPARATOR` (they are no path: a path is capped at the prior's length)."""
+READY_SEPARATOR = " | "
 
 
 def own_agent(context: LocalContext) -> TeamAgent:
@@ -64,6 +71,30 @@ def _first_short(path: Path, peer: TeamAgent, prior: Prior) -> tuple[str, int]:
     return "", 0
 
 
+def helper_decision(path: Path, ready: set[Task], spare: Mapping[str, int]) -> Response:
+    """A gate helper's answer to the path asked of it (the escalation gate's rule).
+
+    A node of its own it can start now (what a dependency escalation asks) is accepted as
+    planned; a delivery from spare items is accepted; a delivery it can only partly
+    cover is countered with what it has; anything else is rejected.
+    """
+    short: tuple[str, int] | None = None
+    for task in path:
+        if task in ready:
+            continue
+        item, count = task.get("item"), task.get("q")
+        if task.skill != "resource.deliver" or not task.has("to") or not isinstance(item, str):
+            return Response("REJECT", "NOT_READY")
+        have = spare.get(item, 0)
+        if isinstance(count, int) and have < count:
+            if have <= 0:
+                return Response("REJECT", "CANNOT_SUPPLY", extra=(("item", item),))
+            short = short or (item, have)
+    if short is not None:
+        return Response("COUNTER", "SHORT", extra=(("item", short[0]), ("have", str(short[1]))))
+    return Response("ACCEPT", "ALREADY_PLANNED" if all(task in ready for task in path) else "CAN_SUPPLY")
+
+
 class RulePeer:
     """The truthful peer: its counts of what was asked, and the ledger check of the path it is asked to run."""
 
@@ -80,4 +111,10 @@ class RulePeer:
         if request.stage is Stage.TEAM_RESPONSE and request.delivered_request is not None:
             proposal = self.prior.parse(request.delivered_request)
             return Reply(peer_decision(proposal, agent, request.peer, self.prior).serialize(), model_calls=0)
+        if request.stage is Stage.GATE_HELP and request.delivered_request is not None:
+            proposal = self.prior.parse(request.delivered_request)
+            path = next(r.plan for r in proposal.peer_requests if r.target == context.agent)
+            listed = context.private[READY].split(READY_SEPARATOR) if READY in context.private else []
+            ready = {task for text in listed for task in self.prior.parse_path(text)}
+            return Reply(helper_decision(path, ready, context.inventory).serialize(), model_calls=0)
         raise ConfigError("BACKEND_STAGE", f"a team peer answers {', '.join(PEER_STAGES)}, not {request.stage.value}")

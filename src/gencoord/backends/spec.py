@@ -232,6 +232,13 @@ PairBackendName = Annotated[
 ]
 """A backend that plays the two agents of the paper's episodes."""
 
+PeerBackendName = Annotated[
+    BackendSpec,
+    PlainValidator(_in_role(lambda family: family.answers_teams, "cannot answer as a team peer")),
+    *_AS_NAME,
+]
+"""A backend that answers as a team peer (and as the gate's helper)."""
+
 ROLE_SEPARATOR = "="
 ROLES = ("lead", "peers")
 DEFAULT_PEERS = "rule"

@@ -5,7 +5,8 @@ A team model plays the lead (stage ``team_lead``: the n-party SELF+REQ) and the 
 input carries only what that agent knows: the lead its own bag, what peers answered, the
 public goal and world, and the shared recipes the team's plan runs (MINDcraft's crafting
 plan, which its goal text and ``!getCraftingPlan`` give an agent); a peer its own bag, the
-skills it cannot use, and the question or projection it received. Every name a model must
+skills it cannot use, and the question or projection it received; a gate helper (``gate_help``)
+what it can spare, the nodes of its own it could start now, and the escalation's projection. Every name a model must
 write is in its input, so a name never seen in training can be copied.
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from gencoord.backends.peer import READY
 from gencoord.dsl.surface import SurfaceName
 from gencoord.planning.feasibility import TABLE, diagnose
 from gencoord.prior.prior import Prior
@@ -20,7 +22,7 @@ from gencoord.protocol.generation import GenerationRequest, Stage
 from gencoord.tasks.context import LocalContext
 from gencoord.tasks.team import TeamTask
 
-TEAM_STAGES = (Stage.TEAM_LEAD, Stage.TEAM_HAVE, Stage.TEAM_RESPONSE)
+TEAM_STAGES = (Stage.TEAM_LEAD, Stage.TEAM_HAVE, Stage.TEAM_RESPONSE, Stage.GATE_HELP)
 PROMPT_END = "\n>>>\n"
 
 
@@ -67,6 +69,8 @@ def team_input(context: LocalContext, request: GenerationRequest, prior: Prior) 
         lines.append(f"bag {context.agent}: {_bag(context.inventory)}")
         if context.blocked:
             lines.append("cannot " + " ".join(context.blocked))
+        if READY in context.private:  # a gate helper's own nodes it could start now
+            lines.append("ready " + context.private[READY])
         if request.delivered_request is not None:
             lines.append("incoming " + request.delivered_request.replace("\n", " / "))
     return "\n".join(lines) + PROMPT_END

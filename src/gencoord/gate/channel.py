@@ -12,8 +12,10 @@ from __future__ import annotations
 
 from collections import Counter
 
+from gencoord.backends.peer import READY, READY_SEPARATOR
 from gencoord.dsl.ast import Path, Task
-from gencoord.errors import GencoordError
+from gencoord.dsl.serialize import format_path
+from gencoord.errors import GencoordError, ParseError
 from gencoord.gate.core import AgentState, EpisodeState
 from gencoord.gate.exchange import (
     MAX_PROPOSALS,
@@ -23,7 +25,6 @@ from gencoord.gate.exchange import (
     Committed,
     Escalation,
     allocate,
-    decide,
     delivery,
     proposal_of,
 )
@@ -32,13 +33,15 @@ from gencoord.gate.state import IssueRecord
 from gencoord.gate.task_graphs import Node
 from gencoord.prior.contract import check_proposal
 from gencoord.prior.ledger import consumption
+from gencoord.protocol.generation import GenerationRequest, Stage
 from gencoord.protocol.resolve import resolve_team
-from gencoord.protocol.response import parse_response
+from gencoord.protocol.response import DECISIONS, Response, parse_response
 from gencoord.protocol.wire import WireMessage
 from gencoord.run.team import projected
 from gencoord.runtime.compile import compile_plan
 from gencoord.runtime.materialize import materialize, observable_effect
 from gencoord.runtime.verify import observe_handoff, unmet
+from gencoord.tasks.context import LocalContext
 
 
 class Channel(EpisodeState):
@@ -289,14 +292,36 @@ class Channel(EpisodeState):
             return
         waiting = agent.waiting
         if waiting is not None and message.sender in waiting.paths:
-            waiting.responses[message.sender] = parse_response(message.payload)
+            waiting.responses[message.sender] = heard(message.payload)
 
     def _answer(self, agent: AgentState, message: WireMessage) -> None:
-        proposal = self.prior.parse(message.payload)
-        path = next(r.plan for r in proposal.peer_requests if r.target == agent.name)
+        """The helper's backend answers from what it can spare and the nodes it could start now."""
         pending = self.pending(agent)
-        spare = self.spare(agent, pending)
-        ready = {n.task for n in pending if self.ready(n) and not self.missing(agent, n)}
-        response = decide(path, ready, spare)
+        spare = {item: count for item, count in self.spare(agent, pending).items() if count > 0}
+        ready = [n.task for n in pending if self.ready(n) and not self.missing(agent, n)]
+        private = {READY: READY_SEPARATOR.join(format_path((task,)) for task in ready)} if ready else {}
+        context = LocalContext(agent.name, "helper", message.sender, None, (), {}, spare, self.public.refs, private)
+        request = GenerationRequest(agent.name, Stage.GATE_HELP, message.sender, delivered_request=message.payload)
+        reply = self.helper.generate(context, request)
+        self.helper_calls += reply.model_calls
         self.think(agent)
-        self.send(WireMessage(agent.name, message.sender, RESPONSE, response.serialize()))
+        self.send(WireMessage(agent.name, message.sender, RESPONSE, reply.text))
+
+
+def heard(payload: str) -> Response:
+    """A helper's answer as the requester reads it; a line it cannot read is a refusal with the reader's code.
+
+    A helper is any backend, so its line is untrusted: a decision outside the three, or a
+    COUNTER without ``item`` and a count, refuses the request (and the requester's fallback
+    takes over) instead of stopping the episode.
+    """
+    try:
+        response = parse_response(payload)
+    except ParseError as error:
+        return Response("REJECT", error.reason)
+    fields = dict(response.extra)
+    if response.decision not in DECISIONS:
+        return Response("REJECT", "UNKNOWN_DECISION")
+    if response.decision == "COUNTER" and not (fields.get("item") and fields.get("have", "").isdecimal()):
+        return Response("REJECT", "MALFORMED_RESPONSE")
+    return response

@@ -11,6 +11,8 @@ from collections import Counter, deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
+from gencoord.backends.base import Backend
+from gencoord.backends.peer import RulePeer
 from gencoord.errors import MaterializationError, WorldError
 from gencoord.gate.config import GateConfig
 from gencoord.gate.exchange import Committed, Escalation, spare_of
@@ -62,9 +64,12 @@ class EpisodeState:
         executor: Executor,
         prior: Prior,
         thinking: Thinking | None = None,
+        helper: Backend | None = None,
     ) -> None:
         self.instance = instance
         self.thinking = thinking or Thinking()
+        self.helper = helper or RulePeer(prior)  # who answers an escalation for each helper
+        self.helper_calls = 0  # model calls helpers made
         self.thinking_s = 0.0  # world time agents spent writing messages
         self.job = instance.job
         self.condition = condition
@@ -124,7 +129,8 @@ class EpisodeState:
 
     def shared(self) -> tuple[object, ...]:
         """What an oracle rollout shares with this episode instead of copying: nothing of it changes."""
-        return (self.prior, self.game, self.physics, self.config, self.adjudicator, self.instance, self.public)
+        shared = (self.prior, self.game, self.physics, self.config, self.adjudicator, self.instance, self.public)
+        return (*shared, self.helper)
 
     def goal_reached(self) -> bool:
         return not unmet(self.job.goal, self.executor.snapshot())

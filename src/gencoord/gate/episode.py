@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from gencoord.backends.base import Backend
 from gencoord.gate.config import GateConfig, default_gate_config
 from gencoord.gate.core import WAIT_TICKS
 from gencoord.gate.issues import IssueDesk
@@ -52,6 +53,7 @@ class GateEpisode(IssueDesk):
             tuple(a.kind.value for a in self.instance.anomalies),
             self.steps if self.completion_steps is None else self.completion_steps,
             self.thinking_s,
+            self.helper_calls,
         )
 
     def play(self) -> None:
@@ -177,6 +179,7 @@ def run_gate_episode(
     executor: Executor | None = None,
     prior: Prior | None = None,
     thinking: Thinking | None = None,
+    helper: Backend | None = None,
 ) -> GateResult:
     prior = prior or default_prior()
     config = config or default_gate_config()
@@ -188,5 +191,6 @@ def run_gate_episode(
         executor or SimExecutor(prior.game),
         prior,
         thinking,
+        helper,
     )
     return episode.run()

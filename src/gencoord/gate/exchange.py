@@ -184,27 +184,3 @@ def spare_of(
         item: min(count, count + incoming.get(item, 0) - own_needs.get(item, 0)) - promised.get(item, 0)
         for item, count in held.items()
     }
-
-
-def decide(path: Path, ready: set[Task], spare: Mapping[str, int]) -> Response:
-    """A helper's answer to the path asked of it.
-
-    A node of its own it can start now (what a dependency escalation asks) is accepted as
-    planned; a delivery from spare items is accepted; a delivery it can only partly
-    cover is countered with what it has; anything else is rejected.
-    """
-    short: tuple[str, int] | None = None
-    for task in path:
-        if task in ready:
-            continue
-        item, count = task.get("item"), task.get("q")
-        if task.skill != "resource.deliver" or not task.has("to") or not isinstance(item, str):
-            return Response("REJECT", "NOT_READY")
-        have = spare.get(item, 0)
-        if isinstance(count, int) and have < count:
-            if have <= 0:
-                return Response("REJECT", "CANNOT_SUPPLY", extra=(("item", item),))
-            short = short or (item, have)
-    if short is not None:
-        return Response("COUNTER", "SHORT", extra=(("item", short[0]), ("have", str(short[1]))))
-    return Response("ACCEPT", "ALREADY_PLANNED" if all(task in ready for task in path) else "CAN_SUPPLY")

@@ -84,6 +84,7 @@ class GateResult:
     anomalies: tuple[str, ...]
     completion_steps: int  # executor actions until the goal's nodes were done (all taken, when never)
     thinking_s: float = 0.0  # world time agents spent writing messages (0 unless thinking is configured)
+    helper_calls: int = 0  # model calls the helpers' backend made (0: the rule helper)
 
     def record(self) -> dict[str, Any]:
         escalations = [i for i in self.issues if i.escalated]
@@ -99,6 +100,7 @@ class GateResult:
             "issues": [vars(issue) for issue in self.issues],
             "issue_count": len(self.issues),
             "thinking_s": round(self.thinking_s, 3),
+            "helper_model_calls": self.helper_calls,
             "moot_issues": sum(i.resolution == "moot" for i in self.issues),
             "resolved_locally": sum(i.resolution in ("local", "skipped") for i in self.issues),
             "escalations": len(escalations),

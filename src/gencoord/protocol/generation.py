@@ -58,6 +58,7 @@ class Stage(StrEnum):
     TEAM_LEAD = "team_lead"  # a team task: the lead's n-party SELF+REQ from what it knows
     TEAM_HAVE = "team_have"  # a team peer's answer to the lead's supply question (HAVE ...)
     TEAM_RESPONSE = "team_response"  # a team peer's decision on its projection (ACCEPT, COUNTER or REJECT)
+    GATE_HELP = "gate_help"  # a gate helper's answer to an escalation's projection, from what it can spare
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, field_validator
 
+from gencoord.backends.base import Backend
+from gencoord.backends.spec import DEFAULT_PEERS, BackendSpec, PeerBackendName, parse_backend
 from gencoord.errors import ConfigError
 from gencoord.eval.config import NAME_PATTERN, BootstrapSpec, ExecutionSpec
 from gencoord.eval.experiment import ExperimentKind, Record, ReportParts
@@ -49,9 +52,8 @@ class GateExperimentConfig(BaseModel):
     adjudicator: str = LOGISTIC  # the gray zone's judge: logistic, api:<url>#<model> or model:<checkpoint>
     budget_factor: Annotated[float, Field(gt=0)] = 2.0  # round budget = factor × clean-run rounds + margin
     budget_margin: Annotated[int, Field(ge=0)] = 10
-    thinking: Thinking = (
-        Thinking()
-    )  # a message's writing time in the world (the gate's messages are rules': give seconds)
+    thinking: Thinking = Thinking()  # a message's writing time in the world (default: none)
+    helpers: PeerBackendName = parse_backend(DEFAULT_PEERS)  # who answers an escalation: rule, model:, api:
     world: WorldChoice = WorldChoice()  # Minecraft runs with the simulator alongside, compared action by action
     output: str = "runs"
     workers: Annotated[int, Field(ge=0)] = 0
@@ -75,12 +77,20 @@ class GateExperimentConfig(BaseModel):
         budget = f"budget {self.budget_factor:g} × clean rounds + {self.budget_margin}"
         setting = f"seed {self.seed}, {budget}, adjudicator {self.adjudicator}"
         setting += "" if self.thinking.none else f", {self.thinking.describe()}"
+        setting += "" if self.helpers == DEFAULT_PEERS else f", helpers {self.helpers.label}"
         suite = (
             f"the team suite from {', '.join(Path(p).name for p in self.tasks)}"
             if self.tasks
             else "the task-graph suite"
         )
         return f"{count} {self.split} instances of {suite} ({setting}); conditions " + ", ".join(self.conditions)
+
+
+@cache
+def helper_of(name: BackendSpec, team: bool) -> Backend:
+    """This process's helper backend: a checkpoint is loaded once per worker, not once per episode."""
+    prior = team_prior() if team else default_prior()
+    return name.family.team_peer(name.target, prior)
 
 
 def gate_tasks_of(config: GateExperimentConfig) -> tuple[TeamTask, ...]:
@@ -125,7 +135,7 @@ class GateKind(ExperimentKind[GateExperimentConfig, GatePool, GateJob]):
     name = "gate"
     config = GateExperimentConfig
     paths = ("tasks", "gate_config")
-    backend_fields = ("adjudicator",)
+    backend_fields = ("adjudicator", "helpers")
 
     def check(self, config: GateExperimentConfig, origin: str) -> None:
         if config.gate_config is not None:
@@ -168,6 +178,7 @@ class GateKind(ExperimentKind[GateExperimentConfig, GatePool, GateJob]):
             executor=mirrored,
             prior=prior,
             thinking=config.thinking,
+            helper=helper_of(config.helpers, bool(config.tasks)),
         )
         if mirrored is not None:
             world["simulator_disagrees"] = list(mirrored.disagreements)
@@ -193,8 +204,9 @@ class GateKind(ExperimentKind[GateExperimentConfig, GatePool, GateJob]):
         return ReportParts(tables, figures, headline=gate_headline(records, config, estimates))
 
     def backends(self, config: GateExperimentConfig) -> list[str]:
-        """The adjudicator, when a model judges the gray zone (the logistic fallback is no backend)."""
-        return [] if config.adjudicator == LOGISTIC else [config.adjudicator]
+        """The helpers' backend, and the adjudicator when a model judges the gray zone (the logistic fallback is
+        no backend)."""
+        return [config.helpers] + ([] if config.adjudicator == LOGISTIC else [config.adjudicator])
 
 
 GATE = GateKind()
