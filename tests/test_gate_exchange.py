@@ -7,9 +7,10 @@ import dataclasses
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gencoord.backends.peer import helper_decision
 from gencoord.dsl.ast import Proposal
 from gencoord.gate.episode import run_gate_episode
-from gencoord.gate.exchange import Committed, allocate, decide, delivery, spare_of
+from gencoord.gate.exchange import Committed, allocate, delivery, spare_of
 from gencoord.gate.policy import GateCondition
 from gencoord.gate.pool import budget_for
 from gencoord.gate.state import IssueRecord
@@ -57,13 +58,14 @@ def test_allocation_asks_for_exactly_what_is_needed_and_never_a_peer_that_refuse
 
 def test_a_helper_accepts_from_spare_counters_short_and_rejects_what_it_cannot_do(prior: Prior) -> None:
     give = delivery(prior, "coal", 3, "agent_a")
-    assert decide((give,), set(), {"coal": 5}).decision == "ACCEPT"
-    countered = decide((give,), set(), {"coal": 2})
+    assert helper_decision((give,), set(), {"coal": 5}).decision == "ACCEPT"
+    countered = helper_decision((give,), set(), {"coal": 2})
     assert (countered.decision, dict(countered.extra)) == ("COUNTER", {"item": "coal", "have": "2"})
-    assert decide((give,), set(), {}).decision == "REJECT"
+    assert helper_decision((give,), set(), {}).decision == "REJECT"
     own = prior.parse("SELF craft.item(q=4,input=oak_planks,item=stick)\nREQ -").self_plan[0]
-    assert decide((own,), {own}, {}).reason == "ALREADY_PLANNED"  # a dependency escalation: do your blocking node now
-    assert decide((own,), set(), {}).reason == "NOT_READY"
+    # a dependency escalation: do your blocking node now
+    assert helper_decision((own,), {own}, {}).reason == "ALREADY_PLANNED"
+    assert helper_decision((own,), set(), {}).reason == "NOT_READY"
     # spare: what is held now, less earlier promises and own needs not covered by incoming deliveries
     assert spare_of({"coal": 4}, {"coal": 3}, {"coal": 3}, {"coal": 1}) == {"coal": 3}
     assert spare_of({"coal": 4}, {"coal": 3}, {}, {}) == {"coal": 1}
