@@ -52,7 +52,7 @@ def main() -> None:
         reasons: dict[str, int] = {}
         for spec, context, request in cases:
             prompt = model_input(context, request, prior, loaded.spec.view, loaded.spec.compact)
-            processors = [logits_processor(loaded, prior, context)] if mode == "grammar" else None
+            processors = [logits_processor(loaded, prior, context, request, prompt)] if mode == "grammar" else None
             started = time.perf_counter()
             text, _, _ = generate(loaded.model, loaded.codec, prompt, 512 if processors else 160, processors)
             times.append(time.perf_counter() - started)

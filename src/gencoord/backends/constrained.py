@@ -156,12 +156,36 @@ def _compiled(tokenizer_json: str, grammar: str) -> Any:
     return xgr.GrammarCompiler(_tokenizer_info(tokenizer_json)).compile_grammar(grammar)
 
 
-def logits_processor(loaded: LoadedModel, prior: Prior, context: LocalContext, request: GenerationRequest) -> Any:
-    """A fresh xgrammar logits processor for one generation (it keeps matcher state)."""
+def logits_processor(
+    loaded: LoadedModel, prior: Prior, context: LocalContext, request: GenerationRequest, prompt: str
+) -> Any:
+    """A fresh xgrammar logits processor for one generation from ``prompt`` (it keeps matcher state).
+
+    A tiny codec reads a prompt's names outside its vocabulary as name slots; for this prompt
+    each bound slot is the text of its name, so the grammar lets the model write a name by
+    copying its slot, as it learned to, rather than a character at a time.
+    """
     grammar = grammar_for(prior, context, request)
-    if not isinstance(loaded.codec, TextCodec):
-        tokenizer = loaded.codec.tokenizer  # type: ignore[attr-defined]
+    codec = loaded.codec
+    if not isinstance(codec, TextCodec):
+        tokenizer = codec.tokenizer  # type: ignore[attr-defined]
         info = xgr.TokenizerInfo.from_huggingface(tokenizer)
         return xgr.contrib.hf.LogitsProcessor(xgr.GrammarCompiler(info).compile_grammar(grammar))
-    tokenizer_json = loaded.codec.tokenizer.to_str()
-    return xgr.contrib.hf.LogitsProcessor(_compiled(tokenizer_json, grammar))
+    tokenizer_json = codec.tokenizer.to_str()
+    bound = codec.for_prompt(prompt)
+    if not bound.names:
+        return xgr.contrib.hf.LogitsProcessor(_compiled(tokenizer_json, grammar))
+    names = tuple(sorted(bound.names.items(), key=lambda pair: pair[1]))
+    return xgr.contrib.hf.LogitsProcessor(_compiled_with_names(tokenizer_json, names, grammar, codec.eos))
+
+
+@cache
+def _compiled_with_names(tokenizer_json: str, names: tuple[tuple[str, int], ...], grammar: str, eos: int) -> Any:
+    """The grammar compiled for a vocabulary whose bound slots read as their names."""
+    tokenizer = Tokenizer.from_str(tokenizer_json)
+    size = tokenizer.get_vocab_size()
+    vocabulary = [tokenizer.id_to_token(index) or "" for index in range(size)]
+    for name, slot in names:
+        vocabulary[slot] = name
+    info = xgr.TokenizerInfo(vocabulary, xgr.VocabType.RAW, vocab_size=size, stop_token_ids=[eos])
+    return xgr.GrammarCompiler(info).compile_grammar(grammar)

@@ -68,7 +68,7 @@ class LocalModelBackend:
         else:
             prompt = model_input(context, request, self.prior, spec.view, spec.compact)
         started = time.perf_counter()
-        processors = [logits_processor(self.model, self.prior, context, request)] if self.constrained else None
+        processors = [logits_processor(self.model, self.prior, context, request, prompt)] if self.constrained else None
         budget = _BUDGET_FACTOR if spec.target is Target.FACTOR else MAX_NEW_TOKENS
         try:
             text, tokens_in, tokens_out = generate(self.model.model, self.model.codec, prompt, budget, processors)
