@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 import xgrammar as xgr
@@ -179,7 +179,7 @@ def logits_processor(
     return xgr.contrib.hf.LogitsProcessor(_compiled_with_names(tokenizer_json, names, grammar, codec.eos))
 
 
-@cache
+@lru_cache(maxsize=64)  # one per prompt's names: a run's many tasks must not keep every compiled grammar
 def _compiled_with_names(tokenizer_json: str, names: tuple[tuple[str, int], ...], grammar: str, eos: int) -> Any:
     """The grammar compiled for a vocabulary whose bound slots read as their names."""
     tokenizer = Tokenizer.from_str(tokenizer_json)
