@@ -20,6 +20,7 @@ import pytest
 from gencoord.eval.config import find_experiment
 from gencoord.prior.load import team_prior
 from gencoord.run.team import run_team_task
+from gencoord.runtime.thinking import THINKING_TASK, Thinking
 from gencoord.tasks.team import TeamAgent, TeamGoal, TeamTask, TeamWorld
 from gencoord.tasks.team_files import load_team_tasks
 from gencoord.worlds.mineflayer import MinecraftExecutor
@@ -102,6 +103,26 @@ def test_agents_whose_names_cannot_log_in_play_under_player_names(minecraft: Min
     result = run_team_task(task, PRIOR, executor=minecraft)
     assert result.success, (result.code, result.message)
     assert result.execution is not None and set(result.execution.final.inventories) == {"a", "b"}
+
+
+def test_thinking_keeps_the_bots_standing_until_the_commitment_forms(minecraft: MinecraftExecutor) -> None:
+    """The same wait on both worlds: the simulator advances each agent's clock, the bots stand still."""
+    task = TeamTask(
+        id="thinking_bots",
+        agents=[TeamAgent(name="a", inventory={"stick": 2}), TeamAgent(name="b", inventory={"iron_ingot": 3})],
+        goal=TeamGoal(item="iron_pickaxe", count=1, holder="a"),
+    )
+    thinking = Thinking(per_message_s=1.5)
+    simulated = run_team_task(task, PRIOR, thinking=thinking)
+    real = run_team_task(task, PRIOR, executor=minecraft, thinking=thinking)
+    assert simulated.success and real.success, (real.code, real.message)
+    assert real.thinking_s == simulated.thinking_s == pytest.approx(1.5 * len(real.generations))
+    assert real.execution is not None and simulated.execution is not None
+    waits = [r for r in real.execution.records if r.action.name == "wait" and r.action.task == THINKING_TASK]
+    assert {r.action.agent for r in waits} == {"a", "b"} and all(r.ok for r in waits)
+    assert real.outcome is not None and simulated.outcome is not None
+    assert real.outcome.stages == simulated.outcome.stages
+    assert real.execution.final.clock_s >= real.thinking_s
 
 
 def _descendants(root: int) -> set[int]:
