@@ -128,6 +128,7 @@ def generation_record(generation: Generation) -> dict[str, Any]:
         "input_tokens": reply.input_tokens,
         "output_tokens": reply.output_tokens,
         "latency_s": round(reply.latency_s, 6),
+        "charge": reply.charge,
     }
 
 
