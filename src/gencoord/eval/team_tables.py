@@ -34,7 +34,7 @@ def _success(records: Sequence[Record]) -> Table:
         "team_success",
         "Team tasks: success and feasibility by team size",
         [
-            "lead",
+            "who plays",
             "information",
             "surface",
             "agents",
@@ -47,8 +47,9 @@ def _success(records: Sequence[Record]) -> Table:
             "median makespan / single crafter",
         ],
         caption="Success: the task's own test on the final world within its time limit. Judged feasible: the team's "
-        "verdict before any action. Exact (Clopper–Pearson) intervals over tasks. Peers answer by a deterministic "
-        "rule from their own bag (zero model calls); the planner lead makes none either. Makespan / single crafter: "
+        "verdict before any action. Exact (Clopper–Pearson) intervals over tasks. Who plays: the lead's backend, and "
+        "the peers' where they are not the truthful rule (which answers from its own bag with zero model calls, as "
+        "the planner lead writes with none). Makespan / single crafter: "
         "the committed plan's simulated completion time over that of the fastest plan in which one agent makes "
         "every item, both from the true bags (below 1: the team is faster).",
     )
@@ -78,7 +79,7 @@ def _lead(record: Record) -> str:
 
 
 def _headline(records: Sequence[Record], refused: int) -> Table:
-    """Success by setting (lead, information, surface) against team size: the whole run on one screen."""
+    """Success by setting (who plays, information, surface) against team size: the whole run on one screen."""
     sizes = sorted({int(record["agents"]) for record in records})
     groups: dict[tuple[str, str, str], list[Record]] = defaultdict(list)
     for record in records:
@@ -94,7 +95,7 @@ def _headline(records: Sequence[Record], refused: int) -> Table:
     table = Table(
         "team_headline",
         "Headline: team-task success by setting and team size",
-        ["lead · information · surface", *[counted(size, "agent") for size in sizes], "tasks", "success", "95% CI"],
+        ["who plays · information · surface", *[counted(size, "agent") for size in sizes], "tasks", "success", "95% CI"],
         caption=f"{outcome} Cells: tasks that succeeded of those run at that team size. Success is the task's own "
         "test on the final world within its time limit, with an exact (Clopper–Pearson) interval over tasks. "
         "No paper reports these tasks, so there is no paper column.",
@@ -136,7 +137,7 @@ def _traffic(records: Sequence[Record]) -> Table:
         "team_traffic",
         "Team tasks: coordination traffic on identical tasks",
         [
-            "lead",
+            "who plays",
             "information",
             "surface",
             "tasks",
@@ -162,6 +163,35 @@ def _traffic(records: Sequence[Record]) -> Table:
                 f"{median(r['messages'] for r in tasks.values()):.0f}",
                 f"{median(r['wire_bytes'] for r in tasks.values()):.0f}",
                 ratio,
+            ]
+        )
+    return table
+
+
+def _messages(records: Sequence[Record]) -> Table:
+    """What the messages cost by who wrote them: calls, tokens, parse failures, and their time in the world."""
+    groups: dict[tuple[str, str], list[Record]] = defaultdict(list)
+    for record in records:
+        groups[(_lead(record), record["surface"])].append(record)
+    table = Table(
+        "team_messages",
+        "Team tasks: what writing the messages cost",
+        ["who plays", "surface", "tasks", "model calls/task", "tokens/task", "parse failures", "thinking s/task"],
+        caption="Model calls and tokens count every message a model wrote, lead's and peers'. Parse failures: tasks "
+        "whose exchange stopped on a message its reader could not parse (PARSE_FAILURE). Thinking: the world time "
+        "the exchange took to write, which every agent waited before acting (0 when no thinking is configured).",
+    )
+    for (who, surface), rows in sorted(groups.items()):
+        tokens = [int(row["tokens"]) for row in rows if row.get("tokens") is not None]
+        table.rows.append(
+            [
+                who,
+                surface,
+                str(len(rows)),
+                f"{sum(row['model_calls'] for row in rows) / len(rows):.2f}",
+                f"{sum(tokens) / len(rows):.0f}" if tokens else "–",
+                str(sum(1 for row in rows if row.get("failure") == "PARSE_FAILURE")),
+                f"{sum(row.get('thinking_s', 0.0) for row in rows) / len(rows):.2f}",
             ]
         )
     return table
@@ -195,6 +225,8 @@ def team_tables(records: Sequence[Record]) -> tuple[Table | None, list[Table]]:
     ran = [record for record in records if not record.get("refused")]
     refused = [record for record in records if record.get("refused")]
     tables = [_success(ran), _traffic(ran)] if ran else []
+    if any(record["model_calls"] or record.get("thinking_s") for record in ran):
+        tables.append(_messages(ran))
     if any(not record["success"] for record in ran):
         tables.append(_failures(ran))
     headline = _headline(ran, len(refused)) if ran else None
