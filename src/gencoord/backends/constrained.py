@@ -10,7 +10,8 @@ constrained model can only write what its reader parses:
 * a team peer's supply answer: ``HAVE`` with asked items only, each at most once, counts
   positive, then the skills it cannot use;
 * a team peer's decision: ``ACCEPT``, ``COUNTER`` naming an item and a count, or ``REJECT``
-  naming a skill.
+  naming a skill;
+* a gate helper's answer: the gate's ``ACCEPT``, ``COUNTER`` and ``REJECT`` with their reasons.
 
 Every output then parses; whether it is the right message is still up to the model.
 """
@@ -90,14 +91,26 @@ def response_grammar(prior: Prior, items: set[str]) -> str:
     )
 
 
+def help_grammar(items: set[str]) -> str:
+    """EBNF for a gate helper's answer to an escalation that names ``items`` (with what it can spare)."""
+    return (
+        'root ::= "ACCEPT reason=ALREADY_PLANNED" | "ACCEPT reason=CAN_SUPPLY" '
+        '| "COUNTER reason=SHORT item=" item " have=" count | "REJECT reason=CANNOT_SUPPLY item=" item '
+        '| "REJECT reason=NOT_READY"\n'
+        f"item ::= {_alternatives(items)}\ncount ::= {COUNT}\n"
+    )
+
+
 def grammar_for(prior: Prior, context: LocalContext, request: GenerationRequest) -> str:
     """The grammar of the message ``request`` asks of this agent."""
     delivered = request.delivered_request or ""
+    named = set(re.findall(r"(?:item|input)=([a-z0-9_]+)", delivered)) | set(context.inventory)
     if request.stage is Stage.TEAM_HAVE:
         return have_grammar(prior, delivered.split(" ")[1:])
     if request.stage is Stage.TEAM_RESPONSE:
-        named = set(re.findall(r"(?:item|input)=([a-z0-9_]+)", delivered)) | set(context.inventory)
         return response_grammar(prior, named)
+    if request.stage is Stage.GATE_HELP:
+        return help_grammar(named)
     return dsl_grammar(prior, context)
 
 

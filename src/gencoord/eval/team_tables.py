@@ -95,7 +95,13 @@ def _headline(records: Sequence[Record], refused: int) -> Table:
     table = Table(
         "team_headline",
         "Headline: team-task success by setting and team size",
-        ["who plays · information · surface", *[counted(size, "agent") for size in sizes], "tasks", "success", "95% CI"],
+        [
+            "who plays · information · surface",
+            *[counted(size, "agent") for size in sizes],
+            "tasks",
+            "success",
+            "95% CI",
+        ],
         caption=f"{outcome} Cells: tasks that succeeded of those run at that team size. Success is the task's own "
         "test on the final world within its time limit, with an exact (Clopper–Pearson) interval over tasks. "
         "No paper reports these tasks, so there is no paper column.",
