@@ -36,7 +36,7 @@ MAIN_EXPERIMENTS := request_intervention feedback_intervention controlled_faults
 ALL_EXPERIMENTS := request_intervention feedback_intervention request_intervention_learned \
 	feedback_intervention_learned controlled_faults representation horizon horizon_in_distribution gate_ablation \
 	gate_tight_budget gate_teams gate_thinking learned_backends receivers private_structure private_structure_learned composition \
-	team_tasks visibility
+	team_tasks team_learned visibility
 
 run: $(STAMP) $(NPM_STAMP)
 	$(BIN)/gencoord demo
