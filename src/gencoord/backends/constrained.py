@@ -45,8 +45,9 @@ def _items(prior: Prior) -> set[str]:
     return found | {ref.block for ref in prior.default_episode.refs.values() if ref.block}
 
 
-def _subset(name: str, values: Sequence[str], each: Callable[[str], str]) -> list[str]:
-    """Rules for a non-empty ordered subset of ``values`` joined by single spaces: none twice, in order.
+def _subset(name: str, values: Sequence[str], each: Callable[[str], str], separator: str = '" "') -> list[str]:
+    """Rules for a non-empty ordered subset of ``values`` joined by ``separator`` (a literal, or "" for none):
+    none twice, in order.
 
     ``name_i`` is the subset that starts at or after value ``i``; ``each`` writes one value's part.
     """
@@ -57,7 +58,9 @@ def _subset(name: str, values: Sequence[str], each: Callable[[str], str]) -> lis
         if index == last:
             rules.append(f"{name}_{index} ::= {part}")
         else:
-            rules.append(f'{name}_{index} ::= {part} (" " {name}_{index + 1})? | {name}_{index + 1}')
+            rules.append(
+                f"{name}_{index} ::= {part} ({separator} {name}_{index + 1})? | {name}_{index + 1}".replace("( ", "(")
+            )
     return rules
 
 
@@ -134,11 +137,13 @@ def dsl_grammar(prior: Prior, context: LocalContext) -> str:
     }
     key_kind = {"bind": "code", "q": "number", "item": "item", "input": "item", "to": "agent", "from": "agent"}
     paths = [' " > " '.join(["task"] * n) for n in range(1, prior.vocab.max_path_tasks + 1)]
-    # a team lead may address every peer: one REQ line each (the n-party extension)
-    requests = '("\\nREQ -" | ("\\nREQ " agent " " path)+)' if context.team else '"\\nREQ " ("-" | agent " " path)'
+    # a team lead may address every peer, once each, in the order the codec writes them (the n-party extension)
+    peers = sorted(agents - {context.agent}) if context.team else []
+    requests = '("\\nREQ -" | req_0)' if peers else '"\\nREQ " ("-" | agent " " path)'
     root = f'root ::= "SELF " ("-" | path) {requests}'
     lines = [
         root,
+        *_subset("req", peers, lambda peer: f'"\\nREQ {peer} " path', separator=""),
         "path ::= " + " | ".join(f"({p})" for p in paths),  # the codec's path length limit
         "task ::= " + " | ".join(f"t{i}" for i in range(len(prior.skills))),
     ]
