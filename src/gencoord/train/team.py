@@ -11,30 +11,27 @@ exact match per stage on rows of training families and of held-out families.
 
 from __future__ import annotations
 
-import hashlib
 import itertools
-import json
 import math
-import platform
 import random
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
+from pathlib import Path
 
 import torch
 
-from gencoord import __version__
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
 from gencoord.models.codec import SLOT_TOKENS, TextCodec
-from gencoord.models.manifest import CheckpointManifest, TrainReport
+from gencoord.models.manifest import TrainReport
 from gencoord.models.spec import ModelSpec, Records
 from gencoord.prior.load import team_prior
 from gencoord.protocol.generation import Stage
 from gencoord.train.common import exact_match, masked_batch
 from gencoord.train.data import SupervisionRow
 from gencoord.train.team_data import HELD_OUT, TRAINING, team_rows
-from gencoord.train.tiny import TinyPreset, build_model, build_tokenizer
+from gencoord.train.tiny import TinyPreset, build_model, build_tokenizer, save
 
 TEAM_PIECES = r"[a-z_]+\.[a-z_]+\(|[A-Za-z_]+|\d| > |\n|."
 """Skill calls stay whole; a name is its own piece (``tuff=4`` is ``tuff``, ``=``, ``4``), so it can be a slot."""
@@ -126,8 +123,6 @@ def train_team(
     trained writes and reads under the free-form surface.
     """
     spec = ModelSpec(records=Records.TEAM, surface=surface, compact=True)
-    from pathlib import Path  # noqa: PLC0415  (kept local: ``out`` arrives as text from the command line)
-
     if steps <= 0 or (minutes is not None and minutes <= 0):
         raise ConfigError("BAD_STEPS", "steps and minutes must be positive")
     preset = preset or TeamPreset()
@@ -179,20 +174,15 @@ def train_team(
         held_out_templates=exact_match(model, codec, unseen),
         held_out_evaluated=len(unseen),
     )
-    folder = Path(out)
-    folder.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(folder)
-    codec.tokenizer.save(str(folder / "tokenizer.json"))
-    config_text = json.dumps({"spec": spec.fields(), "preset": asdict(preset)}, sort_keys=True)
-    CheckpointManifest.of(
+    save(
+        Path(out),
+        model,
+        codec,
         spec,
-        kind="tiny",
-        seed=seed,
-        config_sha256=hashlib.sha256(config_text.encode()).hexdigest(),
-        settings=asdict(preset),
+        preset,
+        seed,
+        report,
         data="fresh rows each step from generated MINDcraft-format crafting tasks of training item families (seeded)",
         vocabulary=f"the first {VOCABULARY_ROWS} training rows (seed + 1), item names withheld",
-        report=report,
-        versions={"gencoord": __version__, "torch": torch.__version__, "python": platform.python_version()},
-    ).write(folder)
+    )
     return report

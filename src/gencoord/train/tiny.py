@@ -285,7 +285,10 @@ def save(
     preset: TinyPreset,
     seed: int,
     report: TrainReport,
+    data: str = "fresh rows from the training split each step (seeded)",
+    vocabulary: str = VOCABULARY_ROWS,
 ) -> None:
+    """Model, tokenizer and manifest; ``data`` and ``vocabulary`` say where the rows and the pieces came from."""
     out.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out)
     codec.tokenizer.save(str(out / "tokenizer.json"))
@@ -296,8 +299,8 @@ def save(
         seed=seed,
         config_sha256=hashlib.sha256(config_text.encode()).hexdigest(),
         settings=asdict(preset),
-        data="fresh rows from the training split each step (seeded)",
-        vocabulary=VOCABULARY_ROWS,
+        data=data,
+        vocabulary=vocabulary,
         report=report,
         versions={"gencoord": __version__, "torch": torch.__version__, "python": platform.python_version()},
     ).write(out)
