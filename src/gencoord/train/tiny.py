@@ -43,7 +43,7 @@ from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
 from gencoord.models.codec import PAPER_SLOTS, SLOT_TOKENS, TextCodec
 from gencoord.models.manifest import CheckpointManifest, TrainReport
-from gencoord.models.spec import Horizon, ModelSpec, Target
+from gencoord.models.spec import Horizon, ModelSpec, Records, Target
 from gencoord.prior.load import default_prior
 from gencoord.prior.views import PriorView
 from gencoord.tasks.cluster import Cluster, Split, draw_pool, forward_space
@@ -193,6 +193,8 @@ def train_tiny(
     if steps <= 0:
         raise ConfigError("BAD_STEPS", "steps must be positive")
     preset = preset or TinyPreset()
+    if spec.records is Records.TEAM:
+        raise ConfigError("RECORDS_SURFACE", "team rows train with gencoord.train.team.train_team (--records team)")
     if not (0.0 < preset.lr <= 1.0 and preset.warmup >= 0):
         raise ConfigError(
             "BAD_LR", f"the learning rate is in (0, 1] and warm-up at least 0, not {preset.lr}, {preset.warmup}"
