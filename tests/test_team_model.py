@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import itertools
 import random
+import re
 from pathlib import Path
 
 import pytest
+import xgrammar as xgr
 from transformers import PreTrainedTokenizerFast
 
+from gencoord.backends.constrained import grammar_for
+from gencoord.backends.peer import RulePeer
+from gencoord.backends.planner import PlannerBackend
 from gencoord.backends.registry import team_players
 from gencoord.dsl.surface import SurfaceName
 from gencoord.models.manifest import CheckpointManifest
@@ -19,7 +24,7 @@ from gencoord.protocol.supply import SupplyQuery, parse_answer
 from gencoord.run.team import heard_response, run_team_task
 from gencoord.train.hf import PaperSettings, train_checkpoint
 from gencoord.train.team import TEAM_PIECES, TeamPreset, fixed_team_rows, team_evaluation_rows, train_team
-from gencoord.train.team_data import HELD_OUT, TRAINING, draw_task, held_out, item_family, team_rows
+from gencoord.train.team_data import HELD_OUT, TRAINING, Recorder, draw_task, held_out, item_family, team_rows
 from gencoord.train.tiny import build_model, build_tokenizer
 
 PRIOR = team_prior()
@@ -52,6 +57,38 @@ def test_held_out_families_are_fixed_by_name_and_cover_about_a_fifth() -> None:
     assert 0.1 < share < 0.3
     rng = random.Random(3)
     assert all(held_out(draw_task(PRIOR, rng, HELD_OUT).goal.item) for _ in range(10))
+
+
+CHARACTERS = [chr(code) for code in range(32, 127)] + ["\n", "[EOS]"]
+"""A vocabulary of single characters: a grammar matched over it accepts or refuses whole strings."""
+END = len(CHARACTERS) - 1
+
+
+def _accepts(grammar: str, text: str) -> bool:
+    info = xgr.TokenizerInfo(CHARACTERS, xgr.VocabType.RAW, stop_token_ids=[END])
+    matcher = xgr.GrammarMatcher(xgr.GrammarCompiler(info).compile_grammar(grammar))
+    return bool(matcher.accept_string(text) and matcher.accept_token(END))
+
+
+@pytest.mark.parametrize("split", [TRAINING, HELD_OUT])
+def test_the_lead_grammar_takes_every_planner_plan_and_no_craft_the_game_has_no_recipe_for(split: str) -> None:
+    rng = random.Random(17)
+    refused = 0
+    for _ in range(8):
+        task = draw_task(PRIOR, rng, split)
+        lead = Recorder(PlannerBackend(PRIOR))
+        run_team_task(task, PRIOR, lead_backend=lead, peer_backend=RulePeer(PRIOR))
+        context, request, reply = lead.heard[0]
+        grammar = grammar_for(PRIOR, context, request)
+        assert _accepts(grammar, reply.text), reply.text
+        craft = re.search(r"input=([a-z_]+),item=([a-z_]+)", reply.text)
+        if craft is None:
+            continue
+        item = craft.group(2)
+        stranger = next(m for m in sorted(PRIOR.game.stack_sizes) if PRIOR.game.recipe(item, m) is None)
+        assert not _accepts(grammar, reply.text.replace(craft.group(0), f"input={stranger},item={item}", 1))
+        refused += 1
+    assert refused  # the crafts were put to the test
 
 
 @pytest.fixture(scope="module")

@@ -65,8 +65,9 @@ DIALOGUE_RULES = (
 TEAM_RULES = {
     Stage.TEAM_LEAD: (
         "You lead a team task in Minecraft. The input gives the goal, every teammate's bag as far as you know it, "
-        "what the world offers, and the recipes of the cheapest plan (recipe <result> x<runs>: <inputs per run> -> "
-        "<made per run>, 'table' when it needs a crafting table).\n"
+        "what the world offers, and the cheapest plan's recipes in totals (recipe <result> q=<made> input=<material>: "
+        "<ingredient>=<used> ..., 'table' when it needs a crafting table; need <item>=<count> ...: what no recipe "
+        "makes).\n"
         "Answer with the team's plan and nothing else: line 1 is SELF - or SELF followed by your own tasks joined by "
         "' > '; then one line REQ <teammate> <tasks> for each teammate you ask to act, or the single line REQ -.\n"
         "A task is skill(key=value,...). Skills: {skills}.\n"

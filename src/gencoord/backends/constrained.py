@@ -135,6 +135,7 @@ def dsl_grammar(prior: Prior, context: LocalContext) -> str:
         "item": _alternatives(items),
         "number": "[1-9] [0-9]? [0-9]? [0-9]?",  # bounded: the prior caps quantities (2304)
     }
+    recipes = craftable(prior, items) if context.team is not None else set()
     key_kind = {"bind": "code", "q": "number", "item": "item", "input": "item", "to": "agent", "from": "agent"}
     paths = [' " > " '.join(["task"] * n) for n in range(1, prior.vocab.max_path_tasks + 1)]
     # a team lead may address every peer, once each, in the order the codec writes them (the n-party extension)
@@ -150,14 +151,41 @@ def dsl_grammar(prior: Prior, context: LocalContext) -> str:
     for index, (skill, spec) in enumerate(sorted(prior.skills.items())):
         # each key at most once, in the skill's canonical order: the codec rejects duplicates
         keys = list(spec.args)
+        joint = bool(recipes) and spec.consumes == "recipe" and {"input", "item"} <= set(keys)
         for position, key in enumerate(keys):
             pair = f'"{key}=" {key_kind.get(key, "ref")}'
+            if joint and key == "input":  # a team lead's craft names an item and an input some recipe joins
+                pair, position_after = "recipe", keys.index("item") + 1
+                rest = f"k{index}_{position_after}"
+                rule = pair if position_after == len(keys) else f'{pair} ("," {rest})? | {rest}'
+                lines.append(f"k{index}_{position} ::= {rule}")
+                continue
+            if joint and key == "item":
+                continue
             rest = f"k{index}_{position + 1}"
             rule = pair if position == len(keys) - 1 else f'{pair} ("," {rest})? | {rest}'
             lines.append(f"k{index}_{position} ::= {rule}")
         lines.append(f't{index} ::= "{skill}(" k{index}_0 ")"')
+    if recipes:
+        kinds["recipe"] = _alternatives(recipes)
     lines += [f"{name} ::= {rule}" for name, rule in kinds.items()]
     return "\n".join(lines) + "\n"
+
+
+def craftable(prior: Prior, items: set[str]) -> set[str]:
+    """``input=<material>,item=<result>`` (or ``item=<result>``) for each recipe the contract finds among ``items``.
+
+    The contract's test (:meth:`GameData.recipe`), so a craft written under the grammar never
+    meets ``NO_RECIPE``; whether it is the variant the bags can feed is still the model's choice.
+    """
+    game = prior.game
+    pairs = set()
+    for item in items:
+        materials = {material for recipe in game.recipes.get(item, ()) for material in recipe.ingredients}
+        pairs |= {f"input={m},item={item}" for m in materials if game.recipe(item, m) is not None}
+        if game.recipe(item, None) is not None:
+            pairs.add(f"item={item}")
+    return pairs
 
 
 @cache

@@ -12,11 +12,12 @@ write is in its input, so a name never seen in training can be copied.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 
 from gencoord.backends.peer import READY
 from gencoord.dsl.surface import SurfaceName
-from gencoord.planning.feasibility import TABLE, diagnose
+from gencoord.planning.feasibility import TABLE, diagnose, planning_game, selecting_input
 from gencoord.prior.prior import Prior
 from gencoord.protocol.generation import GenerationRequest, Stage
 from gencoord.tasks.context import LocalContext
@@ -32,16 +33,27 @@ def _bag(inventory: Mapping[str, int]) -> str:
 
 
 def recipe_lines(team: TeamTask, prior: Prior) -> list[str]:
-    """The recipes of the cheapest plan from what the lead knows: ``recipe <result> x<runs>: <inputs> -> <made>``.
+    """The cheapest plan from what the lead knows, as MINDcraft's crafting plan states it: in totals.
 
-    None when the view cannot reach the goal (the lead then asks again or gives up before writing).
+    One line per recipe, ``recipe <result> q=<made> input=<material>[ table]: <ingredient>=<used> ...``,
+    its quantity and selecting input exactly as a craft step writes them, then ``need`` with the
+    totals of what no recipe makes (what teammates hand over or gather), and ``place crafting_table``
+    when the plan puts a held table down. Nothing when the view cannot reach the goal.
     """
     judged = diagnose(team, prior)
+    game = planning_game(team, prior)
+    made = {result for result, _, _ in judged.runs}
+    need: Counter[str] = Counter()
     lines = []
     for result, recipe, runs in judged.runs:
-        inputs = " ".join(f"{item}={count}" for item, count in sorted(recipe.ingredients.items()))
+        used = {item: count * runs for item, count in sorted(recipe.ingredients.items())}
+        need.update({item: count for item, count in used.items() if item not in made})
+        material = selecting_input(game, result, recipe)
+        selects = f" input={material}" if material is not None else ""
         table = " table" if recipe.grid == 3 else ""
-        lines.append(f"recipe {result} x{runs}: {inputs} -> {recipe.count}{table}")
+        lines.append(f"recipe {result} q={recipe.count * runs}{selects}{table}: {_bag(used)}")
+    if need:
+        lines.append(f"need {_bag(need)}")
     if judged.places_table:
         lines.append(f"place {TABLE}")
     return lines

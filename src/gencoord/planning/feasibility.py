@@ -109,6 +109,11 @@ def addressable(game: GameData, item: str) -> list[tuple[str | None, Recipe]]:
     return chosen
 
 
+def selecting_input(game: GameData, item: str, recipe: Recipe) -> str | None:
+    """The ``input`` a craft names to run ``recipe`` for ``item`` (None: the variant is chosen without one)."""
+    return next((material for material, variant in addressable(game, item) if variant is recipe), None)
+
+
 def _chain(goal: str, target: str, used: list[tuple[str, Recipe]]) -> tuple[str, ...]:
     """The path of used recipes from the goal down to ``target``'s parent."""
     parents: dict[str, str] = {}

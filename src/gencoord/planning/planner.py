@@ -35,10 +35,10 @@ from gencoord.planning.feasibility import (
     TABLE,
     Feasibility,
     Runs,
-    addressable,
     diagnose,
     planning_game,
     quick_runs,
+    selecting_input,
 )
 from gencoord.planning.furnace import heat_of, is_heat, smelted_input
 from gencoord.prior.contract import check_proposal
@@ -99,10 +99,6 @@ def _net_needs(task: TeamTask, runs: Runs, places_table: bool) -> dict[str, int]
     return {item: amount for item, amount in balance.items() if amount > 0}
 
 
-def _material(game: GameData, item: str, recipe: Recipe) -> str | None:
-    return next(material for material, variant in addressable(game, item) if variant is recipe)
-
-
 def _smelt(result: str, source: str, times: int, runs: Runs, prior: Prior) -> list[Task]:
     """Load ``times`` of ``source`` and the fuel the plan burns for it, then take the output."""
     fuels = [
@@ -146,7 +142,7 @@ def _craft_order(runs: Runs, table_made: bool) -> list[tuple[str, Recipe, int]]:
 
 def _craft(result: str, recipe: Recipe, times: int, game: GameData, prior: Prior) -> Task:
     args: dict[str, str | int] = {"q": recipe.count * times, "item": result}
-    material = _material(game, result, recipe)
+    material = selecting_input(game, result, recipe)
     if material is not None:
         args["input"] = material
     if recipe.grid > 2:
