@@ -11,7 +11,10 @@ from contextlib import contextmanager
 from typing import Any
 
 from gencoord.backends.rule import composed
+from gencoord.dsl.ast import Proposal
+from gencoord.planning.delivery import realized_path, received
 from gencoord.prior import default_prior
+from gencoord.protocol.delivery import Delivery, parse_delivery
 
 
 def completion(model: str, content: str, prompt_tokens: int, completion_tokens: int) -> dict[str, Any]:
@@ -77,6 +80,19 @@ def composer_answer(prompt: str) -> str:
     if incoming:
         return f"```\nSELF {incoming.group(2)}\nREQ -\n```"
     prior = default_prior()
+    delivered = re.search(r"^incoming ((?:PATH|SLICE|GOAL) .+)$", prompt, re.MULTILINE)
+    if delivered:  # a private-structure delivery: what the deterministic receiver takes on, from the prompt alone
+        delivery = parse_delivery(delivered.group(1))
+        assert isinstance(delivery, Delivery)
+        held = re.search(r"^inventory: (.+)$", prompt, re.MULTILINE)
+        assert held
+        bag = (
+            {}
+            if held.group(1) == "empty"
+            else {k: int(v) for k, v in (p.split("=") for p in held.group(1).split(", "))}
+        )
+        path = realized_path(delivery, received(delivery, bag), prior)
+        return prior.serialize(Proposal(path, ()))
     binding = re.search(r"^  binding: (\S+)$", prompt, re.MULTILINE)
     agent = re.search(r"^agent: (\S+)$", prompt, re.MULTILINE)
     peer = re.search(r"^peer: (\S+)$", prompt, re.MULTILINE)

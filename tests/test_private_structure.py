@@ -17,11 +17,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from gencoord.backends.api import ApiBackend
+from gencoord.backends.registry import rule_set
 from gencoord.cli import app
 from gencoord.dsl.ast import Proposal
 from gencoord.errors import ConfigError, GencoordError, ParseError
 from gencoord.eval.config import find_experiment, load_experiment
-from gencoord.eval.experiment import plan_run
+from gencoord.eval.experiment import config_digest, plan_run
 from gencoord.eval.kinds.episodes import EpisodeExperimentConfig
 from gencoord.eval.private_tables import private_tables
 from gencoord.eval.runner import RECORDS, create_run, run_experiment
@@ -39,11 +41,15 @@ from gencoord.protocol.delivery import (
     parse_delivery,
     transmit,
 )
+from gencoord.protocol.generation import GenerationRequest, Reply, Stage
+from gencoord.protocol.result import Fail
 from gencoord.protocol.wire import Wire
 from gencoord.run.episode import Condition, run_episode
 from gencoord.tasks import SuiteDocument
 from gencoord.tasks.cluster import paper_pool
+from gencoord.tasks.context import LocalContext
 from gencoord.tasks.episode import EpisodeSpec, build_episode, privatize
+from tests.chat_stub import ComposerApi, serving
 
 SENDER, RECEIVER = "agent_a", "agent_b"
 CACHED = [Condition.PATH_DELIVERY, Condition.SLICE_DELIVERY, Condition.GOAL_DELIVERY]
@@ -330,3 +336,90 @@ def test_the_episode_command_runs_a_delivery_with_the_cache_and_refuses_a_cache_
     refused = runner.invoke(app, ["episode", "--template", "CHEST_OR_CRAFTING_TABLE", "--cache", "warm"])
     assert refused.exit_code == 2 and "cache setting applies to delivery conditions" in refused.output
     assert "Traceback" not in refused.output
+
+
+DELIVERY_CONDITIONS = [*CACHED, Condition.COMPATIBLE_ALTERNATIVE, Condition.INCOMPATIBLE_ALTERNATIVE]
+
+
+@pytest.mark.parametrize("condition", DELIVERY_CONDITIONS)
+def test_a_rule_receiver_asked_for_each_delivery_ends_as_the_shared_processing_does(
+    condition: Condition, prior: Prior, suites: SuiteDocument
+) -> None:
+    for index in range(0, 40, 7):
+        spec = _spec(prior, suites, index, role=index % 2)
+        cache = CacheSetting.WARM if condition in CACHED else CacheSetting.OFF
+        shared = run_episode(spec, condition, prior=prior, suites=suites, cache=cache)
+        asked = run_episode(spec, condition, prior=prior, suites=suites, cache=cache, receiver_answers=True)
+        assert asked.outcome.stages == shared.outcome.stages and asked.outcome.reason == shared.outcome.reason
+        assert [m.payload for m in asked.protocol.trace.wire.messages] == [
+            m.payload for m in shared.protocol.trace.wire.messages
+        ]
+        stages = [g.stage for g in asked.protocol.trace.generations]
+        assert "receiver_delivery" in stages and "receiver_delivery" not in [
+            g.stage for g in shared.protocol.trace.generations
+        ]
+
+
+class _HostileReceiver:
+    """A receiver backend that answers a delivery with what it was given to write."""
+
+    name = "hostile"
+
+    def __init__(self, answer: str) -> None:
+        self.answer = answer
+
+    def generate(self, context: LocalContext, request: GenerationRequest) -> Reply:
+        assert request.stage is Stage.RECEIVER_DELIVERY
+        return Reply(self.answer, model_calls=1)
+
+
+@pytest.mark.parametrize(
+    ("answer", "code", "reason"),
+    [
+        ("SELF craft.item(q=1,item=oak_planks", "PARSE_FAILURE", "MISSING_REQ_LINE"),
+        ("ignore the sender and give me everything", "PARSE_FAILURE", "MISSING_REQ_LINE"),
+        ("SELF -\nREQ -", "CONTRACT_REJECT", "RECEIVER_SHAPE"),  # nothing taken on
+        ("SELF resource.obtain(q=64,item=diamond,loc=nowhere)\nREQ -", "CONTRACT_REJECT", "INVALID_VALUE"),
+        ("SELF resource.deliver(q=999,item=oak_log,to={sender})\nREQ -", "RESOLUTION_CONFLICT", "DELIVERY_INFEASIBLE"),
+    ],
+)
+def test_a_receiver_backends_unusable_answer_is_refused_with_a_typed_code_and_nothing_runs(
+    answer: str, code: str, reason: str, prior: Prior, suites: SuiteDocument
+) -> None:
+    spec = _spec(prior, suites, 3)
+    backends = dict(rule_set(spec, False, prior, suites))
+    backends[spec.receiver] = _HostileReceiver(answer.format(sender=spec.sender))
+    result = run_episode(
+        spec, Condition.GOAL_DELIVERY, prior=prior, suites=suites, backends=backends, receiver_answers=True
+    )
+    assert isinstance(result.protocol, Fail) and result.protocol.code == code
+    assert result.outcome.reason == reason and result.execution is None
+    last = result.protocol.trace.wire.messages[-1]
+    assert last.kind == "ACK" and f"REJECT {reason}" in last.payload
+    assert sum(g.stage == "receiver_delivery" for g in result.protocol.trace.generations) == 1  # asked once
+
+
+def test_an_api_receiver_takes_each_delivery_on_from_its_prompt(prior: Prior, suites: SuiteDocument) -> None:
+    ComposerApi.failures_left = 0
+    with serving(ComposerApi) as url:
+        for condition in CACHED:
+            for index in (0, 9):
+                spec = _spec(prior, suites, index)
+                backends = dict(rule_set(spec, False, prior, suites))
+                backends[spec.receiver] = ApiBackend(url, "stub", prior, backoff_s=0.01)
+                result = run_episode(
+                    spec, condition, prior=prior, suites=suites, backends=backends, receiver_answers=True
+                )
+                assert result.outcome.stages["G"], (condition, spec.cluster.id, result.outcome.message)
+                calls = [g.reply.model_calls for g in result.protocol.trace.generations]
+                assert calls == [0, 1]  # the rule sender's record, the API receiver's one answer
+
+
+def test_the_delivery_receiver_setting_needs_a_delivery_condition_and_the_rule_keeps_the_kept_digest() -> None:
+    config = load_experiment(find_experiment("private_structure"))
+    kept = json.loads((Path(__file__).parents[1] / "results" / "private_structure" / "manifest.json").read_text())
+    assert config.delivery_receiver == "rule" and config_digest(config) == kept["config_sha256"]
+    assert config_digest(config.model_copy(update={"delivery_receiver": "backend"})) != kept["config_sha256"]
+    plain = config.model_dump() | {"conditions": ["request"], "caches": ["off"], "delivery_receiver": "backend"}
+    with pytest.raises(ValueError, match="delivery conditions"):
+        EpisodeExperimentConfig.model_validate(plain)

@@ -46,6 +46,15 @@ GRAMMAR = (
     "with that task done, write the rest of your path and the REQ."
 )
 
+DELIVERY_RULES = (
+    "At stage receiver_delivery you received your part of the sender's plan as one message: "
+    "'<KIND> <you> id=- from=<sender> receives=<n>:<item> :: <body>' (receives=- when nothing is handed to you). "
+    "PATH: the body is your path; adopt it. SLICE: the body is nodes '<name>@<owner>=<task>' and edges "
+    "'<a>-><b>' (a before b), joined by ' ; '; your path is your own nodes in an order the edges allow. "
+    "GOAL: the body is conjuncts 'kind(holder,item,quantity)' joined by ' & ' that must hold; plan your own "
+    "path to them from your inventory plus what you receive. Answer SELF <your path> and REQ -."
+)
+
 DIALOGUE_RULES = (
     "You talk with your peer in a controlled dialogue. Answer with your next turn only, one line.\n"
     "As the sender: open with 'Hi <peer>, <you> here. I will <your steps>.' then ask for one peer step per "
@@ -223,6 +232,8 @@ class ApiBackend:
         """The rules of the surface the agent speaks, and two worked examples in it."""
         if request.stage is Stage.REQUESTER_AFTER_RESPONSE:
             return f"{GRAMMAR}\n\n{self._revision(context)}"
+        if request.stage is Stage.RECEIVER_DELIVERY:
+            return f"{GRAMMAR}\n\n{DELIVERY_RULES}"
         examples = list(islice(self._example_proposals(context), 2))
         if request.stage in (Stage.DIALOGUE_SENDER, Stage.DIALOGUE_RECEIVER):
             shown = [

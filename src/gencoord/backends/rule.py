@@ -29,10 +29,12 @@ from gencoord.dsl.ast import Proposal
 from gencoord.dsl.dialogue import parse_line, receiver_turn, requested_steps, sender_done, sender_turn, turns_said
 from gencoord.dsl.surface import Surface, SurfaceName, surface
 from gencoord.errors import ConfigError
+from gencoord.planning.delivery import realized_path, received
 from gencoord.prior.branches import realize_alternative
 from gencoord.prior.compose import compose, compose_paths
 from gencoord.prior.prior import Prior
 from gencoord.prior.views import PriorView, projected_paths
+from gencoord.protocol.delivery import Delivery, parse_delivery
 from gencoord.protocol.generation import GenerationRequest, Reply, Stage
 from gencoord.protocol.response import parse_response, respond
 from gencoord.tasks.context import LocalContext
@@ -159,7 +161,11 @@ class FactorizedRule(BindingComposer):
 
 
 class RequestRealizer:
-    """The deterministic receiver: its SELF is exactly the delivered request's path."""
+    """The deterministic receiver: its SELF is exactly the delivered request's path.
+
+    Asked for a private-structure delivery (``receiver_delivery``), it takes on what the
+    shared delivery processing would: the PATH, the SLICE linearized, the GOAL planned.
+    """
 
     name = "request-realizer"
 
@@ -169,6 +175,13 @@ class RequestRealizer:
     def generate(self, context: LocalContext, request: GenerationRequest) -> Reply:
         if request.stage is Stage.DIALOGUE_RECEIVER:
             return Reply(self._reply(context, request), model_calls=0)
+        if request.stage is Stage.RECEIVER_DELIVERY and request.delivered_request is not None:
+            delivery = parse_delivery(request.delivered_request)
+            if not isinstance(delivery, Delivery):
+                raise ConfigError("NO_REQUEST", "a delivery receiver is asked with the content, not a reference")
+            path = realized_path(delivery, received(delivery, context.inventory), self.prior)
+            spoken = surface(context.surface, self.prior.vocab)
+            return Reply(spoken.serialize(Proposal(path, ())), model_calls=0)
         if request.delivered_request is None:
             raise ConfigError(
                 "NO_REQUEST", "the request realizer needs a delivered REQ; use a branch guesser without one"

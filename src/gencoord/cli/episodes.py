@@ -96,6 +96,14 @@ def episode(
             "holding this delivery already (warm: a reference travels) or an older one (changed)."
         ),
     ] = CacheSetting.OFF,
+    receiver_answers: Annotated[
+        bool,
+        typer.Option(
+            "--receiver-answers",
+            help="Delivery conditions: the receiver's backend writes its own path from the delivery (stage "
+            "receiver_delivery), checked like a realized one; by default the shared delivery processing realizes it.",
+        ),
+    ] = False,
     surface: Annotated[SurfaceName, typer.Option(help="The wire form: one record (dsl, json) or a dialogue.")] = (
         SurfaceName.DSL
     ),
@@ -128,7 +136,15 @@ def episode(
     team = backend_set(backend)(spec, condition is Condition.NO_REQUEST, prior, suites)
     executor = executor_for(world_choice(world, host, port, mc_version, origin, view, view_port) or WorldChoice())
     result = run_episode(
-        spec, condition, fault=fault, backends=team, executor=executor, prior=prior, suites=suites, cache=cache
+        spec,
+        condition,
+        fault=fault,
+        backends=team,
+        executor=executor,
+        prior=prior,
+        suites=suites,
+        cache=cache,
+        receiver_answers=receiver_answers,
     )
     record = episode_record(result)
     if as_json:

@@ -245,8 +245,9 @@ def config_digest(config: Experiment) -> str:
     thinking = getattr(config, "thinking", None)
     if thinking is not None and thinking.none:
         exclude["thinking"] = True  # messages that take no world time: what every config meant before thinking
-    if str(getattr(config, "helpers", "")) == "rule":
-        exclude["helpers"] = True  # the rule helper: what every gate config meant before helpers were backends
+    for role in ("helpers", "delivery_receiver"):
+        if str(getattr(config, role, "")) == "rule":
+            exclude[role] = True  # a rule in that role: what every config meant before the role was a backend
     return hashlib.sha256(config.model_dump_json(exclude=exclude).encode("utf-8")).hexdigest()
 
 

@@ -186,24 +186,52 @@ def plan_goal(body: str, receiver: str, stock: Mapping[str, int], prior: Prior) 
 
 def realize(delivery: Delivery, holdings: Mapping[str, int], prior: Prior, episode: PublicEpisode) -> Path:
     """The receiver's checked path for a delivery addressed to it, or the stage error that refuses it."""
+    stock = _stock(delivery, holdings, episode)
+    return _checked(realized_path(delivery, stock, prior), delivery, stock, prior, episode)
+
+
+def realized_path(delivery: Delivery, stock: Mapping[str, int], prior: Prior) -> Path:
+    """What a deterministic receiver takes on, unchecked: the PATH as written, the SLICE linearized, the GOAL
+    planned from ``stock`` (its bag with the hand-over in it)."""
+    if delivery.kind is DeliveryKind.PATH:
+        return prior.parse_path(delivery.body)
+    if delivery.kind is DeliveryKind.SLICE:
+        return _linearize(delivery.body, delivery.receiver, prior)
+    return plan_goal(delivery.body, delivery.receiver, stock, prior)
+
+
+def adopted(path: Path, delivery: Delivery, holdings: Mapping[str, int], prior: Prior, episode: PublicEpisode) -> Path:
+    """``path`` as the receiver's answer to ``delivery``, checked as a realized one is: the contract, then its ledger.
+
+    A receiver that is a backend (stage ``receiver_delivery``) writes its own path; it is
+    held to the same checks, so a model's wrong path is refused with the rule's codes.
+    """
+    return _checked(path, delivery, _stock(delivery, holdings, episode), prior, episode)
+
+
+def _checked(path: Path, delivery: Delivery, stock: dict[str, int], prior: Prior, episode: PublicEpisode) -> Path:
+    if not path:
+        raise ParseError("EMPTY_DELIVERY", f"the {delivery.kind} gives {delivery.receiver} nothing to do")
+    check_path(path, delivery.receiver, "SELF", prior, episode)
+    _check_ledger(path, delivery.receiver, stock, prior)
+    return path
+
+
+def _stock(delivery: Delivery, holdings: Mapping[str, int], episode: PublicEpisode) -> dict[str, int]:
+    """What the receiver will hold once the delivery's hand-over arrives; the parties checked first."""
     receiver = delivery.receiver
     if receiver not in episode.agents or delivery.giver not in episode.agents or delivery.giver == receiver:
         raise ResolutionError("DELIVERY_PARTIES", f"{delivery.giver} → {receiver} are not two agents of this episode")
+    return received(delivery, holdings)
+
+
+def received(delivery: Delivery, holdings: Mapping[str, int]) -> dict[str, int]:
+    """The receiver's bag with the delivery's hand-over in it."""
     stock = dict(holdings)
     if delivery.receives is not None:
         item, quantity = delivery.receives
         stock[item] = stock.get(item, 0) + quantity
-    if delivery.kind is DeliveryKind.PATH:
-        path = prior.parse_path(delivery.body)
-    elif delivery.kind is DeliveryKind.SLICE:
-        path = _linearize(delivery.body, receiver, prior)
-    else:
-        path = plan_goal(delivery.body, receiver, stock, prior)
-    if not path:
-        raise ParseError("EMPTY_DELIVERY", f"the {delivery.kind} gives {receiver} nothing to do")
-    check_path(path, receiver, "SELF", prior, episode)
-    _check_ledger(path, receiver, stock, prior)
-    return path
+    return stock
 
 
 def _check_ledger(path: Path, receiver: str, stock: dict[str, int], prior: Prior) -> None:

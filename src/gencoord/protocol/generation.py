@@ -59,6 +59,7 @@ class Stage(StrEnum):
     TEAM_HAVE = "team_have"  # a team peer's answer to the lead's supply question (HAVE ...)
     TEAM_RESPONSE = "team_response"  # a team peer's decision on its projection (ACCEPT, COUNTER or REJECT)
     GATE_HELP = "gate_help"  # a gate helper's answer to an escalation's projection, from what it can spare
+    RECEIVER_DELIVERY = "receiver_delivery"  # a private-structure receiver's own path from a PATH, SLICE or GOAL
 
 
 @dataclass(frozen=True, slots=True)

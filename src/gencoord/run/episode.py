@@ -140,6 +140,7 @@ def _private_delivery(
     generate: Generator,
     prior: Prior,
     spoken: Surface,
+    receiver_answers: bool,
 ) -> ProtocolResult:
     """A private-structure exchange; ``spec`` is already privatized, ``generate`` bound to its contexts."""
     assert spec.binding is not None  # privatize admits forward clusters only
@@ -170,6 +171,7 @@ def _private_delivery(
         earlier=earlier,
         substitute=substitute,
         surface=spoken,
+        receiver_answers=receiver_answers,
     )
 
 
@@ -211,11 +213,14 @@ def coordinate(
     suites: SuiteDocument | None = None,
     first_step: FirstStep | None = None,
     cache: CacheSetting = CacheSetting.OFF,
+    receiver_answers: bool = False,
 ) -> ProtocolResult:
     """The protocol half of an episode: from the agents' contexts to a dispatch plan (or why not).
 
     ``first_step`` carries a single-step sender's first step out in its world; without it the
     step is carried out for the sender's view only (the protocol alone, no world).
+    ``receiver_answers``: under a delivery condition, the receiver's backend writes its path
+    from the delivery; otherwise the shared delivery processing realizes it.
     """
     prior = prior or default_prior()
     suites = suites or default_suites()
@@ -227,6 +232,8 @@ def coordinate(
         raise ConfigError("CONDITION_SUITE", f"condition {condition.value!r} does not apply to the {suite} suite")
     if cache is not CacheSetting.OFF and condition not in CACHED_CONDITIONS:
         raise ConfigError("CONDITION_CACHE", f"a cache setting applies to delivery conditions, not {condition.value!r}")
+    if receiver_answers and condition not in DELIVERY_KINDS:
+        raise ConfigError("CONDITION_RECEIVER", f"a receiver answers deliveries, and {condition.value!r} sends none")
     if condition in DELIVERY_KINDS:
         spec = privatize(spec, prior)
     contexts = dict(spec.contexts)
@@ -241,7 +248,7 @@ def coordinate(
     if condition is Condition.NO_REQUEST:
         return run_without_request(generate, sender, receiver, prior, public, spoken)
     if condition in DELIVERY_KINDS:
-        return _private_delivery(spec, condition, cache, generate, prior, spoken)
+        return _private_delivery(spec, condition, cache, generate, prior, spoken, receiver_answers)
     if condition is Condition.SINGLE_STEP:
         advance = _advance(contexts, prior) if first_step is None else first_step.advancer(contexts)
         return run_single_step(generate, sender, receiver, prior, public, advance, spoken)
@@ -283,6 +290,7 @@ def run_episode(
     prior: Prior | None = None,
     suites: SuiteDocument | None = None,
     cache: CacheSetting = CacheSetting.OFF,
+    receiver_answers: bool = False,
 ) -> EpisodeResult:
     """One episode end to end: generate, resolve, materialize, compile, execute, verify (rules on the simulator
     unless ``backends`` and ``executor`` say otherwise). Never raises for a protocol failure: the result says it."""
@@ -300,7 +308,15 @@ def run_episode(
         first = FirstStep(spec, executor, prior)
     clock = time.perf_counter()
     protocol = coordinate(
-        spec, condition, backends=team, fault=fault, prior=prior, suites=suites, first_step=first, cache=cache
+        spec,
+        condition,
+        backends=team,
+        fault=fault,
+        prior=prior,
+        suites=suites,
+        first_step=first,
+        cache=cache,
+        receiver_answers=receiver_answers,
     )
     seconds = {"protocol": time.perf_counter() - clock - (first.seconds if first else 0.0)}
     names = {agent: backend.name for agent, backend in team.items()}

@@ -18,7 +18,8 @@ from dataclasses import replace
 
 from gencoord.dsl.ast import Path, PeerRequest, Proposal
 from gencoord.dsl.surface import Surface
-from gencoord.planning.delivery import realize, without_binding, write_delivery
+from gencoord.errors import GencoordError
+from gencoord.planning.delivery import adopted, realize, without_binding, write_delivery
 from gencoord.prior.episode import PublicEpisode
 from gencoord.prior.prior import Prior
 from gencoord.protocol.delivery import (
@@ -57,12 +58,16 @@ def run_private_delivery(
     earlier: Proposal,
     substitute: Substitution | None = None,
     surface: Surface | None = None,
+    receiver_answers: bool = False,
 ) -> ProtocolResult:
     """One private-structure exchange, from the sender's record to the dispatch plan.
 
     ``complete`` is the object the sender's private graph calls for (S23 counts how often it
     is written). ``earlier`` is the record of an earlier order whose delivery last filled the
     slot (the ``changed`` cache setting); under ``warm`` the same delivery went before.
+    ``receiver_answers``: the receiver's backend writes its path from each delivery (stage
+    ``receiver_delivery``), checked as a realized one is; otherwise the shared delivery
+    processing realizes it (the paper's).
     """
     session = Session(generate, prior, episode, surface)
     trace = session.trace
@@ -76,8 +81,24 @@ def run_private_delivery(
         if substitute is not None:
             delivery = substitute(delivery)
 
+        answers: dict[str, Path | GencoordError] = {}
+
         def accept(arrived: Delivery) -> Path:
-            return realize(arrived, holdings.get(receiver, {}), prior, episode)
+            bag = holdings.get(receiver, {})
+            if not receiver_answers:
+                return realize(arrived, bag, prior, episode)
+            if arrived.content not in answers:  # asked once per content: the timing repeats replay its answer
+                asked = GenerationRequest(
+                    receiver, Stage.RECEIVER_DELIVERY, sender, delivered_request=arrived.message(False)
+                )
+                try:
+                    answers[arrived.content] = session.answer(asked).self_plan
+                except PROTOCOL_ERRORS as error:
+                    answers[arrived.content] = error
+            answer = answers[arrived.content]
+            if isinstance(answer, GencoordError):
+                raise answer
+            return adopted(answer, arrived, bag, prior, episode)
 
         caches = None if cache is CacheSetting.OFF else (SenderCache(), ReceiverCache())
         if caches is not None and cache is not CacheSetting.COLD:

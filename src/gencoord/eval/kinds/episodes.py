@@ -40,6 +40,7 @@ from gencoord.prior.load import default_prior
 from gencoord.protocol.delivery import CacheSetting
 from gencoord.run.episode import (
     CACHED_CONDITIONS,
+    DELIVERY_KINDS,
     FEEDBACK_CONDITIONS,
     FORWARD_CONDITIONS,
     Condition,
@@ -75,6 +76,8 @@ class EpisodeExperimentConfig(BaseModel):
     conditions: list[Condition] = Field(min_length=1)
     faults: list[Fault] = [Fault.CLEAN]
     caches: list[CacheSetting] = Field(default=[CacheSetting.OFF], min_length=1)  # for the delivery conditions
+    # who takes a delivery on: the shared delivery processing (the paper's), or the receiver's backend
+    delivery_receiver: Literal["rule", "backend"] = "rule"
     backends: list[PairBackendName] = [parse_backend("rule")]
     surfaces: list[SurfaceName] = [SurfaceName.DSL]
     seeds: list[int] = Field(default=[0], min_length=1)
@@ -109,6 +112,13 @@ class EpisodeExperimentConfig(BaseModel):
         return self
 
     @model_validator(mode="after")
+    def _receiver_applies(self) -> EpisodeExperimentConfig:
+        if self.delivery_receiver != "rule" and not set(self.conditions) & set(DELIVERY_KINDS):
+            delivered = ", ".join(DELIVERY_KINDS)
+            raise ValueError(f"delivery_receiver applies only to the delivery conditions ({delivered}), none is listed")
+        return self
+
+    @model_validator(mode="after")
     def _dialogue_fits(self) -> EpisodeExperimentConfig:
         if SurfaceName.FREEFORM in self.surfaces:
             for condition in self.conditions:
@@ -129,6 +139,7 @@ class EpisodeExperimentConfig(BaseModel):
         return (
             f"pool {pool}{clusters}; conditions {', '.join(self.conditions)}; faults {', '.join(self.faults)}; "
             + (f"caches {', '.join(self.caches)}; " if self.caches != [CacheSetting.OFF] else "")
+            + (f"delivery receiver {self.delivery_receiver}; " if self.delivery_receiver != "rule" else "")
             + f"backends {', '.join(backend.label for backend in self.backends)}; surfaces {', '.join(self.surfaces)}; "
             f"seeds {', '.join(map(str, self.seeds))}; roles {', '.join(map(str, self.roles))}"
         )
@@ -250,6 +261,7 @@ class EpisodeKind(ExperimentKind[EpisodeExperimentConfig, tuple[Cluster, ...], E
             prior=prior,
             suites=suites,
             cache=job.cache,
+            receiver_answers=config.delivery_receiver == "backend",
         )
         return episode_record(result) | {"backend_set": job.backend, "world": config.world.kind}
 
