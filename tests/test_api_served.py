@@ -2,9 +2,9 @@
 
 The test builds a tiny chat model (random weights, a character tokenizer with a chat
 template) and serves it. What is checked is the transport, not the answers: whole and
-streamed answers agree and carry usage, an episode through the served model ends in a typed
-failure (its text is noise) with its tokens counted, and a server that dies mid-run stops
-the backend with API_UNAVAILABLE rather than a traceback.
+streamed answers agree and carry usage, an episode and a team task with the served model in
+every role end in a typed failure (its text is noise) with their tokens counted, and a server
+that dies mid-run stops the backend with API_UNAVAILABLE rather than a traceback.
 """
 
 from __future__ import annotations
@@ -24,13 +24,19 @@ from tokenizers import Tokenizer, decoders, models, pre_tokenizers
 from transformers import PreTrainedTokenizerFast, Qwen3Config, Qwen3ForCausalLM
 
 from gencoord.backends.api import ApiBackend
+from gencoord.backends.registry import team_players
 from gencoord.errors import BackendError, FailureCode
 from gencoord.prior import Prior
+from gencoord.prior.load import team_prior
 from gencoord.protocol.generation import GenerationRequest, Stage
 from gencoord.run.episode import run_episode
+from gencoord.run.team import run_team_task
 from gencoord.tasks import SuiteDocument, build_episode, paper_pool
+from gencoord.tasks.team import TeamTask
+from gencoord.tasks.team_files import read_task_file
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("api-served")]
+MINDCRAFT_SAMPLE = Path(__file__).parents[1] / "src" / "gencoord" / "experiments" / "team" / "mindcraft_sample.json"
 CHAT_TEMPLATE = (
     "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
     "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
@@ -122,6 +128,19 @@ def test_an_episode_through_the_served_model_ends_in_a_typed_failure(
     assert result.outcome.failure is FailureCode.PARSE_FAILURE and not result.outcome.success
     [generation] = result.protocol.trace.generations  # the sender's noise stops the protocol at parsing
     assert generation.reply.model_calls == 1 and generation.reply.input_tokens and generation.reply.output_tokens
+
+
+def test_a_team_task_with_the_served_model_in_every_role_ends_typed_with_its_tokens_counted(
+    served: tuple[str, str, subprocess.Popen[bytes]],
+) -> None:
+    url, model, _ = served
+    prior = team_prior()
+    players = team_players(f"lead=api:{url}#{model},peers=api:{url}#{model}", prior)
+    [task] = [t for t in read_task_file(MINDCRAFT_SAMPLE).tasks if isinstance(t, TeamTask)][:1]
+    result = run_team_task(task, prior, lead_backend=players.lead, peer_backend=players.peers)
+    assert not result.success and result.code is not None and result.failure is not None  # noise: a typed refusal
+    assert result.model_calls >= 1 and result.tokens is not None and result.tokens > 0
+    assert all(g.reply.latency_s > 0 for g in result.generations if g.reply.model_calls)
 
 
 def test_a_server_that_dies_mid_run_stops_the_backend_with_a_code(
