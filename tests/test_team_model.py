@@ -91,6 +91,25 @@ def test_the_lead_grammar_takes_every_planner_plan_and_no_craft_the_game_has_no_
     assert refused  # the crafts were put to the test
 
 
+def test_under_the_lead_grammar_no_path_hands_over_to_its_own_agent() -> None:
+    rng = random.Random(23)
+    tried = 0
+    for _ in range(8):
+        task = draw_task(PRIOR, rng, HELD_OUT)
+        lead = Recorder(PlannerBackend(PRIOR))
+        run_team_task(task, PRIOR, lead_backend=lead, peer_backend=RulePeer(PRIOR))
+        context, request, reply = lead.heard[0]
+        for line in reply.text.split("\n"):
+            owner = context.agent if line.startswith("SELF") else line.split(" ")[1]
+            handed = re.search(r"to=([a-z0-9_]+)\)", line)
+            if handed is None:
+                continue
+            grammar = grammar_for(PRIOR, context, request)
+            assert not _accepts(grammar, reply.text.replace(line, line.replace(handed.group(0), f"to={owner})")))
+            tried += 1
+    assert tried >= 3  # hand-overs were put to the test
+
+
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("team") / "tiny-team"

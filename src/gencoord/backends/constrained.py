@@ -136,40 +136,64 @@ def dsl_grammar(prior: Prior, context: LocalContext) -> str:
         "number": "[1-9] [0-9]? [0-9]? [0-9]?",  # bounded: the prior caps quantities (2304)
     }
     recipes = craftable(prior, items) if context.team is not None else set()
-    key_kind = {"bind": "code", "q": "number", "item": "item", "input": "item", "to": "agent", "from": "agent"}
-    paths = [' " > " '.join(["task"] * n) for n in range(1, prior.vocab.max_path_tasks + 1)]
-    # a team lead may address every peer, once each, in the order the codec writes them (the n-party extension)
-    peers = sorted(agents - {context.agent}) if context.team else []
-    requests = '("\\nREQ -" | req_0)' if peers else '"\\nREQ " ("-" | agent " " path)'
-    root = f'root ::= "SELF " ("-" | path) {requests}'
-    lines = [
-        root,
-        *_subset("req", peers, lambda peer: f'"\\nREQ {peer} " path', separator=""),
-        "path ::= " + " | ".join(f"({p})" for p in paths),  # the codec's path length limit
-        "task ::= " + " | ".join(f"t{i}" for i in range(len(prior.skills))),
-    ]
-    for index, (skill, spec) in enumerate(sorted(prior.skills.items())):
-        # each key at most once, in the skill's canonical order: the codec rejects duplicates
-        keys = list(spec.args)
-        joint = bool(recipes) and spec.consumes == "recipe" and {"input", "item"} <= set(keys)
-        for position, key in enumerate(keys):
-            pair = f'"{key}=" {key_kind.get(key, "ref")}'
-            if joint and key == "input":  # a team lead's craft names an item and an input some recipe joins
-                pair, position_after = "recipe", keys.index("item") + 1
-                rest = f"k{index}_{position_after}"
-                rule = pair if position_after == len(keys) else f'{pair} ("," {rest})? | {rest}'
-                lines.append(f"k{index}_{position} ::= {rule}")
-                continue
-            if joint and key == "item":
-                continue
-            rest = f"k{index}_{position + 1}"
-            rule = pair if position == len(keys) - 1 else f'{pair} ("," {rest})? | {rest}'
-            lines.append(f"k{index}_{position} ::= {rule}")
-        lines.append(f't{index} ::= "{skill}(" k{index}_0 ")"')
     if recipes:
         kinds["recipe"] = _alternatives(recipes)
-    lines += [f"{name} ::= {rule}" for name, rule in kinds.items()]
-    return "\n".join(lines) + "\n"
+    key_kind = {"bind": "code", "q": "number", "item": "item", "input": "item", "to": "agent", "from": "agent"}
+    # a team lead may address every peer, once each, in the order the codec writes them (the n-party extension)
+    peers = sorted(agents - {context.agent}) if context.team else []
+    if not peers:
+        root = 'root ::= "SELF " ("-" | path) "\\nREQ " ("-" | agent " " path)'
+        return "\n".join([root, *_path_rules(prior, "", key_kind, bool(recipes)), *_kinds(kinds)]) + "\n"
+    # each agent's path has its own rules: a hand-over in it names another agent (the contract's SELF_HANDOFF)
+    owners = {agent: f"a{number}" for number, agent in enumerate(sorted(agents))}
+    lines = [
+        f'root ::= "SELF " ("-" | path{owners[context.agent]}) ("\\nREQ -" | req_0)',
+        *_subset("req", peers, lambda peer: f'"\\nREQ {peer} " path{owners[peer]}', separator=""),
+    ]
+    for agent, owner in owners.items():
+        kinds[f"agent{owner}"] = _alternatives(agents - {agent})
+        others = key_kind | {"to": f"agent{owner}", "from": f"agent{owner}"}
+        lines += _path_rules(prior, owner, others, bool(recipes), shared=owner == "a0")
+    return "\n".join(lines + _kinds(kinds)) + "\n"
+
+
+def _kinds(kinds: dict[str, str]) -> list[str]:
+    return [f"{name} ::= {rule}" for name, rule in kinds.items()]
+
+
+def _path_rules(
+    prior: Prior, owner: str, key_kind: dict[str, str], joint_recipes: bool, shared: bool = True
+) -> list[str]:
+    """``path<owner>``: up to the codec's path length of tasks, each a catalog skill with its keys in order.
+
+    Each key at most once, in the skill's canonical order (the codec rejects duplicates);
+    ``joint_recipes``: a craft names its input and item only as a pair of the ``recipe`` kind.
+    A skill whose keys do not depend on the owner keeps one shared rule set, written where
+    ``shared`` says.
+    """
+    tasks = [' " > " '.join([f"task{owner}"] * n) for n in range(1, prior.vocab.max_path_tasks + 1)]
+    lines = [f"path{owner} ::= " + " | ".join(f"({t})" for t in tasks)]
+    names = []
+    for index, (skill, spec) in enumerate(sorted(prior.skills.items())):
+        keys = list(spec.args)
+        mine = owner if {"to", "from"} & set(keys) else ""
+        names.append(f"t{index}{mine}")
+        if not mine and not shared:
+            continue
+        joint = joint_recipes and spec.consumes == "recipe" and {"input", "item"} <= set(keys)
+        rule_name = f"k{index}{mine}"
+        for position, key in enumerate(keys):
+            if joint and key == "item":
+                continue
+            pair, after = f'"{key}=" {key_kind.get(key, "ref")}', position + 1
+            if joint and key == "input":
+                pair, after = "recipe", keys.index("item") + 1
+            rest = f"{rule_name}_{after}"
+            rule = pair if after == len(keys) else f'{pair} ("," {rest})? | {rest}'
+            lines.append(f"{rule_name}_{position} ::= {rule}")
+        lines.append(f't{index}{mine} ::= "{skill}(" {rule_name}_0 ")"')
+    lines.append(f"task{owner} ::= " + " | ".join(names))
+    return lines
 
 
 def craftable(prior: Prior, items: set[str]) -> set[str]:
