@@ -139,21 +139,23 @@ def dsl_grammar(prior: Prior, context: LocalContext) -> str:
     if recipes:
         kinds["recipe"] = _alternatives(recipes)
     key_kind = {"bind": "code", "q": "number", "item": "item", "input": "item", "to": "agent", "from": "agent"}
-    # a team lead may address every peer, once each, in the order the codec writes them (the n-party extension)
-    peers = sorted(agents - {context.agent}) if context.team else []
-    if not peers:
+    if context.team is None:
         root = 'root ::= "SELF " ("-" | path) "\\nREQ " ("-" | agent " " path)'
         return "\n".join([root, *_path_rules(prior, "", key_kind, bool(recipes)), *_kinds(kinds)]) + "\n"
+    # a team lead may address every peer, once each, in the order the codec writes them (the n-party extension);
     # each agent's path has its own rules: a hand-over in it names another agent (the contract's SELF_HANDOFF)
+    peers = sorted(agents - {context.agent})
     owners = {agent: f"a{number}" for number, agent in enumerate(sorted(agents))}
     lines = [
-        f'root ::= "SELF " ("-" | path{owners[context.agent]}) ("\\nREQ -" | req_0)',
+        f'root ::= "SELF " ("-" | path{owners[context.agent]}) ' + ('("\\nREQ -" | req_0)' if peers else '"\\nREQ -"'),
         *_subset("req", peers, lambda peer: f'"\\nREQ {peer} " path{owners[peer]}', separator=""),
     ]
     for agent, owner in owners.items():
-        kinds[f"agent{owner}"] = _alternatives(agents - {agent})
-        others = key_kind | {"to": f"agent{owner}", "from": f"agent{owner}"}
-        lines += _path_rules(prior, owner, others, bool(recipes), shared=owner == "a0")
+        others = agents - {agent}
+        if others:
+            kinds[f"agent{owner}"] = _alternatives(others)
+        handing = key_kind | {"to": f"agent{owner}", "from": f"agent{owner}"}
+        lines += _path_rules(prior, owner, handing, bool(recipes), shared=owner == "a0", hands_over=bool(others))
     return "\n".join(lines + _kinds(kinds)) + "\n"
 
 
@@ -162,14 +164,19 @@ def _kinds(kinds: dict[str, str]) -> list[str]:
 
 
 def _path_rules(
-    prior: Prior, owner: str, key_kind: dict[str, str], joint_recipes: bool, shared: bool = True
+    prior: Prior,
+    owner: str,
+    key_kind: dict[str, str],
+    joint_recipes: bool,
+    shared: bool = True,
+    hands_over: bool = True,
 ) -> list[str]:
     """``path<owner>``: up to the codec's path length of tasks, each a catalog skill with its keys in order.
 
     Each key at most once, in the skill's canonical order (the codec rejects duplicates);
     ``joint_recipes``: a craft names its input and item only as a pair of the ``recipe`` kind.
     A skill whose keys do not depend on the owner keeps one shared rule set, written where
-    ``shared`` says.
+    ``shared`` says; a skill that names another agent is left out where there is none (``hands_over``).
     """
     tasks = [' " > " '.join([f"task{owner}"] * n) for n in range(1, prior.vocab.max_path_tasks + 1)]
     lines = [f"path{owner} ::= " + " | ".join(f"({t})" for t in tasks)]
@@ -177,6 +184,8 @@ def _path_rules(
     for index, (skill, spec) in enumerate(sorted(prior.skills.items())):
         keys = list(spec.args)
         mine = owner if {"to", "from"} & set(keys) else ""
+        if mine and not hands_over:
+            continue
         names.append(f"t{index}{mine}")
         if not mine and not shared:
             continue
