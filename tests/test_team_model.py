@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import random
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -70,42 +71,40 @@ def _accepts(grammar: str, text: str) -> bool:
     return bool(matcher.accept_string(text) and matcher.accept_token(END))
 
 
+def _planner_plans(seed: int, split: str, count: int = 8) -> Iterator[tuple[str, str, str]]:
+    """(the lead's agent, its grammar, the planner's plan) for ``count`` drawn tasks of ``split``."""
+    rng = random.Random(seed)
+    for _ in range(count):
+        lead = Recorder(PlannerBackend(PRIOR))
+        run_team_task(draw_task(PRIOR, rng, split), PRIOR, lead_backend=lead, peer_backend=RulePeer(PRIOR))
+        context, request, reply = lead.heard[0]
+        yield context.agent, grammar_for(PRIOR, context, request), reply.text
+
+
 @pytest.mark.parametrize("split", [TRAINING, HELD_OUT])
 def test_the_lead_grammar_takes_every_planner_plan_and_no_craft_the_game_has_no_recipe_for(split: str) -> None:
-    rng = random.Random(17)
     refused = 0
-    for _ in range(8):
-        task = draw_task(PRIOR, rng, split)
-        lead = Recorder(PlannerBackend(PRIOR))
-        run_team_task(task, PRIOR, lead_backend=lead, peer_backend=RulePeer(PRIOR))
-        context, request, reply = lead.heard[0]
-        grammar = grammar_for(PRIOR, context, request)
-        assert _accepts(grammar, reply.text), reply.text
-        craft = re.search(r"input=([a-z_]+),item=([a-z_]+)", reply.text)
+    for _, grammar, plan in _planner_plans(17, split):
+        assert _accepts(grammar, plan), plan
+        craft = re.search(r"input=([a-z_]+),item=([a-z_]+)", plan)
         if craft is None:
             continue
         item = craft.group(2)
         stranger = next(m for m in sorted(PRIOR.game.stack_sizes) if PRIOR.game.recipe(item, m) is None)
-        assert not _accepts(grammar, reply.text.replace(craft.group(0), f"input={stranger},item={item}", 1))
+        assert not _accepts(grammar, plan.replace(craft.group(0), f"input={stranger},item={item}", 1))
         refused += 1
     assert refused  # the crafts were put to the test
 
 
 def test_under_the_lead_grammar_no_path_hands_over_to_its_own_agent() -> None:
-    rng = random.Random(23)
     tried = 0
-    for _ in range(8):
-        task = draw_task(PRIOR, rng, HELD_OUT)
-        lead = Recorder(PlannerBackend(PRIOR))
-        run_team_task(task, PRIOR, lead_backend=lead, peer_backend=RulePeer(PRIOR))
-        context, request, reply = lead.heard[0]
-        for line in reply.text.split("\n"):
-            owner = context.agent if line.startswith("SELF") else line.split(" ")[1]
+    for lead, grammar, plan in _planner_plans(23, HELD_OUT):
+        for line in plan.split("\n"):
+            owner = lead if line.startswith("SELF") else line.split(" ")[1]
             handed = re.search(r"to=([a-z0-9_]+)\)", line)
             if handed is None:
                 continue
-            grammar = grammar_for(PRIOR, context, request)
-            assert not _accepts(grammar, reply.text.replace(line, line.replace(handed.group(0), f"to={owner})")))
+            assert not _accepts(grammar, plan.replace(line, line.replace(handed.group(0), f"to={owner})")))
             tried += 1
     assert tried >= 3  # hand-overs were put to the test
 
