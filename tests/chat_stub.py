@@ -116,7 +116,13 @@ class TeamApi(ChatHandler):
 
 
 def _bag(text: str) -> dict[str, int]:
-    return {} if text == "-" else {k: int(v) for k, v in (pair.split("=") for pair in text.split(" "))}
+    """A bag line: a peer's ``item=count`` pairs, or the lead's ``q=count,item=item`` entries."""
+    if text == "-":
+        return {}
+    lead = re.findall(r"q=(\d+),item=(\S+)", text)
+    if lead:
+        return {item: int(count) for count, item in lead}
+    return {k: int(v) for k, v in (pair.split("=") for pair in text.split(" "))}
 
 
 def team_answer(prompt: str) -> str:

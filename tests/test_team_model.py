@@ -10,19 +10,23 @@ from pathlib import Path
 
 import pytest
 import xgrammar as xgr
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 from transformers import PreTrainedTokenizerFast
 
 from gencoord.backends.constrained import grammar_for
 from gencoord.backends.peer import RulePeer
 from gencoord.backends.planner import PlannerBackend
 from gencoord.backends.registry import team_players
+from gencoord.dsl.serialize import format_task
 from gencoord.dsl.surface import SurfaceName
 from gencoord.models.manifest import CheckpointManifest
 from gencoord.models.spec import ModelSpec, Records
+from gencoord.planning.planner import makespan, making
 from gencoord.prior.load import team_prior
 from gencoord.protocol.generation import Stage
 from gencoord.protocol.supply import SupplyQuery, parse_answer
-from gencoord.run.team import heard_response, run_team_task
+from gencoord.run.team import heard_response, lead_of, run_team_task
 from gencoord.train.hf import PaperSettings, train_checkpoint
 from gencoord.train.team import TEAM_PIECES, TeamPreset, fixed_team_rows, team_evaluation_rows, train_team
 from gencoord.train.team_data import HELD_OUT, TRAINING, Recorder, draw_task, held_out, item_family, team_rows
@@ -58,6 +62,37 @@ def test_held_out_families_are_fixed_by_name_and_cover_about_a_fifth() -> None:
     assert 0.1 < share < 0.3
     rng = random.Random(3)
     assert all(held_out(draw_task(PRIOR, rng, HELD_OUT).goal.item) for _ in range(10))
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10**6), split=st.sampled_from([TRAINING, HELD_OUT]))
+def test_the_prompts_steps_run_by_one_maker_reach_the_goal_once_the_bags_hand_over_its_needs(
+    seed: int, split: str
+) -> None:
+    """The lead's ``step`` and ``need`` lines are a whole plan: the lead runs every step, each teammate hands
+    over what it holds of each need, and the dry run from the same bags reaches the goal."""
+    task = draw_task(PRIOR, random.Random(seed), split)
+    assume(not any(agent.blocked for agent in task.agents))
+    made = making(task, PRIOR)
+    assume(made is not None)
+    assert made is not None
+    maker = lead_of(task)
+    bags = {agent.name: agent.inventory for agent in task.agents}
+    left = {item: amount - bags[maker].get(item, 0) for item, amount in made.needs.items()}
+    requests = []
+    for agent in sorted(name for name in bags if name != maker):
+        gives = []
+        for item in sorted(left):
+            share = min(bags[agent].get(item, 0), max(left[item], 0))
+            if share:
+                gives.append(f"resource.deliver(q={share},item={item},to={maker})")
+                left[item] -= share
+        if gives:
+            requests.append(f"REQ {agent} " + " > ".join(gives))
+    assume(len(made.steps) <= PRIOR.vocab.max_path_tasks)
+    own = " > ".join(format_task(step) for step in made.steps) or "-"
+    plan = PRIOR.parse(f"SELF {own}\n" + ("\n".join(requests) or "REQ -"))
+    assert makespan(task, plan, maker, PRIOR) is not None, plan
 
 
 CHARACTERS = [chr(code) for code in range(32, 127)] + ["\n", "[EOS]"]

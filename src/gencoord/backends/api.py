@@ -73,10 +73,11 @@ DIALOGUE_RULES = (
 
 TEAM_RULES = {
     Stage.TEAM_LEAD: (
-        "You lead a team task in Minecraft. The input gives the goal, every teammate's bag as far as you know it, "
-        "what the world offers, and the cheapest plan's recipes in totals (recipe <result> q=<made> input=<material>: "
-        "<ingredient>=<used> ..., 'table' when it needs a crafting table; need <item>=<count> ...: what no recipe "
-        "makes).\n"
+        "You lead a team task in Minecraft. The input gives the goal, every teammate's bag as far as you know it "
+        "(bag <agent>: q=<count>,item=<item> ...), what the world offers, and the cheapest plan: one 'step <task>' "
+        "line per job in the order one maker would run them (gathering, putting the crafting table down, each craft), "
+        "then 'need q=<count>,item=<item> ...': what the plan consumes beyond what it makes, which the bags hand "
+        "over or gathering brings. You decide who runs each step and who hands what to whom.\n"
         "Answer with the team's plan and nothing else: line 1 is SELF - or SELF followed by your own tasks joined by "
         "' > '; then one line REQ <teammate> <tasks> for each teammate you ask to act, or the single line REQ -.\n"
         "A task is skill(key=value,...). Skills: {skills}.\n"
@@ -91,7 +92,8 @@ TEAM_RULES = {
     ),
     Stage.TEAM_RESPONSE: (
         "You are a teammate. The lead proposes a plan; the REQ line naming you is what you are asked to do, and "
-        "other lines show what you will be handed. Answer with one line and nothing else:\n"
+        "other lines show what you will be handed; each 'ledger item=<item> have=<held> gets=<handed or made> "
+        "uses=<used>' line sums one item your tasks use. Answer with one line and nothing else:\n"
         "ACCEPT reason=CAN_DO when your bag, plus what you are handed, covers your tasks and you may use every skill;\n"
         "COUNTER reason=SHORT item=<item> have=<count> when you hold too few of an item your tasks use;\n"
         "REJECT reason=BLOCKED_SKILL skill=<skill> when a task uses a skill you cannot use."

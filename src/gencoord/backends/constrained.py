@@ -6,7 +6,9 @@ constrained model can only write what its reader parses:
 * a Short DSL record (a pair episode's, or a team lead's n-party SELF+REQ): skills of the
   catalog, each with its own keys, and values grounded in the episode — its agent ids, the
   episode's refs, the template's binding codes, the items the task or its recipes name, and
-  numbers;
+  numbers; a team lead's crafts and table placings are whole steps of the plan its prompt
+  lists, its gatherings name what the plan needs from the world, and each agent's hand-overs
+  go to another agent;
 * a team peer's supply answer: ``HAVE`` with asked items only, each at most once, counts
   positive, then the skills it cannot use;
 * a team peer's decision: ``ACCEPT``, ``COUNTER`` naming an item and a count, or ``REJECT``
@@ -27,12 +29,15 @@ import xgrammar as xgr
 from tokenizers import Tokenizer
 from transformers import PreTrainedTokenizerFast
 
+from gencoord.dsl.serialize import format_task
 from gencoord.models.codec import TextCodec
 from gencoord.models.load import LoadedModel
-from gencoord.planning.feasibility import closure_items, planning_game
+from gencoord.planning.feasibility import CRAFT_SKILL, GATHER_SKILL, closure_items, planning_game
+from gencoord.planning.planner import PLACE_SKILL, making
 from gencoord.prior.prior import Prior
 from gencoord.protocol.generation import GenerationRequest, Stage
 from gencoord.tasks.context import LocalContext
+from gencoord.tasks.world import source_ref
 
 
 def _alternatives(values: set[str]) -> str:
@@ -121,12 +126,14 @@ def dsl_grammar(prior: Prior, context: LocalContext) -> str:
     """EBNF for one agent's Short DSL record, grounded in its context."""
     agents = {context.agent, context.peer}
     items = _items(prior)
+    fixed: dict[str, list[str]] = {}
     if context.team is not None:  # a team lead names any teammate, and any item the task, its bags or recipes hold
         team = context.team
         agents = {agent.name for agent in team.agents}
         items |= {team.goal.item, *team.world.resources}
         items |= {item for agent in team.agents for item in agent.inventory}
         items |= set(closure_items(planning_game(team, prior), team.goal.item, not team.world.crafting_table))
+        fixed = plan_steps(prior, context)
     codes = set(context.branches) or set(prior.codebook)
     kinds = {
         "agent": _alternatives(agents),
@@ -135,13 +142,10 @@ def dsl_grammar(prior: Prior, context: LocalContext) -> str:
         "item": _alternatives(items),
         "number": "[1-9] [0-9]? [0-9]? [0-9]?",  # bounded: the prior caps quantities (2304)
     }
-    recipes = craftable(prior, items) if context.team is not None else set()
-    if recipes:
-        kinds["recipe"] = _alternatives(recipes)
     key_kind = {"bind": "code", "q": "number", "item": "item", "input": "item", "to": "agent", "from": "agent"}
     if context.team is None:
         root = 'root ::= "SELF " ("-" | path) "\\nREQ " ("-" | agent " " path)'
-        return "\n".join([root, *_path_rules(prior, "", key_kind, bool(recipes)), *_kinds(kinds)]) + "\n"
+        return "\n".join([root, *_path_rules(prior, "", key_kind), *_kinds(kinds)]) + "\n"
     # a team lead may address every peer, once each, in the order the codec writes them (the n-party extension);
     # each agent's path has its own rules: a hand-over in it names another agent (the contract's SELF_HANDOFF)
     peers = sorted(agents - {context.agent})
@@ -155,8 +159,33 @@ def dsl_grammar(prior: Prior, context: LocalContext) -> str:
         if others:
             kinds[f"agent{owner}"] = _alternatives(others)
         handing = key_kind | {"to": f"agent{owner}", "from": f"agent{owner}"}
-        lines += _path_rules(prior, owner, handing, bool(recipes), shared=owner == "a0", hands_over=bool(others))
+        lines += _path_rules(prior, owner, handing, fixed, shared=owner == "a0", hands_over=bool(others))
     return "\n".join(lines + _kinds(kinds)) + "\n"
+
+
+STEP_SKILLS = (CRAFT_SKILL, PLACE_SKILL)
+"""Skills a constrained team lead writes only as whole steps of its prompt's plan."""
+
+
+def plan_steps(prior: Prior, context: LocalContext) -> dict[str, list[str]]:
+    """A team lead's crafts, table placings and gatherings, as the plan its prompt lists them (EBNF alternatives
+    per skill).
+
+    A craft or a placing is one of the prompt's ``step`` lines, written whole: its recipe, quantity
+    and selecting input are the game's (the contract's ``NO_RECIPE`` cannot occur) and copied, not
+    composed. A gathering names an item the plan needs from the world, with its own source, in any
+    quantity (the dig may be shared out). Who runs each, and every hand-over, stays the model's.
+    """
+    assert context.team is not None
+    made = making(context.team, prior)
+    steps = made.steps if made is not None else ()
+    fixed = {
+        skill: [_quoted(format_task(step)) for step in steps if step.skill == skill]
+        for skill in (CRAFT_SKILL, PLACE_SKILL)
+    }
+    needed = sorted(set(made.needs) & set(context.team.world.resources)) if made is not None else []
+    fixed[GATHER_SKILL] = [f'"{GATHER_SKILL}(q=" number ",item={item},loc={source_ref(item)})"' for item in needed]
+    return fixed
 
 
 def _kinds(kinds: dict[str, str]) -> list[str]:
@@ -167,58 +196,40 @@ def _path_rules(
     prior: Prior,
     owner: str,
     key_kind: dict[str, str],
-    joint_recipes: bool,
+    fixed: dict[str, list[str]] | None = None,
     shared: bool = True,
     hands_over: bool = True,
 ) -> list[str]:
     """``path<owner>``: up to the codec's path length of tasks, each a catalog skill with its keys in order.
 
-    Each key at most once, in the skill's canonical order (the codec rejects duplicates);
-    ``joint_recipes``: a craft names its input and item only as a pair of the ``recipe`` kind.
+    Each key at most once, in the skill's canonical order (the codec rejects duplicates); a
+    skill in ``fixed`` is written only as one of its alternatives there (none: not at all).
     A skill whose keys do not depend on the owner keeps one shared rule set, written where
     ``shared`` says; a skill that names another agent is left out where there is none (``hands_over``).
     """
+    fixed = fixed or {}
     tasks = [' " > " '.join([f"task{owner}"] * n) for n in range(1, prior.vocab.max_path_tasks + 1)]
     lines = [f"path{owner} ::= " + " | ".join(f"({t})" for t in tasks)]
     names = []
     for index, (skill, spec) in enumerate(sorted(prior.skills.items())):
         keys = list(spec.args)
         mine = owner if {"to", "from"} & set(keys) else ""
-        if mine and not hands_over:
+        if (mine and not hands_over) or (skill in fixed and not fixed[skill]):
             continue
         names.append(f"t{index}{mine}")
         if not mine and not shared:
             continue
-        joint = joint_recipes and spec.consumes == "recipe" and {"input", "item"} <= set(keys)
+        if skill in fixed:
+            lines.append(f"t{index} ::= " + " | ".join(fixed[skill]))
+            continue
         rule_name = f"k{index}{mine}"
         for position, key in enumerate(keys):
-            if joint and key == "item":
-                continue
-            pair, after = f'"{key}=" {key_kind.get(key, "ref")}', position + 1
-            if joint and key == "input":
-                pair, after = "recipe", keys.index("item") + 1
-            rest = f"{rule_name}_{after}"
-            rule = pair if after == len(keys) else f'{pair} ("," {rest})? | {rest}'
+            pair, rest = f'"{key}=" {key_kind.get(key, "ref")}', f"{rule_name}_{position + 1}"
+            rule = pair if position == len(keys) - 1 else f'{pair} ("," {rest})? | {rest}'
             lines.append(f"{rule_name}_{position} ::= {rule}")
         lines.append(f't{index}{mine} ::= "{skill}(" {rule_name}_0 ")"')
     lines.append(f"task{owner} ::= " + " | ".join(names))
     return lines
-
-
-def craftable(prior: Prior, items: set[str]) -> set[str]:
-    """``input=<material>,item=<result>`` (or ``item=<result>``) for each recipe the contract finds among ``items``.
-
-    The contract's test (:meth:`GameData.recipe`), so a craft written under the grammar never
-    meets ``NO_RECIPE``; whether it is the variant the bags can feed is still the model's choice.
-    """
-    game = prior.game
-    pairs = set()
-    for item in items:
-        materials = {material for recipe in game.recipes.get(item, ()) for material in recipe.ingredients}
-        pairs |= {f"input={m},item={item}" for m in materials if game.recipe(item, m) is not None}
-        if game.recipe(item, None) is not None:
-            pairs.add(f"item={item}")
-    return pairs
 
 
 @cache

@@ -16,8 +16,11 @@ from collections import Counter
 from collections.abc import Mapping
 
 from gencoord.backends.peer import READY
+from gencoord.dsl.serialize import format_task
 from gencoord.dsl.surface import SurfaceName
-from gencoord.planning.feasibility import TABLE, diagnose, planning_game, selecting_input
+from gencoord.errors import GencoordError
+from gencoord.planning.planner import making
+from gencoord.prior.ledger import consumption, production
 from gencoord.prior.prior import Prior
 from gencoord.protocol.generation import GenerationRequest, Stage
 from gencoord.tasks.context import LocalContext
@@ -32,31 +35,53 @@ def _bag(inventory: Mapping[str, int]) -> str:
     return " ".join(f"{item}={count}" for item, count in items) or "-"
 
 
-def recipe_lines(team: TeamTask, prior: Prior) -> list[str]:
-    """The cheapest plan from what the lead knows, as MINDcraft's crafting plan states it: in totals.
+def _counts(inventory: Mapping[str, int]) -> str:
+    """A bag as the hand-overs write it (``q=8,item=bamboo``), so a delivery copies its quantity and item in order."""
+    items = sorted(inventory.items())
+    return " ".join(f"q={count},item={item}" for item, count in items) or "-"
 
-    One line per recipe, ``recipe <result> q=<made> input=<material>[ table]: <ingredient>=<used> ...``,
-    its quantity and selecting input exactly as a craft step writes them, then ``need`` with the
-    totals of what no recipe makes (what teammates hand over or gather), and ``place crafting_table``
-    when the plan puts a held table down. Nothing when the view cannot reach the goal.
+
+def plan_lines(team: TeamTask, prior: Prior) -> list[str]:
+    """The cheapest plan from what the lead knows, as MINDcraft's crafting plan gives it: its jobs and its needs.
+
+    One ``step`` line per job, written as the task a path carries (what no bag holds gathered,
+    the table put down, each craft with its quantity and selecting input, in crafting order),
+    then ``need`` with the totals the plan consumes beyond what it makes (what bags hand over
+    or gathering brings). Who does each step, and who hands what to whom, is the lead's to
+    decide. Nothing when the view cannot reach the goal.
     """
-    judged = diagnose(team, prior)
-    game = planning_game(team, prior)
-    made = {result for result, _, _ in judged.runs}
-    need: Counter[str] = Counter()
-    lines = []
-    for result, recipe, runs in judged.runs:
-        used = {item: count * runs for item, count in sorted(recipe.ingredients.items())}
-        need.update({item: count for item, count in used.items() if item not in made})
-        material = selecting_input(game, result, recipe)
-        selects = f" input={material}" if material is not None else ""
-        table = " table" if recipe.grid == 3 else ""
-        lines.append(f"recipe {result} q={recipe.count * runs}{selects}{table}: {_bag(used)}")
-    if need:
-        lines.append(f"need {_bag(need)}")
-    if judged.places_table:
-        lines.append(f"place {TABLE}")
+    made = making(team, prior)
+    if made is None:
+        return []
+    lines = [f"step {format_task(step)}" for step in made.steps]
+    if made.needs:
+        lines.append(f"need {_counts(made.needs)}")
     return lines
+
+
+def ledger_lines(context: LocalContext, delivered: str, prior: Prior) -> list[str]:
+    """A peer's ledger of the path asked of it: per item its path uses, in order of first use, what it holds,
+    what it gets (handed over by others, or made by its own earlier steps) and what the path uses:
+    ``ledger item=<item> have=<held> gets=<n> uses=<n>``. Nothing when the projection does not parse
+    (words, or a hostile message: the decision line then answers it as it stands)."""
+    try:
+        proposal = prior.parse(delivered)
+    except GencoordError:
+        return []
+    mine = next((r.plan for r in proposal.peer_requests if r.target == context.agent), None)
+    if mine is None:
+        return []
+    gets: Counter[str] = Counter()
+    for path in (proposal.self_plan, *(r.plan for r in proposal.peer_requests if r.target != context.agent)):
+        gets.update({str(t.get("item")): int(t.get("q") or 0) for t in path if t.get("to") == context.agent})
+    uses: Counter[str] = Counter()
+    for task in mine:
+        uses.update(consumption(task, prior))
+        gets.update(production(task, prior))
+    return [
+        f"ledger item={item} have={context.inventory.get(item, 0)} gets={gets[item]} uses={used}"
+        for item, used in uses.items()
+    ]
 
 
 def team_input(context: LocalContext, request: GenerationRequest, prior: Prior) -> str:
@@ -69,20 +94,23 @@ def team_input(context: LocalContext, request: GenerationRequest, prior: Prior) 
         goal = team.goal
         lines.append(f"goal {goal.count} {goal.item} for {goal.holder}")
         for agent in team.agents:
-            lines.append(f"bag {agent.name}: {_bag(agent.inventory)}")
+            lines.append(f"bag {agent.name}: {_counts(agent.inventory)}")
             if agent.blocked:
                 lines.append(f"cannot {agent.name}: {' '.join(sorted(agent.blocked))}")
         lines.append("table " + ("placed" if team.world.crafting_table else "none"))
         if team.world.resources:
             lines.append("gather " + " ".join(sorted(team.world.resources)))
-        lines += recipe_lines(team, prior)
-    else:
-        lines.append(f"lead {context.peer}")
-        lines.append(f"bag {context.agent}: {_bag(context.inventory)}")
-        if context.blocked:
-            lines.append("cannot " + " ".join(context.blocked))
-        if READY in context.private:  # a gate helper's own nodes it could start now
-            lines.append("ready " + context.private[READY])
-        if request.delivered_request is not None:
-            lines.append("incoming " + request.delivered_request.replace("\n", " / "))
+        lines += plan_lines(team, prior)
+        return "\n".join(lines) + PROMPT_END
+    # a peer: what arrived first, then its own state next to where its answer begins (however long the question)
+    lines.append(f"lead {context.peer}")
+    if request.delivered_request is not None:
+        lines.append("incoming " + request.delivered_request.replace("\n", " / "))
+    lines.append(f"bag {context.agent}: {_bag(context.inventory)}")
+    if context.blocked:
+        lines.append("cannot " + " ".join(context.blocked))
+    if READY in context.private:  # a gate helper's own nodes it could start now
+        lines.append("ready " + context.private[READY])
+    if request.stage is Stage.TEAM_RESPONSE and request.delivered_request is not None:
+        lines += ledger_lines(context, request.delivered_request, prior)
     return "\n".join(lines) + PROMPT_END

@@ -239,17 +239,7 @@ def _draft(
     smelted = sorted({source for _, recipe, _ in runs if (source := smelted_input(recipe))})
     if len(smelted) > 1:
         return f"the plan smelts {' and '.join(smelted)}, and one furnace smelts one kind of item per plan"
-    for result, recipe, times in _craft_order(runs, feasibility.places_table and placer is None):
-        if is_heat(result):
-            continue  # its fuel goes in with the smelt that burns it
-        source = smelted_input(recipe)
-        if source is not None:
-            own_path += _smelt(result, source, times, runs, prior)
-            continue
-        if recipe.grid > 2 and feasibility.places_table and not placed:
-            own_path.append(place)
-            placed = True
-        own_path.append(_craft(result, recipe, times, game, prior))
+    own_path += _making(runs, game, prior, feasibility.places_table and not placed, placer is None)
     holder = task.goal.holder
     if holder not in (ANY, crafter):
         key = "to" if holder in holdings else "dst"
@@ -259,6 +249,58 @@ def _draft(
     if barred is not None:
         return f"{barred[0]} would need {barred[1]}, which it may not use"
     return draft
+
+
+def _making(runs: Runs, game: GameData, prior: Prior, place: bool, table_made: bool) -> list[Task]:
+    """The crafter's own making, in crafting order: each smelt, the table put down before the first 3×3 craft
+    (``place``), each craft; ``table_made``: the table it places is one the plan crafts."""
+    steps: list[Task] = []
+    for result, recipe, times in _craft_order(runs, place and table_made):
+        if is_heat(result):
+            continue  # its fuel goes in with the smelt that burns it
+        source = smelted_input(recipe)
+        if source is not None:
+            steps += _smelt(result, source, times, runs, prior)
+            continue
+        if recipe.grid > 2 and place:
+            steps.append(_task(PLACE_SKILL, prior, q=1, item=TABLE, station=STATION))
+            place = False
+        steps.append(_craft(result, recipe, times, game, prior))
+    return steps
+
+
+@dataclass(frozen=True, slots=True)
+class Making:
+    """What the cheapest recipe plan takes, whoever does it: the items it consumes beyond what it makes
+    (``needs``: what bags hand over or the world gives) and the steps one agent making everything runs."""
+
+    needs: dict[str, int]
+    steps: tuple[Task, ...]
+
+
+def making(task: TeamTask, prior: Prior) -> Making | None:
+    """The plan's needs and its steps for one maker: what no bag of the team holds gathered first, then each
+    smelt, the table put down and each craft in crafting order; None when the goal is out of the view's reach.
+
+    Who makes, who hands over what and to whom is left open: this is the plan as a list of jobs
+    (what MINDcraft's crafting plan gives an agent), not an assignment.
+    """
+    feasibility = diagnose(task, prior)
+    if not feasibility.feasible:
+        return None
+    held: dict[str, int] = defaultdict(int)
+    for agent in task.agents:
+        for item, count in agent.inventory.items():
+            held[item] += count
+    needs = _net_needs(task, feasibility.runs, feasibility.places_table)
+    gathered = [
+        _task(GATHER_SKILL, prior, q=amount - held[item], item=item, loc=source_ref(item))
+        for item, amount in sorted(needs.items())
+        if item in task.world.resources and amount > held[item]
+    ]
+    game = planning_game(task, prior)
+    steps = _making(feasibility.runs, game, prior, feasibility.places_table, not held[TABLE])
+    return Making(needs, tuple(gathered + steps))
 
 
 def _shares(amount: int, crew: list[str], load: dict[str, int]) -> dict[str, int]:
@@ -389,9 +431,9 @@ class _Candidate:
 
 
 def _candidates(
-    task: TeamTask, feasibility: Feasibility, crafters: list[str], prior: Prior
+    task: TeamTask, feasibility: Feasibility, crafters: list[str], prior: Prior, simplest: bool = False
 ) -> dict[str, str | list[_Candidate]]:
-    """Every draft per crafter, or why that crafter cannot be supplied."""
+    """Every draft per crafter, or why that crafter cannot be supplied; ``simplest``: the first family's only."""
     found: dict[str, str | list[_Candidate]] = {}
     for crafter in crafters:
         base = _draft(task, crafter, feasibility, {}, prior)
@@ -399,6 +441,9 @@ def _candidates(
             found[crafter] = base
             continue
         drafts = [_Candidate(crafter, base, True)]
+        if simplest:
+            found[crafter] = drafts
+            continue
         splits = _sub_assemblies(task, crafter, feasibility)
         chains = _chains(splits, feasibility.runs)
         subsets = chains + ([splits] if splits not in chains else [])
@@ -429,10 +474,14 @@ def _crafters(task: TeamTask, feasibility: Feasibility) -> list[str]:
     return [agent.name for agent in task.agents if CRAFT_SKILL not in agent.blocked]
 
 
-def plan_team(task: TeamTask, lead: str, prior: Prior, crafters: list[str] | None = None) -> TeamPlan:
+def plan_team(
+    task: TeamTask, lead: str, prior: Prior, crafters: list[str] | None = None, simplest: bool = False
+) -> TeamPlan:
     """The lead's n-party proposal for ``task`` as the lead knows it: the draft of least makespan.
 
-    ``crafters`` narrows who may make the goal (a cooking planner deals dishes out this way).
+    ``crafters`` narrows who may make the goal (a cooking planner deals dishes out this way);
+    ``simplest`` keeps only the first family (one crafter, supplied from its own bag, then by the
+    peers holding most, then by gathering): a plan whose every step is one of the recipe plan's.
 
     Raises nothing for an unreachable goal: the answer carries the diagnosis. Raises
     :class:`ResolutionError` (``PATH_TOO_LONG``) when every draft needs a path longer than
@@ -442,7 +491,7 @@ def plan_team(task: TeamTask, lead: str, prior: Prior, crafters: list[str] | Non
     if not feasibility.feasible:
         return TeamPlan(feasibility)
     allowed = [name for name in _crafters(task, feasibility) if crafters is None or name in crafters]
-    attempts = _candidates(task, feasibility, allowed, prior)
+    attempts = _candidates(task, feasibility, allowed, prior, simplest)
     drafts = [candidate for found in attempts.values() if not isinstance(found, str) for candidate in found]
     if not drafts:
         why = "; ".join(f"{name}: {reason}" for name, reason in attempts.items())

@@ -53,6 +53,7 @@ class TeamPreset(TinyPreset):
     warmup: int = 100
     batch: int = 16
     slot_names: bool = True
+    context: int = 1024  # a four-agent lead's view and plan run past 512 tokens
     dealt_at_random: bool = False  # slots dealt at random per row; False: in order of first occurrence, as at run time
 
 

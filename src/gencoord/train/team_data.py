@@ -3,7 +3,9 @@
 Each row is one message of a real team run, captured as the backend was asked for it: the
 task is drawn as MINDcraft's crafting files are made (:func:`random_mindcraft_task`), read
 as MINDcraft's files are read, and run through :func:`run_team_task` with the planner
-leading and the rule peers answering, so a row's prompt is exactly what a model in that
+leading (its simplest plan in which the lead makes the goal, where there is one: the lead
+runs the prompt's steps and each teammate hands over what it holds of the needs) and the
+rule peers answering, so a row's prompt is exactly what a model in that
 role is shown at run time (:func:`team_input`). A peer's decisions are nearly always ACCEPT
 when the lead heard the truth, so each decision row also gets its counterfactuals: the same
 projection to the peer holding one unit less of what its path uses (the rule counters) and
@@ -96,7 +98,7 @@ def task_rows(
     agent writes and hears it (``dsl/team_dialogue.py``): the lead's whole plan in one message,
     a peer's answer and decision in sentences, and a peer hearing the lead's plan in words.
     """
-    lead, peers = Recorder(PlannerBackend(prior)), Recorder(RulePeer(prior))
+    lead, peers = Recorder(PlannerBackend(prior, lead_makes=True)), Recorder(RulePeer(prior))
     run_team_task(task, prior, surface=surface, lead_backend=lead, peer_backend=peers)
     rows = []
     for context, request, reply in [*lead.heard, *peers.heard]:

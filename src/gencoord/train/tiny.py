@@ -76,6 +76,7 @@ class TinyPreset:
     siblings: float = 0.0  # of restructured views, the share whose bindings differ from each other in one step
     place_siblings: float = 0.0  # of those bindings, the share one place apart rather than one step
     slot_names: bool = False  # the tokenizer holds no instance name: every one is read and written as a name slot
+    context: int = 512  # positions the model reads and writes (max_position_embeddings): prompt and answer together
 
 
 def pieces(text: str, pattern: str = PIECES) -> list[str]:
@@ -125,7 +126,7 @@ def build_model(vocab: int, preset: TinyPreset, seed: int) -> Qwen3ForCausalLM:
         num_attention_heads=preset.heads,
         num_key_value_heads=preset.kv_heads,
         head_dim=preset.head_dim,
-        max_position_embeddings=512,
+        max_position_embeddings=preset.context,
         tie_word_embeddings=True,
     )
     return Qwen3ForCausalLM(config)
