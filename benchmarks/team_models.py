@@ -1,8 +1,9 @@
 """Team models in every role (issue 36): success, time to commitment, tokens and parse failures, per role.
 
 Runs, side by side in one process on the same tasks, the planner with rule peers (the reference,
-zero model calls) and the shipped tiny team model in every role, decoded freely (``model:``) and
-under each message's grammar (``constrained:``), plus each role alone (the model leading with rule
+zero model calls) and the shipped tiny team model in every role, decoded freely (``model:``),
+under each message's grammar (``constrained:``), and leading with checked drafts (``checked:``: up
+to 8 proposals, the first its own dry run carries to the goal is sent), plus each role alone (the model leading with rule
 peers; the planner leading with model peers). Tasks: generated MINDcraft-format crafting tasks of
 item families held out of the model's training (``gencoord.train.team_data``), and MINDcraft's own
 crafting train file, which the model never saw. Per setting it reports success by agent count,
@@ -50,11 +51,13 @@ ROLES = {"team_lead": "lead", "team_have": "peer HAVE", "team_response": "peer d
 def settings(checkpoint: Path, words: Path) -> list[tuple[str, str, SurfaceName]]:
     """(name, roles, surface): the reference, the team model in every role and in each role alone, and the
     dialogue: controlled sentences said for the rules, and a team model trained on words speaking its own."""
-    model, constrained = f"model:{checkpoint}", f"constrained:{checkpoint}"
+    model, constrained, checked = f"model:{checkpoint}", f"constrained:{checkpoint}", f"checked:{checkpoint}"
     rows = [
         ("planner + rule peers", "planner", SurfaceName.DSL),
         ("model, every role", f"lead={model},peers={model}", SurfaceName.DSL),
         ("constrained model, every role", f"lead={constrained},peers={constrained}", SurfaceName.DSL),
+        ("checked drafts lead, constrained peers: every role", f"lead={checked},peers={constrained}", SurfaceName.DSL),
+        ("checked drafts lead, rule peers", f"lead={checked},peers=rule", SurfaceName.DSL),
         ("constrained model leads, rule peers", f"lead={constrained},peers=rule", SurfaceName.DSL),
         ("planner leads, constrained model peers", f"lead=planner,peers={constrained}", SurfaceName.DSL),
         ("planner + rule peers, controlled sentences", "planner", SurfaceName.FREEFORM),

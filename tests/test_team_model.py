@@ -18,6 +18,7 @@ from gencoord.backends.constrained import grammar_for
 from gencoord.backends.peer import RulePeer
 from gencoord.backends.planner import PlannerBackend
 from gencoord.backends.registry import team_players
+from gencoord.backends.team_input import ledger_lines
 from gencoord.dsl.serialize import format_task
 from gencoord.dsl.surface import SurfaceName
 from gencoord.models.manifest import CheckpointManifest
@@ -27,6 +28,7 @@ from gencoord.prior.load import team_prior
 from gencoord.protocol.generation import Stage
 from gencoord.protocol.supply import SupplyQuery, parse_answer
 from gencoord.run.team import heard_response, lead_of, run_team_task
+from gencoord.tasks.context import LocalContext
 from gencoord.train.hf import PaperSettings, train_checkpoint
 from gencoord.train.team import TEAM_PIECES, TeamPreset, fixed_team_rows, team_evaluation_rows, train_team
 from gencoord.train.team_data import HELD_OUT, TRAINING, Recorder, draw_task, held_out, item_family, team_rows
@@ -95,6 +97,38 @@ def test_the_prompts_steps_run_by_one_maker_reach_the_goal_once_the_bags_hand_ov
     assert makespan(task, plan, maker, PRIOR) is not None, plan
 
 
+@pytest.mark.parametrize("split", [TRAINING, HELD_OUT])
+def test_the_plan_the_rows_teach_has_the_lead_run_every_step_and_reaches_the_goal(split: str) -> None:
+    rng = random.Random(41)
+    for _ in range(6):
+        task = draw_task(PRIOR, rng, split)
+        lead = Recorder(PlannerBackend(PRIOR, lead_makes=True))
+        result = run_team_task(task, PRIOR, lead_backend=lead, peer_backend=RulePeer(PRIOR))
+        assert result.success, (task.id, result.code, result.message)
+        context, _, reply = lead.heard[0]
+        assert context.team is not None
+        made = making(context.team, PRIOR)
+        assert made is not None
+        plan = PRIOR.parse(reply.text)
+        crafts = [format_task(step) for step in made.steps if step.skill == "craft.item"]
+        assert [format_task(t) for t in plan.self_plan if t.skill == "craft.item"] == crafts
+        assert all(t.skill in {"resource.deliver", "station.place"} for r in plan.peer_requests for t in r.plan)
+
+
+def test_a_peers_ledger_sums_what_its_path_uses_gets_and_holds_and_skips_what_it_cannot_read() -> None:
+    context = LocalContext("agent_1", "peer", "agent_0", None, (), {}, {"oak_planks": 1, "stick": 2}, {}, {})
+    delivered = (
+        "SELF resource.deliver(q=1,item=oak_planks,to=agent_1)\n"
+        "REQ agent_1 craft.item(q=4,input=oak_planks,item=stick) > resource.deliver(q=5,item=stick,to=agent_0)"
+    )
+    assert ledger_lines(context, delivered, PRIOR) == [
+        "ledger item=oak_planks have=1 gets=1 uses=2",
+        "ledger item=stick have=2 gets=4 uses=5",
+    ]
+    for hostile in ("SELF - / REQ agent_1 craft.item(q=", "Okay agent_0, I will hand over 2 sticks.", "REQ -"):
+        assert ledger_lines(context, hostile, PRIOR) == []
+
+
 CHARACTERS = [chr(code) for code in range(32, 127)] + ["\n", "[EOS]"]
 """A vocabulary of single characters: a grammar matched over it accepts or refuses whole strings."""
 END = len(CHARACTERS) - 1
@@ -127,6 +161,10 @@ def test_the_lead_grammar_takes_every_planner_plan_and_no_craft_the_game_has_no_
         item = craft.group(2)
         stranger = next(m for m in sorted(PRIOR.game.stack_sizes) if PRIOR.game.recipe(item, m) is None)
         assert not _accepts(grammar, plan.replace(craft.group(0), f"input={stranger},item={item}", 1))
+        made = re.search(r"craft\.item\(q=([0-9]+),", plan)
+        assert made is not None
+        more = made.group(0).replace(f"q={made.group(1)}", f"q={int(made.group(1)) + 1}")
+        assert not _accepts(grammar, plan.replace(made.group(0), more, 1))  # a craft is one of the plan's steps
         refused += 1
     assert refused  # the crafts were put to the test
 
@@ -209,3 +247,37 @@ def test_a_tiny_team_model_trained_on_words_speaks_and_is_read_by_the_extractor(
         )
         assert result.success or (result.code is not None and result.message)  # words it cannot be read in: a code
         assert result.model_calls >= 1
+
+
+SHIPPED = Path(__file__).parents[1] / "src" / "gencoord" / "experiments" / "checkpoints" / "tiny-team"
+
+
+def test_a_checked_lead_sends_a_draft_its_own_dry_run_carries_or_its_greedy_one_and_counts_every_draft() -> None:
+    from gencoord.backends.local import LocalModelBackend  # noqa: PLC0415
+    from gencoord.planning.planner import makespan as dry_run_time  # noqa: PLC0415
+
+    greedy = LocalModelBackend(SHIPPED, PRIOR, constrained=True)
+    checked = team_players(f"lead=checked:{SHIPPED},peers=rule", PRIOR).lead
+    rng, redrafted = random.Random(5), 0
+    for _ in range(12):
+        lead = Recorder(checked)
+        run_team_task(draw_task(PRIOR, rng, HELD_OUT), PRIOR, lead_backend=lead, peer_backend=RulePeer(PRIOR))
+        for context, request, reply in lead.heard[:1]:
+            assert context.team is not None
+            first = greedy.generate(context, request).text
+            carried = dry_run_time(context.team, PRIOR.parse(reply.text), context.agent, PRIOR) is not None
+            assert 1 <= reply.model_calls <= 8
+            assert carried or (reply.text == first and reply.model_calls == 8)
+            assert reply.model_calls == 1 or not (
+                dry_run_time(context.team, PRIOR.parse(first), context.agent, PRIOR) is not None
+            )
+            redrafted += reply.model_calls > 1
+    assert redrafted  # some greedy proposal failed the lead's own dry run and was drafted again
+
+
+def test_checked_drafts_are_a_team_leads_and_refused_for_pair_episodes() -> None:
+    from gencoord.backends.registry import backend_set  # noqa: PLC0415
+    from gencoord.errors import ConfigError  # noqa: PLC0415
+
+    with pytest.raises(ConfigError):
+        backend_set(f"checked:{SHIPPED}")

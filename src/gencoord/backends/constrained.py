@@ -32,11 +32,12 @@ from transformers import PreTrainedTokenizerFast
 from gencoord.dsl.serialize import format_task
 from gencoord.models.codec import TextCodec
 from gencoord.models.load import LoadedModel
-from gencoord.planning.feasibility import CRAFT_SKILL, GATHER_SKILL, closure_items, planning_game
-from gencoord.planning.planner import PLACE_SKILL, making
+from gencoord.planning.feasibility import CRAFT_SKILL, GATHER_SKILL, TABLE, closure_items, planning_game
+from gencoord.planning.planner import DELIVER_SKILL, PLACE_SKILL, making
 from gencoord.prior.prior import Prior
 from gencoord.protocol.generation import GenerationRequest, Stage
 from gencoord.tasks.context import LocalContext
+from gencoord.tasks.team import ANY
 from gencoord.tasks.world import source_ref
 
 
@@ -126,7 +127,7 @@ def dsl_grammar(prior: Prior, context: LocalContext) -> str:
     """EBNF for one agent's Short DSL record, grounded in its context."""
     agents = {context.agent, context.peer}
     items = _items(prior)
-    fixed: dict[str, list[str]] = {}
+    fixed: dict[str, dict[str, list[str]]] = {}
     if context.team is not None:  # a team lead names any teammate, and any item the task, its bags or recipes hold
         team = context.team
         agents = {agent.name for agent in team.agents}
@@ -159,33 +160,67 @@ def dsl_grammar(prior: Prior, context: LocalContext) -> str:
         if others:
             kinds[f"agent{owner}"] = _alternatives(others)
         handing = key_kind | {"to": f"agent{owner}", "from": f"agent{owner}"}
-        lines += _path_rules(prior, owner, handing, fixed, shared=owner == "a0", hands_over=bool(others))
+        lines += _path_rules(prior, owner, handing, fixed.get(agent), shared=owner == "a0", hands_over=bool(others))
     return "\n".join(lines + _kinds(kinds)) + "\n"
 
 
-STEP_SKILLS = (CRAFT_SKILL, PLACE_SKILL)
-"""Skills a constrained team lead writes only as whole steps of its prompt's plan."""
+HELD_COUNTS = 64
+"""A hand-over of a held item names at most what the bag holds, written out up to this many (beyond: any count)."""
 
 
-def plan_steps(prior: Prior, context: LocalContext) -> dict[str, list[str]]:
-    """A team lead's crafts, table placings and gatherings, as the plan its prompt lists them (EBNF alternatives
-    per skill).
+def plan_steps(prior: Prior, context: LocalContext) -> dict[str, dict[str, list[str]]]:
+    """Per agent of a team lead's view, its crafts, table placings, gatherings and hand-overs as EBNF alternatives.
 
-    A craft or a placing is one of the prompt's ``step`` lines, written whole: its recipe, quantity
-    and selecting input are the game's (the contract's ``NO_RECIPE`` cannot occur) and copied, not
-    composed. A gathering names an item the plan needs from the world, with its own source, in any
-    quantity (the dig may be shared out). Who runs each, and every hand-over, stays the model's.
+    A craft is one of the prompt's ``step`` lines, written whole: its recipe, quantity and
+    selecting input are the game's (the contract's ``NO_RECIPE`` cannot occur) and copied, not
+    composed. The table is put down by an agent the view says holds one (by anyone, when the
+    plan crafts it). A gathering names an item the plan needs from the world, with its own
+    source, in any quantity (the dig may be shared out). An agent hands over, to another agent,
+    what its bag holds (at most as many as it holds, as far as the lead knows) or what the plan
+    makes or gathers, and the goal to its holder. Who runs each, and how many change hands, stays
+    the model's.
     """
-    assert context.team is not None
-    made = making(context.team, prior)
+    team = context.team
+    assert team is not None
+    made = making(team, prior)
     steps = made.steps if made is not None else ()
-    fixed = {
-        skill: [_quoted(format_task(step)) for step in steps if step.skill == skill]
-        for skill in (CRAFT_SKILL, PLACE_SKILL)
-    }
-    needed = sorted(set(made.needs) & set(context.team.world.resources)) if made is not None else []
-    fixed[GATHER_SKILL] = [f'"{GATHER_SKILL}(q=" number ",item={item},loc={source_ref(item)})"' for item in needed]
+    crafts = [_quoted(format_task(step)) for step in steps if step.skill == CRAFT_SKILL]
+    place = [_quoted(format_task(step)) for step in steps if step.skill == PLACE_SKILL]
+    gathered = sorted(set(made.needs) & set(team.world.resources)) if made is not None else []
+    obtain = [f'"{GATHER_SKILL}(q=" number ",item={item},loc={source_ref(item)})"' for item in gathered]
+    results = sorted({str(step.get("item")) for step in steps if step.skill == CRAFT_SKILL} | set(gathered))
+    names = {agent.name for agent in team.agents}
+    tables = {agent.name for agent in team.agents if agent.inventory.get(TABLE, 0)}
+    fixed = {}
+    for agent in team.agents:
+        owner = f"agent{_owner(sorted(names), agent.name)}"
+        handed = []
+        if len(names) > 1:
+            handed += [
+                f'"{DELIVER_SKILL}(q=" {_up_to(count)} ",item={item},to=" {owner} ")"'
+                for item, count in sorted(agent.inventory.items())
+            ]
+            handed += [f'"{DELIVER_SKILL}(q=" number ",item={item},to=" {owner} ")"' for item in results]
+        if team.goal.holder not in names and team.goal.holder != ANY:
+            handed.append(f'"{DELIVER_SKILL}(q=" number ",dst={team.goal.holder},item={team.goal.item})"')
+        fixed[agent.name] = {
+            CRAFT_SKILL: crafts,
+            PLACE_SKILL: place if not tables or agent.name in tables else [],
+            GATHER_SKILL: obtain,
+            DELIVER_SKILL: handed,
+        }
     return fixed
+
+
+def _owner(agents: list[str], agent: str) -> str:
+    """The suffix of ``agent``'s rules (``a0``, ``a1`` … in sorted order)."""
+    return f"a{agents.index(agent)}"
+
+
+def _up_to(count: int) -> str:
+    if count > HELD_COUNTS:
+        return "number"
+    return "(" + " | ".join(f'"{n}"' for n in range(1, count + 1)) + ")"
 
 
 def _kinds(kinds: dict[str, str]) -> list[str]:
@@ -213,14 +248,16 @@ def _path_rules(
     names = []
     for index, (skill, spec) in enumerate(sorted(prior.skills.items())):
         keys = list(spec.args)
+        if skill in fixed:
+            if fixed[skill]:
+                names.append(f"t{index}{owner}")
+                lines.append(f"t{index}{owner} ::= " + " | ".join(fixed[skill]))
+            continue
         mine = owner if {"to", "from"} & set(keys) else ""
-        if (mine and not hands_over) or (skill in fixed and not fixed[skill]):
+        if mine and not hands_over:
             continue
         names.append(f"t{index}{mine}")
         if not mine and not shared:
-            continue
-        if skill in fixed:
-            lines.append(f"t{index} ::= " + " | ".join(fixed[skill]))
             continue
         rule_name = f"k{index}{mine}"
         for position, key in enumerate(keys):

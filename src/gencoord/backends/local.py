@@ -6,6 +6,11 @@
   commitment is exactly the one a rule would send.
 * Constrained direct: the Short DSL model decodes under a grammar grounded in the agent's
   context (``gencoord.backends.constrained``), so every output parses.
+* Checked drafts (a team lead, ``drafts`` > 1): the lead decodes greedily, runs its own dry run
+  of the proposal from what it knows (its view's bags, the public world: the planner's
+  check, never the true world), and while that fails draws another proposal by sampling,
+  up to ``drafts`` in all. It sends the first that passes, or its greedy one when none does.
+  Every draft counts as a model call, with its tokens and time.
 
 Each call is one model call with real token counts from the model's own tokenizer and
 measured latency. The text goes to the protocol unchecked: parsing and the contract
@@ -27,10 +32,11 @@ from gencoord.backends.rule import at_stage, composed
 from gencoord.backends.team_input import team_input
 from gencoord.dsl.ast import Proposal
 from gencoord.dsl.surface import SurfaceName, surface
-from gencoord.errors import BackendError
+from gencoord.errors import BackendError, GencoordError
 from gencoord.models.generate import MAX_NEW_TOKENS, generate
 from gencoord.models.load import LoadedModel, load_model
 from gencoord.models.spec import Records, Target
+from gencoord.planning.planner import makespan
 from gencoord.prior.prior import Prior
 from gencoord.protocol.generation import GenerationRequest, Reply, Stage
 from gencoord.tasks.context import LocalContext
@@ -51,17 +57,52 @@ def loaded(path: str) -> LoadedModel:
     return load_model(Path(path))
 
 
+DRAFT_TEMPERATURE = 0.7
+"""Temperature of a lead's sampled drafts after its greedy one."""
+
+
 class LocalModelBackend:
-    def __init__(self, checkpoint: Path, prior: Prior, constrained: bool = False) -> None:
+    def __init__(self, checkpoint: Path, prior: Prior, constrained: bool = False, drafts: int = 1) -> None:
         self.model = loaded(str(checkpoint.resolve()))
         self.prior = prior
         spec = self.model.spec
         self.constrained = constrained and spec.target is Target.DIRECT and spec.surface is SurfaceName.DSL
+        self.drafts = drafts
         kind = self.model.spec.target.value
-        self.name = f"{kind}{'+grammar' if self.constrained else ''}:{checkpoint.name}"
+        checked = f"+{drafts}drafts" if drafts > 1 else ""
+        self.name = f"{kind}{'+grammar' if self.constrained else ''}{checked}:{checkpoint.name}"
         self.speaks = spec.surface is SurfaceName.FREEFORM  # a model trained on sentences writes its own words
 
     def generate(self, context: LocalContext, request: GenerationRequest) -> Reply:
+        if self.drafts <= 1 or request.stage is not Stage.TEAM_LEAD or context.team is None:
+            return self._generate(context, request)
+        first = reply = self._generate(context, request)
+        calls, tokens_in, tokens_out, latency = 0, 0, 0, 0.0
+        for draft in range(self.drafts):
+            if draft:
+                with torch.random.fork_rng():
+                    torch.manual_seed(draft)
+                    reply = self._generate(context, request, DRAFT_TEMPERATURE)
+            calls += reply.model_calls
+            tokens_in += reply.input_tokens or 0
+            tokens_out += reply.output_tokens or 0
+            latency += reply.latency_s
+            if self._carries(context, reply.text):
+                break
+        else:
+            reply = first
+        return Reply(reply.text, calls, input_tokens=tokens_in, output_tokens=tokens_out, latency_s=latency)
+
+    def _carries(self, context: LocalContext, text: str) -> bool:
+        """The lead's own dry run, from its view: the proposal parses, checks, resolves and reaches the goal."""
+        assert context.team is not None
+        try:
+            proposal = self.prior.parse(text)
+        except GencoordError:
+            return False
+        return makespan(context.team, proposal, context.agent, self.prior) is not None
+
+    def _generate(self, context: LocalContext, request: GenerationRequest, temperature: float | None = None) -> Reply:
         spec = self.model.spec
         if spec.records is Records.TEAM:
             prompt = team_input(context, request, self.prior)
@@ -71,7 +112,9 @@ class LocalModelBackend:
         processors = [logits_processor(self.model, self.prior, context, request, prompt)] if self.constrained else None
         budget = _BUDGET_FACTOR if spec.target is Target.FACTOR else MAX_NEW_TOKENS
         try:
-            text, tokens_in, tokens_out = generate(self.model.model, self.model.codec, prompt, budget, processors)
+            text, tokens_in, tokens_out = generate(
+                self.model.model, self.model.codec, prompt, budget, processors, temperature
+            )
         except AssertionError:  # xgrammar's matcher: no token of this vocabulary continues the grammar
             if not self.constrained:
                 raise

@@ -189,6 +189,7 @@ class ModelFamily(BackendFamily):
     leads_teams = True
     answers_teams = True
     constrained = False
+    drafts = 1
 
     def pair_set(self, target: str | None) -> BackendSet:
         require_learn(f"backend {self.name}:{target}")
@@ -198,10 +199,13 @@ class ModelFamily(BackendFamily):
         require_learn(f"backend {self.name}:{target}")
         from gencoord.backends.local import LocalModelBackend  # noqa: PLC0415
 
-        return LocalModelBackend(_trained(target), prior, self.constrained)
+        return LocalModelBackend(_trained(target), prior, self.constrained, self.drafts)
 
     def team_peer(self, target: str | None, prior: Prior) -> Backend:
-        return self.team_lead(target, prior)  # one model writes every team message it was trained on
+        require_learn(f"backend {self.name}:{target}")
+        from gencoord.backends.local import LocalModelBackend  # noqa: PLC0415
+
+        return LocalModelBackend(_trained(target), prior, self.constrained)  # a peer answers once: no drafts
 
     def fits(self, target: str | None, single_step: bool, surface: SurfaceName, records: Records) -> bool:
         """A direct model writes its own surface and horizon; a factor model a binding code, which the
@@ -222,6 +226,18 @@ class ConstrainedFamily(ModelFamily):
 
     name = "constrained"
     constrained = True
+
+
+class CheckedFamily(ConstrainedFamily):
+    """A trained checkpoint under its grammars; as a team lead it drafts up to 8 proposals and sends the first its
+    own dry run carries to the goal (``backends/local.py``). Team tasks only: a pair episode has no such check."""
+
+    name = "checked"
+    plays_pairs = False
+    drafts = 8
+
+    def pair_set(self, target: str | None) -> BackendSet:
+        return BackendFamily.pair_set(self, target)
 
 
 class ApiFamily(BackendFamily):
@@ -270,6 +286,7 @@ FACTORIZED_RULE = FactorizedRuleFamily()
 PLANNER = PlannerFamily()
 MODEL = ModelFamily()
 CONSTRAINED = ConstrainedFamily()
+CHECKED = CheckedFamily()
 API = ApiFamily()
 SELECTOR = SelectorFamily()
 

@@ -1,7 +1,7 @@
 """Backend names, parsed once into a typed spec, and the families they name.
 
 A backend is written ``<family>`` or ``<family>:<target>`` (``rule``, ``planner``,
-``model:<checkpoint>``, ``constrained:<checkpoint>``, ``api:<base url>#<model>``,
+``model:<checkpoint>``, ``constrained:<checkpoint>``, ``checked:<checkpoint>``, ``api:<base url>#<model>``,
 ``selector:<name>``), then optionally ``+realizer`` or ``+directory`` (a deterministic
 receiver in place of the family's own) and ``@full``, ``@skeleton`` or ``@node`` (the
 task-structure view every agent is shown). ``{seed}`` anywhere stands for the episode's
@@ -116,7 +116,7 @@ def checkpoint_label(target: str) -> str:
 
 _BUILT_IN = {
     name: f"gencoord.backends.registry:{name.upper().replace('-', '_')}"
-    for name in ("rule", "factorized-rule", "planner", "model", "constrained", "api", "selector")
+    for name in ("rule", "factorized-rule", "planner", "model", "constrained", "checked", "api", "selector")
 }
 
 FAMILIES: Registry[BackendFamily] = Registry("backend", ENTRY_POINTS, BackendFamily, _BUILT_IN)

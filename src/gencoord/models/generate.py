@@ -1,4 +1,4 @@
-"""Greedy decoding of one record or turn, with real token counts."""
+"""Decoding of one record or turn (greedy, or sampled for a lead's further drafts), with real token counts."""
 
 from __future__ import annotations
 
@@ -19,8 +19,11 @@ def generate(
     prompt: str,
     max_new: int = MAX_NEW_TOKENS,
     processors: list[Any] | None = None,
+    temperature: float | None = None,
 ) -> tuple[str, int, int]:
     """Greedy decoding, optionally under logits processors (a grammar): (text, prompt tokens, output tokens).
+
+    ``temperature``: sample at that temperature instead (seed torch's generator first for a repeatable draw).
 
     The codec's unwritable ids (a tiny model's unnamed slots) are never chosen. Decoding stops at the
     model's context (``max_position_embeddings``): a record that would run past it is cut there and fails
@@ -40,7 +43,9 @@ def generate(
             ids,
             attention_mask=torch.ones_like(ids),
             max_new_tokens=max_new,
-            do_sample=False,
+            do_sample=temperature is not None,
+            temperature=temperature,
+            top_k=None if temperature is None else 0,
             eos_token_id=codec.eos,
             pad_token_id=codec.pad,
             logits_processor=processors or None,
