@@ -43,14 +43,16 @@ from gencoord.train.team_data import HELD_OUT, draw_task
 
 ROOT = Path(__file__).parents[1]
 CHECKPOINT = ROOT / "src" / "gencoord" / "experiments" / "checkpoints" / "tiny-team"
+LEAD = CHECKPOINT.with_name("tiny-team-lead")
 WORDS = CHECKPOINT.with_name("tiny-team-words")
 MINDCRAFT = ROOT.parent / "shared" / "data" / "mindcraft" / "crafting" / "filtered_train_tasks.json"
 ROLES = {"team_lead": "lead", "team_have": "peer HAVE", "team_response": "peer decision"}
 
 
-def settings(checkpoint: Path, words: Path) -> list[tuple[str, str, SurfaceName]]:
-    """(name, roles, surface): the reference, the team model in every role and in each role alone, and the
-    dialogue: controlled sentences said for the rules, and a team model trained on words speaking its own."""
+def settings(checkpoint: Path, lead: Path, words: Path) -> list[tuple[str, str, SurfaceName]]:
+    """(name, roles, surface): the reference, the team model in every role and in each role alone, the lead's
+    own checkpoint leading, and the dialogue: controlled sentences said for the rules, and a team model
+    trained on words speaking its own."""
     model, constrained, checked = f"model:{checkpoint}", f"constrained:{checkpoint}", f"checked:{checkpoint}"
     rows = [
         ("planner + rule peers", "planner", SurfaceName.DSL),
@@ -62,6 +64,15 @@ def settings(checkpoint: Path, words: Path) -> list[tuple[str, str, SurfaceName]
         ("planner leads, constrained model peers", f"lead=planner,peers={constrained}", SurfaceName.DSL),
         ("planner + rule peers, controlled sentences", "planner", SurfaceName.FREEFORM),
     ]
+    if (lead / MANIFEST).exists():
+        rows += [
+            (
+                "lead checkpoint checked, constrained peers: every role",
+                f"lead=checked:{lead},peers={constrained}",
+                SurfaceName.DSL,
+            ),
+            ("lead checkpoint checked, rule peers", f"lead=checked:{lead},peers=rule", SurfaceName.DSL),
+        ]
     if (words / MANIFEST).exists():
         rows.append(
             ("model trained on words, every role", f"lead=model:{words},peers=model:{words}", SurfaceName.FREEFORM)
@@ -122,6 +133,7 @@ def _codes(results: list[TeamResult]) -> dict[str, int]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--checkpoint", type=Path, default=CHECKPOINT)
+    parser.add_argument("--lead", type=Path, default=LEAD, help="a team model kept for the lead's role")
     parser.add_argument("--words", type=Path, default=WORDS, help="a team model trained on the dialogue's words")
     parser.add_argument("--tasks", type=int, default=60, help="held-out generated tasks")
     parser.add_argument("--mindcraft", type=Path, default=MINDCRAFT)
@@ -134,7 +146,10 @@ def main() -> None:
     if args.mindcraft.exists():
         suites["MINDcraft crafting train"] = list(read_task_file(args.mindcraft, prior=prior).tasks)
     started = time.perf_counter()
-    rows = [measure(name, roles, surface, suites) for name, roles, surface in settings(args.checkpoint, args.words)]
+    rows = [
+        measure(name, roles, surface, suites)
+        for name, roles, surface in settings(args.checkpoint, args.lead, args.words)
+    ]
     console = Console()
     for suite, tasks in suites.items():
         table = Table(title=f"{suite}: {len(tasks)} tasks")

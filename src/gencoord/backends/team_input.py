@@ -102,15 +102,16 @@ def team_input(context: LocalContext, request: GenerationRequest, prior: Prior) 
             lines.append("gather " + " ".join(sorted(team.world.resources)))
         lines += plan_lines(team, prior)
         return "\n".join(lines) + PROMPT_END
-    # a peer: what arrived first, then its own state next to where its answer begins (however long the question)
+    # a peer: its own state first, so the names of its bag take the first name slots whatever the question,
+    # then what arrived, then the ledger of a projection next to where the decision begins
     lines.append(f"lead {context.peer}")
-    if request.delivered_request is not None:
-        lines.append("incoming " + request.delivered_request.replace("\n", " / "))
     lines.append(f"bag {context.agent}: {_bag(context.inventory)}")
     if context.blocked:
         lines.append("cannot " + " ".join(context.blocked))
     if READY in context.private:  # a gate helper's own nodes it could start now
         lines.append("ready " + context.private[READY])
+    if request.delivered_request is not None:
+        lines.append("incoming " + request.delivered_request.replace("\n", " / "))
     if request.stage is Stage.TEAM_RESPONSE and request.delivered_request is not None:
         lines += ledger_lines(context, request.delivered_request, prior)
     return "\n".join(lines) + PROMPT_END

@@ -8,8 +8,10 @@ runs the prompt's steps and each teammate hands over what it holds of the needs)
 rule peers answering, so a row's prompt is exactly what a model in that
 role is shown at run time (:func:`team_input`). A peer's decisions are nearly always ACCEPT
 when the lead heard the truth, so each decision row also gets its counterfactuals: the same
-projection to the peer holding one unit less of what its path uses (the rule counters) and
-to the peer barred from a skill of its path (the rule rejects).
+projection to the peer holding one unit less of what its path uses (the rule counters), a few
+more (it accepts), and to the peer barred from a skill of its path (the rule rejects). Decision
+rows also come from a second run of the task led by the planner's fastest plan, whose
+projections ask peers to craft as well as to hand over.
 
 Evaluation holds out whole item families (a goal's last word: ``wall``, ``terracotta``,
 ``banner``): a held-out family's goals are never drawn for training, so held-out rows test
@@ -100,8 +102,11 @@ def task_rows(
     """
     lead, peers = Recorder(PlannerBackend(prior, lead_makes=True)), Recorder(RulePeer(prior))
     run_team_task(task, prior, surface=surface, lead_backend=lead, peer_backend=peers)
+    deciders = Recorder(RulePeer(prior))  # the fastest plan asks peers to craft, not only to hand over
+    run_team_task(task, prior, surface=surface, lead_backend=PlannerBackend(prior), peer_backend=deciders)
+    decisions = [heard for heard in deciders.heard if heard[1].stage is Stage.TEAM_RESPONSE]
     rows = []
-    for context, request, reply in [*lead.heard, *peers.heard]:
+    for context, request, reply in [*lead.heard, *peers.heard, *decisions]:
         rows.append(_said_row(context, request, reply.text, prior, task, split))
         if request.stage is Stage.TEAM_RESPONSE:
             rows += _counterfactuals(context, request, prior, task, split, rng)
@@ -132,7 +137,8 @@ def _said_row(
 def _counterfactuals(
     context: LocalContext, request: GenerationRequest, prior: Prior, task: TeamTask, split: str, rng: random.Random
 ) -> list[SupervisionRow]:
-    """The same projection to a peer short of one unit it uses, and to one barred from a skill of its path."""
+    """The same projection to a peer short of one unit it uses, to one holding a few more than it uses, and
+    to one barred from a skill of its path: an answer turns on comparing counts, not on their being equal."""
     assert request.delivered_request is not None
     proposal = prior.parse(request.delivered_request)
     mine = next(r.plan for r in proposal.peer_requests if r.target == context.agent)
@@ -141,8 +147,10 @@ def _counterfactuals(
     variants: list[LocalContext] = []
     if held:
         item = rng.choice(held)
-        bag = {**context.inventory, item: context.inventory[item] - 1}
-        variants.append(replace(context, inventory={k: v for k, v in bag.items() if v > 0}))
+        short = {**context.inventory, item: context.inventory[item] - 1}
+        variants.append(replace(context, inventory={k: v for k, v in short.items() if v > 0}))
+        spare = {**context.inventory, item: context.inventory[item] + rng.randint(1, 3)}
+        variants.append(replace(context, inventory=spare))
     variants.append(replace(context, blocked=tuple(sorted({*context.blocked, rng.choice(mine).skill}))))
     return [
         _said_row(variant, request, rule.generate(variant, request).text, prior, task, split) for variant in variants
