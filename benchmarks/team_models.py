@@ -2,10 +2,12 @@
 
 Runs, side by side in one process on the same tasks, the planner with rule peers (the reference,
 zero model calls) and the shipped tiny team model in every role, decoded freely (``model:``), under
-each message's grammar (``constrained:``), and leading with checked drafts (``checked:``: up to 8
-proposals, the first its own dry run carries to the goal is sent), plus each role alone (the model
-leading with rule peers; the planner leading with model peers). Tasks: generated MINDcraft-format
-crafting tasks of item families held out of the model's training (``gencoord.train.team_data``), and
+each message's grammar (``constrained:``), and leading with checked drafts (``checked:``: up to 16
+proposals a round, the first its own dry run carries to the goal is sent), plus each role alone (the
+model leading with rule peers; the planner leading with model peers), and, where it is shipped, the
+checkpoint kept for the lead's role (``tiny-team-lead``) leading the peers' checkpoint. Tasks: generated
+MINDcraft-format crafting tasks of item families held out of the model's training
+(``gencoord.train.team_data``), and
 MINDcraft's own crafting train file, which the model never saw. Per setting it reports success by
 agent count, and per role (lead; peers' HAVE and decision lines) the mean time to write a message,
 output tokens per message, and how many runs ended in a parse failure; and the dialogue on identical

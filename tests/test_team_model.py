@@ -6,9 +6,11 @@ import itertools
 import random
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
+import torch
 import xgrammar as xgr
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
@@ -17,7 +19,7 @@ from transformers import PreTrainedTokenizerFast
 from gencoord.backends.constrained import grammar_for
 from gencoord.backends.peer import RulePeer
 from gencoord.backends.planner import PlannerBackend
-from gencoord.backends.registry import team_players
+from gencoord.backends.registry import CheckedFamily, team_players
 from gencoord.backends.team_input import ledger_lines
 from gencoord.dsl.serialize import format_task
 from gencoord.dsl.surface import SurfaceName
@@ -25,7 +27,7 @@ from gencoord.models.manifest import CheckpointManifest
 from gencoord.models.spec import ModelSpec, Records
 from gencoord.planning.planner import makespan, making
 from gencoord.prior.load import team_prior
-from gencoord.protocol.generation import Stage
+from gencoord.protocol.generation import GenerationRequest, Reply, Stage
 from gencoord.protocol.supply import SupplyQuery, parse_answer
 from gencoord.run.team import heard_response, lead_of, run_team_task
 from gencoord.tasks.context import LocalContext
@@ -258,6 +260,7 @@ def test_a_checked_lead_sends_a_draft_its_own_dry_run_carries_or_its_greedy_one_
 
     greedy = LocalModelBackend(SHIPPED, PRIOR, constrained=True)
     checked = team_players(f"lead=checked:{SHIPPED},peers=rule", PRIOR).lead
+    drafts = CheckedFamily.drafts
     rng, redrafted = random.Random(5), 0
     for _ in range(12):
         lead = Recorder(checked)
@@ -266,13 +269,42 @@ def test_a_checked_lead_sends_a_draft_its_own_dry_run_carries_or_its_greedy_one_
             assert context.team is not None
             first = greedy.generate(context, request).text
             carried = dry_run_time(context.team, PRIOR.parse(reply.text), context.agent, PRIOR) is not None
-            assert 1 <= reply.model_calls <= 8
-            assert carried or (reply.text == first and reply.model_calls == 8)
+            assert 1 <= reply.model_calls <= drafts
+            assert carried or (reply.text == first and reply.model_calls == drafts)
             assert reply.model_calls == 1 or not (
                 dry_run_time(context.team, PRIOR.parse(first), context.agent, PRIOR) is not None
             )
             redrafted += reply.model_calls > 1
     assert redrafted  # some greedy proposal failed the lead's own dry run and was drafted again
+
+
+def test_each_round_of_a_checked_lead_samples_afresh_and_sends_its_greedy_proposal_when_none_carries(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """After a refusal that changes nothing the lead knows, its prompt is the same: the same seeds would draw the
+    same failing drafts again."""
+    from gencoord.backends.local import LocalModelBackend  # noqa: PLC0415
+
+    checked = team_players(f"lead=checked:{SHIPPED},peers=rule", PRIOR).lead
+    assert isinstance(checked, LocalModelBackend)
+    recorder = Recorder(checked)
+    run_team_task(
+        draw_task(PRIOR, random.Random(3), HELD_OUT), PRIOR, lead_backend=recorder, peer_backend=RulePeer(PRIOR)
+    )
+    context, request, _ = next(heard for heard in recorder.heard if heard[1].stage is Stage.TEAM_LEAD)
+    seeds: list[int] = []
+
+    def failing(context: LocalContext, request: GenerationRequest, temperature: float | None = None) -> Reply:
+        if temperature is not None:
+            seeds.append(torch.initial_seed())
+        return Reply("SELF -" if temperature is None else "not a proposal", 1, input_tokens=3, output_tokens=2)
+
+    monkeypatch.setattr(checked, "_generate", failing)
+    drafts = CheckedFamily.drafts
+    for round_index in (1, 2, 3):
+        reply = checked.generate(context, replace(request, round=round_index))
+        assert reply.text == "SELF -" and reply.model_calls == drafts and reply.output_tokens == 2 * drafts
+    assert len(seeds) == 3 * (drafts - 1) and len(set(seeds)) == len(seeds)  # no round redraws another's sample
 
 
 def test_checked_drafts_are_a_team_leads_and_refused_for_pair_episodes() -> None:

@@ -229,12 +229,12 @@ class ConstrainedFamily(ModelFamily):
 
 
 class CheckedFamily(ConstrainedFamily):
-    """A trained checkpoint under its grammars; as a team lead it drafts up to 8 proposals and sends the first its
-    own dry run carries to the goal (``backends/local.py``). Team tasks only: a pair episode has no such check."""
+    """A trained checkpoint under its grammars; as a team lead it drafts up to 16 proposals a round and sends the first
+    its own dry run carries to the goal (``backends/local.py``). Team tasks only: a pair episode has no such check."""
 
     name = "checked"
     plays_pairs = False
-    drafts = 8
+    drafts = 16
 
     def pair_set(self, target: str | None) -> BackendSet:
         return BackendFamily.pair_set(self, target)

@@ -74,6 +74,7 @@ class GenerationRequest:
     response: str | None = None  # the bounded response as it crossed the wire
     executed: str | None = None  # single-step horizon: the record of the step already carried out
     dialogue: tuple[str, ...] = ()  # free-form turns so far, each "speaker: text" as it crossed the wire
+    round: int = 1  # a team lead's round of proposing, from 1: after a refusal it proposes again
 
 
 Generator = Callable[[GenerationRequest], Reply]

@@ -440,7 +440,8 @@ def run_team_task(
             return finish(feasible=False, code=judged.code, message=judged.reason)
         commitment = None
         for round_index in range(1, MAX_ROUNDS + 1):
-            request = GenerationRequest(lead, Stage.TEAM_LEAD, ",".join(a.name for a in view.agents if a.name != lead))
+            others = ",".join(a.name for a in view.agents if a.name != lead)
+            request = GenerationRequest(lead, Stage.TEAM_LEAD, others, round=round_index)
             reply = backend.generate(_context(view, lead, episode, surface), request)
             generations.append(Generation(lead, Stage.TEAM_LEAD.value, reply))
             result = replace(result, rounds=round_index)
