@@ -24,7 +24,7 @@ from gencoord.backends.team_input import ledger_lines
 from gencoord.dsl.serialize import format_task
 from gencoord.dsl.surface import SurfaceName
 from gencoord.models.manifest import CheckpointManifest
-from gencoord.models.spec import ModelSpec, Records
+from gencoord.models.spec import ModelSpec, Records, TeamRoles
 from gencoord.planning.planner import makespan, making
 from gencoord.prior.load import team_prior
 from gencoord.protocol.generation import GenerationRequest, Reply, Stage
@@ -193,6 +193,29 @@ def smoke(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert report.steps == 12 and report.evaluated == report.held_out_evaluated == 3
     assert report.last_loss < report.first_loss
     return out
+
+
+def test_a_checkpoint_for_one_role_trains_and_is_scored_on_that_roles_rows_alone(tmp_path: Path) -> None:
+    preset = TeamPreset(layers=1, hidden=32, heads=2, kv_heads=1, head_dim=16, ffn=64, batch=4, warmup=2)
+    seen, unseen = team_evaluation_rows(2, 0, roles=TeamRoles.PEERS)
+    assert {row.stage for row in seen + unseen} == {Stage.TEAM_HAVE.value, Stage.TEAM_RESPONSE.value}
+    assert {row.stage for row in fixed_team_rows(12, roles=TeamRoles.LEAD)} == {Stage.TEAM_LEAD.value}
+    report = train_team(str(tmp_path / "lead"), steps=4, seed=0, evaluate=2, preset=preset, roles=TeamRoles.LEAD)
+    assert report.steps == 4 and report.evaluated == report.held_out_evaluated == 2  # lead rows only
+    assert str(CheckpointManifest.read(tmp_path / "lead").data).endswith("the lead role's stages only")
+    task = draw_task(PRIOR, random.Random(4), HELD_OUT)
+    players = team_players(f"lead=checked:{tmp_path / 'lead'},peers=rule", PRIOR)
+    result = run_team_task(task, PRIOR, lead_backend=players.lead, peer_backend=players.peers)
+    assert result.model_calls >= 1 and result.failure != "PARSE_FAILURE"
+
+
+def test_roles_train_only_team_checkpoints() -> None:
+    from typer.testing import CliRunner  # noqa: PLC0415
+
+    from gencoord.cli import app  # noqa: PLC0415
+
+    result = CliRunner().invoke(app, ["train", "--out", "nowhere", "--roles", "lead"])
+    assert result.exit_code == 2 and "--roles lead trains a team checkpoint: give --records team" in result.stderr
 
 
 def test_a_smoke_trained_team_model_saves_its_manifest_and_plays_every_role(smoke: Path) -> None:

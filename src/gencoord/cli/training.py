@@ -14,7 +14,7 @@ from gencoord.cli.application import command, console
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
 from gencoord.extras import require_learn
-from gencoord.models.spec import Horizon, ModelSpec, Records, Target, Templates
+from gencoord.models.spec import Horizon, ModelSpec, Records, Target, TeamRoles, Templates
 from gencoord.prior.views import PriorView
 from gencoord.train.data import fixed_training_rows, write_rows
 
@@ -55,6 +55,14 @@ def train(
             "MINDcraft-format tasks; tiny: 3 layers, hidden 128 unless given)."
         ),
     ] = Records.ALL,
+    roles: Annotated[
+        TeamRoles,
+        typer.Option(
+            help="--records team: every: one model for the lead and the peers; lead or peers: that role's rows "
+            "alone, with all the steps (a lead and its peers can be two checkpoints: "
+            "--backend lead=checked:LEAD,peers=constrained:PEERS)."
+        ),
+    ] = TeamRoles.EVERY,
     view: Annotated[
         PriorView | None,
         typer.Option(help="Task-prior view in the model input (default: none for tiny, full for --model)."),
@@ -173,6 +181,8 @@ def train(
         out_console.print(f"step {step:5d}  loss {loss:.4f}")
 
     team = records is Records.TEAM
+    if roles is not TeamRoles.EVERY and not team:
+        raise ConfigError("ROLES_RECORDS", f"--roles {roles.value} trains a team checkpoint: give --records team")
     layers = layers or (3 if team else 2)
     hidden = hidden or (128 if team else 64)
     batch = batch or (16 if team else 8)
@@ -191,7 +201,7 @@ def train(
             lr=TeamPreset.lr if lr is None else lr,
             warmup=TeamPreset.warmup if warmup is None else warmup,
         )
-        report = train_team(str(out), steps, seed, minutes, evaluate, team_preset, log, surface)
+        report = train_team(str(out), steps, seed, minutes, evaluate, team_preset, log, surface, roles)
     elif model is None:
         from gencoord.train.tiny import TinyPreset, train_tiny  # noqa: PLC0415
 
@@ -212,7 +222,7 @@ def train(
         )
         report = train_tiny(spec, out, steps, seed, evaluate, preset=tiny_preset, log=log)
     else:
-        report = _train_checkpoint(model, spec, out, epochs, micro_batch, seed, evaluate, log, out_console)
+        report = _train_checkpoint(model, spec, out, epochs, micro_batch, seed, evaluate, log, out_console, roles)
     seen = "–" if report.exact_match is None else f"{100 * report.exact_match:.1f}%"
     unseen = "–" if report.held_out_templates is None else f"{100 * report.held_out_templates:.1f}%"
     composition = spec.records is Records.COMPOSITION
@@ -237,6 +247,7 @@ def _train_checkpoint(
     evaluate: int,
     log: Callable[[int, float], None],
     console: Console,
+    roles: TeamRoles,
 ) -> TrainReport:
     """The paper's SFT on the training pool's rows, written beside the checkpoint as data/.
 
@@ -249,7 +260,8 @@ def _train_checkpoint(
     if spec.records is Records.TEAM:
         from gencoord.train.team import fixed_team_rows, team_evaluation_rows  # noqa: PLC0415
 
-        rows, evaluation = fixed_team_rows(surface=spec.surface), team_evaluation_rows(evaluate, seed, spec.surface)
+        rows = fixed_team_rows(surface=spec.surface, roles=roles)
+        evaluation = team_evaluation_rows(evaluate, seed, spec.surface, roles)
     else:
         rows = fixed_training_rows(spec)
     data = write_rows(rows, out / "data", "training", spec)

@@ -42,6 +42,14 @@ class Records(StrEnum):
         return frozenset({"forward" if self is Records.SELF_PLAN else "goal_capability"})
 
 
+class TeamRoles(StrEnum):
+    """The roles a team checkpoint is trained for: one model for every role, or one that plays a role alone."""
+
+    EVERY = "every"
+    LEAD = "lead"  # the lead's n-party SELF+REQ
+    PEERS = "peers"  # the peers' HAVE and decision lines
+
+
 class Templates(StrEnum):
     """Which templates a model trains on."""
 

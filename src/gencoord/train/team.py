@@ -1,10 +1,12 @@
-"""A tiny team model trained on the CPU: one checkpoint for the lead and the peer roles.
+"""A tiny team model trained on the CPU: one checkpoint for the lead and the peer roles, or for one of them.
 
 Rows come fresh every step from generated MINDcraft-format tasks (:mod:`gencoord.train.team_data`),
 so the model sees a new task each time rather than memorizing a set. Its tokenizer holds no item
 name: every item is read and written through a name slot (:class:`TextCodec`), and ``=`` and ``,``
 stand apart from names, so a name never seen in training is copied like a familiar one. Batches
-hold the three stages in fixed shares (the lead's proposal is the rarest row and the hardest).
+hold the three stages in fixed shares (the lead's proposal is the rarest row and the hardest); a checkpoint
+for one role (``roles``) trains on that role's stages only, with all its steps, and rows of the other
+role are dropped as they come.
 Training stops at a step budget or a time budget, whichever comes first; the report scores greedy
 exact match per stage on rows of training families and of held-out families.
 """
@@ -15,6 +17,7 @@ import itertools
 import math
 import random
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +28,7 @@ from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
 from gencoord.models.codec import SLOT_TOKENS, TextCodec
 from gencoord.models.manifest import TrainReport
-from gencoord.models.spec import ModelSpec, Records
+from gencoord.models.spec import ModelSpec, Records, TeamRoles
 from gencoord.prior.load import team_prior
 from gencoord.protocol.generation import Stage
 from gencoord.train.common import exact_match, masked_batch
@@ -38,6 +41,17 @@ TEAM_PIECES = r"[a-z_]+\.[a-z_]+\(|[A-Za-z_]+|\d| > |\n|."
 
 SHARES = ((Stage.TEAM_LEAD, 0.5), (Stage.TEAM_HAVE, 0.2), (Stage.TEAM_RESPONSE, 0.3))
 """Each batch's rows by stage."""
+
+
+def role_shares(roles: TeamRoles) -> tuple[tuple[Stage, float], ...]:
+    """The batch shares of the roles' stages (their weights relative to each other as in ``SHARES``)."""
+    if roles is TeamRoles.LEAD:
+        return tuple(share for share in SHARES if share[0] is Stage.TEAM_LEAD)
+    if roles is TeamRoles.PEERS:
+        return tuple(share for share in SHARES if share[0] is not Stage.TEAM_LEAD)
+    return SHARES
+
+
 VOCABULARY_ROWS = 2_000
 
 
@@ -57,22 +71,26 @@ class TeamPreset(TinyPreset):
     dealt_at_random: bool = False  # slots dealt at random per row; False: in order of first occurrence, as at run time
 
 
-def _by_stage(rows: Iterator[SupervisionRow]) -> Callable[[Stage], SupervisionRow]:
-    """Draw the next row of a given stage from one endless stream (rows of other stages wait their turn)."""
-    waiting: dict[str, list[SupervisionRow]] = {stage.value: [] for stage, _ in SHARES}
+def _by_stage(rows: Iterator[SupervisionRow], roles: TeamRoles = TeamRoles.EVERY) -> Callable[[Stage], SupervisionRow]:
+    """Draw the next row of a given stage from one endless stream: rows of the roles' other stages wait their
+    turn, rows of stages outside the roles are dropped."""
+    waiting: dict[str, deque[SupervisionRow]] = {stage.value: deque() for stage, _ in role_shares(roles)}
 
     def next_of(stage: Stage) -> SupervisionRow:
         while not waiting[stage.value]:
             row = next(rows)
-            waiting[row.stage].append(row)
-        return waiting[stage.value].pop(0)
+            if row.stage in waiting:
+                waiting[row.stage].append(row)
+        return waiting[stage.value].popleft()
 
     return next_of
 
 
-def _batch(next_of: Callable[[Stage], SupervisionRow], size: int, rng: random.Random) -> list[SupervisionRow]:
-    stages = [stage for stage, _ in SHARES]
-    weights = [share for _, share in SHARES]
+def _batch(
+    next_of: Callable[[Stage], SupervisionRow], size: int, rng: random.Random, roles: TeamRoles
+) -> list[SupervisionRow]:
+    stages = [stage for stage, _ in role_shares(roles)]
+    weights = [share for _, share in role_shares(roles)]
     return [next_of(stage) for stage in rng.choices(stages, weights, k=size)]
 
 
@@ -86,26 +104,31 @@ FINE_TUNE_ROWS = 4_000
 """Rows of a fine-tune's fixed training set (the paper's fine-tunes train on a fixed set of ~2,000 rows)."""
 
 
-def fixed_team_rows(count: int = FINE_TUNE_ROWS, surface: SurfaceName = SurfaceName.DSL) -> list[SupervisionRow]:
+def fixed_team_rows(
+    count: int = FINE_TUNE_ROWS, surface: SurfaceName = SurfaceName.DSL, roles: TeamRoles = TeamRoles.EVERY
+) -> list[SupervisionRow]:
     """The one set of team rows a fine-tune trains on, for every seed (as the paper's seeds share one data hash)."""
-    return list(itertools.islice(team_rows(team_prior(), 0, TRAINING, surface), count))
+    stages = {stage.value for stage, _ in role_shares(roles)}
+    rows = (row for row in team_rows(team_prior(), 0, TRAINING, surface) if row.stage in stages)
+    return list(itertools.islice(rows, count))
 
 
 def team_evaluation_rows(
-    count: int, seed: int, surface: SurfaceName = SurfaceName.DSL
+    count: int, seed: int, surface: SurfaceName = SurfaceName.DSL, roles: TeamRoles = TeamRoles.EVERY
 ) -> tuple[list[SupervisionRow], list[SupervisionRow]]:
-    """``count`` rows of each stage from training item families and from held-out ones."""
-    seen = [row for rows in held_out_rows(count, seed, TRAINING, surface).values() for row in rows]
-    unseen = [row for rows in held_out_rows(count, seed, HELD_OUT, surface).values() for row in rows]
+    """``count`` rows of each of the roles' stages from training item families and from held-out ones."""
+    seen = [row for rows in held_out_rows(count, seed, TRAINING, surface, roles).values() for row in rows]
+    unseen = [row for rows in held_out_rows(count, seed, HELD_OUT, surface, roles).values() for row in rows]
     return seen, unseen
 
 
 def held_out_rows(
-    count: int, seed: int, split: str, surface: SurfaceName = SurfaceName.DSL
+    count: int, seed: int, split: str, surface: SurfaceName = SurfaceName.DSL, roles: TeamRoles = TeamRoles.EVERY
 ) -> dict[str, list[SupervisionRow]]:
-    """``count`` rows of each stage from ``split``, drawn with their own seed (never the training stream's)."""
-    next_of = _by_stage(team_rows(team_prior(), seed + 10_000, split, surface))
-    return {stage.value: [next_of(stage) for _ in range(count)] for stage, _ in SHARES}
+    """``count`` rows of each of the roles' stages from ``split``, drawn with their own seed (never the training
+    stream's)."""
+    next_of = _by_stage(team_rows(team_prior(), seed + 10_000, split, surface), roles)
+    return {stage.value: [next_of(stage) for _ in range(count)] for stage, _ in role_shares(roles)}
 
 
 def train_team(
@@ -117,11 +140,14 @@ def train_team(
     preset: TeamPreset | None = None,
     log: Callable[[int, float], None] | None = None,
     surface: SurfaceName = SurfaceName.DSL,
+    roles: TeamRoles = TeamRoles.EVERY,
 ) -> TrainReport:
     """Train the team model for ``steps`` (or until ``minutes`` pass), score it, save model + tokenizer + manifest.
 
     ``surface``: typed lines (the Short DSL) or the team dialogue's sentences, which a model so
-    trained writes and reads under the free-form surface.
+    trained writes and reads under the free-form surface. ``roles``: every role, or one role's
+    stages alone (a lead and its peers can then be two checkpoints, neither paying for the other's rows);
+    the vocabulary comes from rows of every stage either way, so both read the same prompts.
     """
     spec = ModelSpec(records=Records.TEAM, surface=surface, compact=True)
     if steps <= 0 or (minutes is not None and minutes <= 0):
@@ -143,13 +169,13 @@ def train_team(
         return 0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress))
 
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
-    next_of = _by_stage(team_rows(prior, seed, TRAINING, surface))
+    next_of = _by_stage(team_rows(prior, seed, TRAINING, surface), roles)
     started = time.perf_counter()
     deadline = None if minutes is None else started + 60 * minutes
     losses: list[float] = []
     model.train()
     for step in range(steps):
-        batch = _batch(next_of, preset.batch, rng)
+        batch = _batch(next_of, preset.batch, rng, roles)
         ids, labels, mask = masked_batch(batch, codec, rng if preset.dealt_at_random else None)
         loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
         optimizer.zero_grad()
@@ -164,7 +190,7 @@ def train_team(
             break
     seconds = time.perf_counter() - started
     model.train(False)
-    seen, unseen = team_evaluation_rows(evaluate, seed, surface)
+    seen, unseen = team_evaluation_rows(evaluate, seed, surface, roles)
     report = TrainReport(
         steps=len(losses),
         seconds=seconds,
@@ -183,7 +209,8 @@ def train_team(
         preset,
         seed,
         report,
-        data="fresh rows each step from generated MINDcraft-format crafting tasks of training item families (seeded)",
+        data="fresh rows each step from generated MINDcraft-format crafting tasks of training item families (seeded)"
+        + ("" if roles is TeamRoles.EVERY else f", the {roles.value} role's stages only"),
         vocabulary=f"the first {VOCABULARY_ROWS} training rows (seed + 1), item names withheld",
     )
     return report
