@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from gencoord.cli import app
-from gencoord.dsl.cells import format_cells, parse_cells
+from gencoord.dsl.ast import Task
+from gencoord.dsl.cells import Placement, format_cells, parse_cells, parse_share
 from gencoord.errors import ConfigError, ParseError
 from gencoord.planning.build import judge_build, plan_build
 from gencoord.prior.load import team_prior
@@ -21,7 +22,7 @@ from gencoord.tasks.blueprint import AIR, score_build
 from gencoord.tasks.build import BuildTask
 from gencoord.tasks.generate_builds import random_build_task
 from gencoord.tasks.team_files import load_team_tasks, read_task_file
-from gencoord.worlds.placing import support_ranks
+from gencoord.worlds.placing import share_placements, support_ranks
 
 PRIOR = team_prior()
 FIXTURES = Path(__file__).parent / "fixtures" / "construction"
@@ -92,7 +93,8 @@ def test_what_no_team_can_build_is_refused_with_its_own_code() -> None:
         "two_in_one_cell": "CELL_CONFLICT",
     }
     verdicts = {task.id: judge_build(task) for task in loaded.tasks if isinstance(task, BuildTask)}
-    assert verdicts["floating"].code == "UNSUPPORTED_CELL"
+    assert verdicts["floating"].code == "MISSING_MATERIALS" and "2 scaffolding blocks" in verdicts["floating"].reason
+    assert verdicts["floating_with_dirt"].feasible
     assert verdicts["hanging_carpet"].code == "UNSUPPORTED_CELL" and "blue_carpet" in verdicts["hanging_carpet"].reason
     assert verdicts["short_of_gold"].code == "MISSING_MATERIALS" and "gold_block" in verdicts["short_of_gold"].reason
     assert verdicts["hollow_room"].feasible
@@ -179,15 +181,18 @@ def test_each_builder_places_in_support_order_and_the_team_uses_its_materials(se
             "blueprint": raw["blueprint"],
         }
     )
-    plan = plan_build(task, "a0", PRIOR)
     ranks = support_ranks(task.blueprint.blocks())
-    placed: list[tuple[int, int, int]] = []
-    for path in (plan.proposal.self_plan, *(request.plan for request in plan.proposal.peer_requests)):
-        for step in path:
-            if step.skill == "build.place":
-                cells = [cell for _, cell in parse_cells(str(step.get("cells")))]
-                assert [ranks[c] for c in cells] == sorted(ranks[c] for c in cells)
-                placed += cells
+    by_form: dict[str, list[list[tuple[int, int, int]]]] = {}
+    for form in ("share", "cells"):
+        plan = plan_build(task, "a0", PRIOR, form=form)
+        for path in (plan.proposal.self_plan, *(request.plan for request in plan.proposal.peer_requests)):
+            for step in path:
+                if step.skill == "build.place":
+                    cells = [cell for _, cell in _placements(step, task)]
+                    assert [ranks[c] for c in cells] == sorted(ranks[c] for c in cells)
+                    by_form.setdefault(form, []).append(cells)
+    assert by_form["share"] == by_form["cells"]  # a share names exactly the cells the per-cell form spells out
+    placed = [cell for cells in by_form["share"] for cell in cells]
     assert len(placed) == len(set(placed))
     wanted = {
         c
@@ -195,6 +200,14 @@ def test_each_builder_places_in_support_order_and_the_team_uses_its_materials(se
         if not (b.endswith("_door") and c[1] and task.blueprint.blocks().get((c[0], c[1] - 1, c[2])) == b)
     }
     assert set(placed) == wanted
+
+
+def _placements(step: Task, task: BuildTask) -> list[Placement]:
+    """What a build step places, from its cells or from its share of the task's blueprint."""
+    if step.has("cells"):
+        return list(parse_cells(str(step.get("cells"))))
+    blocks = task.blueprint.blocks()
+    return share_placements(blocks, task.blueprint.size(), parse_share(str(step.get("share"))))
 
 
 def test_a_four_agent_team_builds_faster_than_one_agent_alone() -> None:

@@ -17,7 +17,7 @@ mixed 168-block pyramid costs about 6 bytes a block. The string is parsed with l
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from gencoord.errors import Location, ParseError
 
@@ -30,7 +30,9 @@ Placement = tuple[str, Cell]
 MAX_CELLS = 32768
 """Cells one list may name: /fill's limit, far beyond any blueprint a team builds."""
 
-_BLOCK = re.compile(r"[a-z0-9_]+")
+_BLOCK = re.compile(r"~?[a-z0-9_]+")
+TEMPORARY = "~"
+"""Marks a palette or share block as scaffolding: placed, then broken again by the same task."""
 _NUMBER = re.compile(r"0|[1-9][0-9]{0,4}")
 _WHERE = Location(section="CELLS", key="cells")
 
@@ -120,9 +122,83 @@ def format_cells(placements: Sequence[Placement]) -> str:
     return ",".join(palette) + "".join(f"|{level}:" + " ".join(words) for level, words in sections)
 
 
+def is_temporary(block: str) -> bool:
+    """Whether a palette or share name is scaffolding (``~dirt``)."""
+    return block.startswith(TEMPORARY)
+
+
+def block_of(block: str) -> str:
+    """The block an item places: ``~dirt`` places dirt."""
+    return block.removeprefix(TEMPORARY)
+
+
 def block_counts(placements: Iterable[Placement]) -> dict[str, int]:
-    """How many of each block the placements use."""
+    """How many of each block the placements use, scaffolding included (its drops are not counted back)."""
     counts: dict[str, int] = {}
     for block, _ in placements:
-        counts[block] = counts.get(block, 0) + 1
+        counts[block_of(block)] = counts.get(block_of(block), 0) + 1
     return counts
+
+
+ShareRange = tuple[str, int, int]
+"""One item of a share: a block (``~`` for scaffolding), and the first and last of its cells, inclusive."""
+
+_SHARE_ITEM = re.compile(r"(~?[a-z0-9_]+):(0|[1-9][0-9]{0,4})(?:-(0|[1-9][0-9]{0,4}))?")
+_SHARE_WHERE = Location(section="CELLS", key="share")
+
+
+def parse_share(text: str) -> tuple[ShareRange, ...]:
+    """The ranges of a ``share`` string, in order; overlapping ranges of one block are refused."""
+    ranges: list[ShareRange] = []
+    taken: dict[str, list[tuple[int, int]]] = {}
+    for item in text.split(","):
+        match = _SHARE_ITEM.fullmatch(item)
+        if match is None:
+            raise ParseError(
+                "MALFORMED_SHARE", f"expected '<block>:<first>[-<last>]', found {item[:40]!r}", _SHARE_WHERE
+            )
+        block, first_text, last_text = match.groups()
+        first = int(first_text)
+        last = int(last_text) if last_text is not None else first
+        if last < first:
+            raise ParseError("MALFORMED_SHARE", f"the range {first}-{last} runs backwards", _SHARE_WHERE)
+        if any(first <= b and a <= last for a, b in taken.get(block, [])):
+            raise ParseError("DUPLICATE_CELL", f"{block} cells {first}-{last} are named twice", _SHARE_WHERE)
+        taken.setdefault(block, []).append((first, last))
+        ranges.append((block, first, last))
+        if sum(b - a + 1 for _, a, b in ranges) > MAX_CELLS:
+            raise ParseError("TOO_MANY_CELLS", f"a share names at most {MAX_CELLS} cells", _SHARE_WHERE)
+    return tuple(ranges)
+
+
+def format_share(indices: Mapping[str, Iterable[int]]) -> str:
+    """The share string for cell indices by block (``~`` names scaffolding); runs become ranges."""
+    items: list[str] = []
+    for block in sorted(indices, key=lambda name: (is_temporary(name), name)):
+        ordered = sorted(set(indices[block]))
+        start = 0
+        while start < len(ordered):
+            end = start
+            while end + 1 < len(ordered) and ordered[end + 1] == ordered[end] + 1:
+                end += 1
+            first, last = ordered[start], ordered[end]
+            items.append(f"{block}:{first}" if first == last else f"{block}:{first}-{last}")
+            start = end + 1
+    return ",".join(items)
+
+
+def share_counts(ranges: Iterable[ShareRange]) -> dict[str, int]:
+    """How many of each block a share places, scaffolding included."""
+    counts: dict[str, int] = {}
+    for block, first, last in ranges:
+        counts[block_of(block)] = counts.get(block_of(block), 0) + last - first + 1
+    return counts
+
+
+def placed_counts(cells: object, share: object) -> dict[str, int] | None:
+    """What a build task places by block, from its ``cells`` or its ``share``; None when it names neither."""
+    if isinstance(cells, str):
+        return block_counts(parse_cells(cells))
+    if isinstance(share, str):
+        return share_counts(parse_share(share))
+    return None

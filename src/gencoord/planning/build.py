@@ -1,34 +1,49 @@
 """The construction planner: who places which cell, in which order, and which materials change hands.
 
 Every draft is a Short DSL commitment: per agent, the hand-overs it makes, then one
-``build.place`` task whose cell list (``dsl/cells.py``) is its placement order. Drafts:
+``build.place`` task. Every agent holds the blueprint (as MINDcraft gives it), so the task
+names the agent's **share** of it, a few bytes per material (``dsl/cells.py``); the per-cell
+form, ``cells``, spells out every cell for a blueprint one side does not hold. Drafts:
 
 * **own** — every cell goes to an agent that holds its block, split by how many each
   holds and, within a block, by position (each agent takes a contiguous stretch along x),
   so nothing changes hands;
 * **balanced** — from *own*, the most loaded builder hands blocks of the material it has
-  most cells of to the least loaded one, with those cells nearest the receiver's, until
-  the loads are within a few blocks of each other.
+  most cells of to the least loaded one, the end of its stretch, until the loads are within
+  a few blocks of each other.
 
-Each agent places in support order (``worlds/placing.py``: level by level, overhangs out
-from what stands) and, within a rank, in a row-by-row sweep. Every draft is dry-run on the
-simulator from the lead's view of the bags and the least makespan wins. Whether the team
-can build the blueprint at all is judged first, naming what is missing.
+Parts of the blueprint that touch nothing standing get **scaffolding** (``worlds/placing.py``):
+temporary blocks of what the team holds spare (the dirt MINDcraft gives), placed by the
+builder of the cell they hold up, in the blueprint's support order, and broken again by the
+same builder at the end of its task. Each agent places in that support order (any face, the
+underside of a block above included, across levels), row by row within a rank. Every draft
+is dry-run on the simulator from the lead's view of the bags and the least makespan wins.
+Whether the team can build the blueprint at all is judged first, naming what is missing.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Literal
 
 from gencoord.dsl.ast import Path, PeerRequest, Proposal, Task
-from gencoord.dsl.cells import Cell, Placement, format_cells
+from gencoord.dsl.cells import TEMPORARY, Cell, Placement, format_cells, format_share
 from gencoord.planning.planner import dry_run
 from gencoord.prior.prior import Prior
-from gencoord.tasks.blueprint import score_build
+from gencoord.tasks.blueprint import AIR, score_build
 from gencoord.tasks.build import BuildTask
 from gencoord.tasks.world import BUILD_SITE, build_world
-from gencoord.worlds.placing import needs_floor, offset, support_ranks, two_high
+from gencoord.worlds.placing import (
+    ABOVE,
+    Scaffolding,
+    build_order,
+    cells_by_block,
+    offset,
+    placed_cells,
+    plan_scaffold,
+    two_high,
+)
 
 BUILD_SKILL = "build.place"
 GIVE_SKILL = "resource.deliver"
@@ -36,6 +51,10 @@ BALANCE_GAP = 4
 """Blocks of load difference a hand-over is drafted to close (a hand-over costs about as much as 8 placements)."""
 MAX_GIFTS = 3
 """Hand-overs one giver makes in a draft: its path stays short, and each gift is one material."""
+SCAFFOLD_BLOCKS = ("dirt", "coarse_dirt", "netherrack")
+"""Blocks a team builds scaffolding of: cheap, quick to break by hand, and they do not fall."""
+
+CellForm = Literal["share", "cells"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,16 +69,28 @@ class BuildPlan:
     proposal: Proposal
     makespan_s: float | None  # the dry run's finish on the simulator; None when no draft succeeded there
     draft: str  # own or balanced
+    scaffolding: int = 0  # temporary blocks placed (and broken again)
 
 
 def placements(task: BuildTask) -> dict[Cell, str]:
     """The cells an agent places (a door's upper half comes with its lower half)."""
     blocks = task.blueprint.blocks()
-    return {
-        cell: block
-        for cell, block in blocks.items()
-        if not (two_high(block) and blocks.get(offset(cell, (0, -1, 0))) == block)
-    }
+    return {cell: blocks[cell] for cell in placed_cells(blocks)}
+
+
+def scaffolding(task: BuildTask) -> Scaffolding:
+    """The temporary blocks the blueprint needs, as every agent derives them."""
+    return plan_scaffold(task.blueprint.blocks(), task.blueprint.size())
+
+
+def scaffold_block(task: BuildTask, count: int) -> str | None:
+    """What the team builds ``count`` scaffolding blocks of: the scaffold block it holds most spare of."""
+    if not count:
+        return SCAFFOLD_BLOCKS[0]
+    needs, held = task.blueprint.needs(), task.holdings()
+    spare = {block: held.get(block, 0) - needs.get(block, 0) for block in SCAFFOLD_BLOCKS}
+    best = max(SCAFFOLD_BLOCKS, key=lambda block: spare[block])
+    return best if spare[best] >= count else None
 
 
 def builders(task: BuildTask) -> list[str]:
@@ -78,21 +109,35 @@ def judge_build(task: BuildTask) -> BuildVerdict:
     ]
     if short:
         return BuildVerdict(False, "MISSING_MATERIALS", "too few materials across the team: " + "; ".join(short))
-    ranks = support_ranks(task.blueprint.blocks())
-    floating = sorted((cell for cell in task.blueprint.blocks() if cell not in ranks), key=lambda c: (c[1], c[2], c[0]))
-    if floating:
-        x, y, z = floating[0]
-        block = task.blueprint.blocks()[floating[0]]
-        why = (
-            f"a {block} stands only on a block below it"
-            if needs_floor(block)
-            else "no block below or beside it is in the blueprint, nor beside those"
-        )
+    blocks = task.blueprint.blocks()
+    for cell in sorted(wanted, key=lambda c: (c[1], c[2], c[0])):
+        above = offset(cell, ABOVE)
+        if two_high(wanted[cell]) and blocks.get(above) != wanted[cell]:
+            x, y, z = cell
+            return BuildVerdict(
+                False,
+                "CELL_CONFLICT",
+                f"the {wanted[cell]} at offset {x},{y},{z} fills the cell above it too, where the blueprint wants "
+                f"{blocks.get(above, AIR)}: no build reaches zero mismatches",
+            )
+    scaffold = scaffolding(task)
+    if scaffold.stranded:
+        x, y, z = scaffold.stranded[0]
+        block = task.blueprint.blocks()[scaffold.stranded[0]]
         return BuildVerdict(
             False,
             "UNSUPPORTED_CELL",
-            f"{len(floating)} of the blueprint's cells cannot be placed, first {block} at offset {x},{y},{z}: "
-            f"{why} (scaffolding is not planned)",
+            f"{len(scaffold.stranded)} of the blueprint's cells cannot stand even with scaffolding, first {block} "
+            f"at offset {x},{y},{z}: it stands only on a block below it, and the blueprint leaves that cell empty "
+            "(vanilla drops it once the block under it is broken)",
+        )
+    if scaffold_block(task, len(scaffold.cells)) is None:
+        spare = ", ".join(f"{block} {max(0, held.get(block, 0) - needs.get(block, 0))}" for block in SCAFFOLD_BLOCKS)
+        return BuildVerdict(
+            False,
+            "MISSING_MATERIALS",
+            f"{len(scaffold.cells)} scaffolding blocks needed (of {' or '.join(SCAFFOLD_BLOCKS)}); "
+            f"the team holds spare {spare}",
         )
     if not builders(task):
         return BuildVerdict(False, "NO_BUILDER", f"every agent blocks {BUILD_SKILL}: nobody may place blocks")
@@ -109,34 +154,35 @@ def judge_build(task: BuildTask) -> BuildVerdict:
     return BuildVerdict(True, None, "")
 
 
-def _sweep(cell: Cell, rank: tuple[int, int]) -> tuple[int, int, int, int]:
-    """Support rank first, then row by row, alternating direction, so a builder walks little."""
-    x, _, z = cell
-    return (*rank, z, x if z % 2 == 0 else -x)
+def _own(task: BuildTask, wanted: dict[Cell, str], scaffold: Scaffolding, material: str) -> dict[str, list[Cell]]:
+    """Each block's cells split over the builders that hold it, by count, in stretches along x.
 
-
-def _own(task: BuildTask, wanted: dict[Cell, str]) -> dict[str, list[Cell]]:
-    """Each block's cells split over the builders that hold it, by count, in stretches along x."""
+    Each scaffolding path goes to the builder of the cell it holds up.
+    """
     can_build = builders(task)
     shares: dict[str, list[Cell]] = {name: [] for name in can_build}
-    by_block: dict[str, list[Cell]] = {}
-    for cell, block in wanted.items():
-        by_block.setdefault(block, []).append(cell)
-    for block, unsorted in sorted(by_block.items()):
-        cells = sorted(unsorted, key=lambda c: (c[0], c[2], c[1]))
+    owner: dict[Cell, str] = {}
+    for block, pooled_cells in sorted(cells_by_block(wanted).items()):
+        cells = pooled_cells
         holders = [
             (a.name, a.inventory.get(block, 0)) for a in task.agents if a.name in shares and a.inventory.get(block, 0)
         ]
         pooled = sum(n for _, n in holders)
-        left = len(cells)
+        left, total = len(cells), len(cells)
         for index, (name, held) in enumerate(holders):
-            take = left if index == len(holders) - 1 else min(held, left, math.ceil(len(cells) * held / max(pooled, 1)))
+            take = left if index == len(holders) - 1 else min(held, left, math.ceil(total * held / max(pooled, 1)))
             take = min(take, held)
             shares[name] += cells[:take]
+            owner.update(dict.fromkeys(cells[:take], name))
             cells = cells[take:]
             left -= take
         if cells:  # held only by agents that may not build: it is handed to the first builder
             shares[can_build[0]] += cells
+            owner.update(dict.fromkeys(cells, can_build[0]))
+    for path, served in zip(scaffold.paths, scaffold.serves, strict=True):
+        builder = owner.get(served, can_build[0])
+        shares[builder] += path
+        wanted.update(dict.fromkeys(path, TEMPORARY + material))
     return shares
 
 
@@ -149,7 +195,11 @@ def _centre(cells: list[Cell]) -> tuple[float, float]:
 def _balanced(
     task: BuildTask, wanted: dict[Cell, str], shares: dict[str, list[Cell]]
 ) -> tuple[dict[str, list[Cell]], list[tuple[str, str, str, int]]]:
-    """``shares`` evened out by hand-overs (giver, receiver, block, count) from the most to the least loaded."""
+    """``shares`` evened out by hand-overs (giver, receiver, block, count) from the most to the least loaded.
+
+    The giver passes on the end of its stretch of the block it has most cells of, so each
+    share stays a few ranges of the blueprint's cells.
+    """
     shares = {name: list(cells) for name, cells in shares.items()}
     givers = {a.name for a in task.agents if GIVE_SKILL not in a.blocked}
     gifts: list[tuple[str, str, str, int]] = []
@@ -162,17 +212,16 @@ def _balanced(
             break
         counts: dict[str, int] = {}
         for cell in shares[heavy]:
-            counts[wanted[cell]] = counts.get(wanted[cell], 0) + 1
+            if not wanted[cell].startswith(TEMPORARY):
+                counts[wanted[cell]] = counts.get(wanted[cell], 0) + 1
+        if not counts:
+            break
         block = max(sorted(counts), key=lambda b: counts[b])
         moved = min(gap // 2, counts[block])
-        cx, cz = _centre(shares[light]) if shares[light] else _centre(shares[heavy])
-        pool = sorted(
-            (cell for cell in shares[heavy] if wanted[cell] == block),
-            key=lambda c: ((c[0] - cx) ** 2 + (c[2] - cz) ** 2, c),
-        )[:moved]
-        chosen = set(pool)
+        pool = sorted((cell for cell in shares[heavy] if wanted[cell] == block), key=lambda c: (c[0], c[2], c[1]))
+        chosen = set(pool[len(pool) - moved :])
         shares[heavy] = [cell for cell in shares[heavy] if cell not in chosen]
-        shares[light] += pool
+        shares[light] += sorted(chosen)
         gifts.append((heavy, light, block, moved))
         made[heavy] = made.get(heavy, 0) + 1
     return shares, gifts
@@ -182,41 +231,62 @@ def _task(skill: str, prior: Prior, **args: str | int) -> Task:
     return Task(skill, prior.vocab.canonical_args(skill, args))
 
 
+def _build_task(task: BuildTask, wanted: dict[Cell, str], cells: list[Cell], form: CellForm, prior: Prior) -> Task:
+    """One agent's ``build.place``: its share of the blueprint, or its cells spelled out, in build order."""
+    blocks = task.blueprint.blocks()
+    temporary = [cell for cell in scaffolding(task).cells]
+    mine = set(cells)
+    if form == "cells":
+        ordered: list[Placement] = [(wanted[c], c) for c in build_order(blocks, temporary) if c in mine]
+        return _task(BUILD_SKILL, prior, q=len(ordered), cells=format_cells(ordered), site=BUILD_SITE)
+    indices: dict[str, list[int]] = {}
+    for block, pool in cells_by_block(blocks).items():
+        indices[block] = [index for index, cell in enumerate(pool) if cell in mine]
+    for index, cell in enumerate(temporary):
+        if cell in mine:
+            indices.setdefault(wanted[cell], []).append(index)
+    share = format_share({block: found for block, found in indices.items() if found})
+    return _task(BUILD_SKILL, prior, q=len(mine), share=share, site=BUILD_SITE)
+
+
 def _paths(
     task: BuildTask,
     wanted: dict[Cell, str],
     shares: dict[str, list[Cell]],
     gifts: list[tuple[str, str, str, int]],
     prior: Prior,
+    form: CellForm,
 ) -> dict[str, list[Task]]:
-    ranks = support_ranks(task.blueprint.blocks())
     bags = {agent.name: dict(agent.inventory) for agent in task.agents}
     paths: dict[str, list[Task]] = {agent.name: [] for agent in task.agents}
     received: dict[str, dict[str, int]] = {}
-    for giver, receiver, block, count in gifts:
-        paths[giver].append(_task(GIVE_SKILL, prior, q=count, item=block, to=receiver))
-        received.setdefault(receiver, {})[block] = received.get(receiver, {}).get(block, 0) + count
+
+    def block(cell: Cell) -> str:
+        return wanted[cell].removeprefix(TEMPORARY)
+
+    for giver, receiver, item, count in gifts:
+        paths[giver].append(_task(GIVE_SKILL, prior, q=count, item=item, to=receiver))
+        received.setdefault(receiver, {})[item] = received.get(receiver, {}).get(item, 0) + count
     for name, cells in shares.items():  # a builder short of what its cells use is handed the rest
         uses: dict[str, int] = {}
         for cell in cells:
-            uses[wanted[cell]] = uses.get(wanted[cell], 0) + 1
-        for block, n in sorted(uses.items()):
-            short = n - bags[name].get(block, 0) - received.get(name, {}).get(block, 0)
-            donors = [d for d in sorted(bags, key=lambda d: -bags[d].get(block, 0)) if d != name]
+            uses[block(cell)] = uses.get(block(cell), 0) + 1
+        for item, n in sorted(uses.items()):
+            short = n - bags[name].get(item, 0) - received.get(name, {}).get(item, 0)
+            donors = [d for d in sorted(bags, key=lambda d: -bags[d].get(item, 0)) if d != name]
             for donor in donors:
                 if short <= 0:
                     break
-                spare = bags[donor].get(block, 0) - sum(1 for c in shares.get(donor, []) if wanted[c] == block)
-                spare -= sum(count for g, _, b, count in gifts if g == donor and b == block)
+                spare = bags[donor].get(item, 0) - sum(1 for c in shares.get(donor, []) if block(c) == item)
+                spare -= sum(count for g, _, b, count in gifts if g == donor and b == item)
                 give = min(short, spare)
                 if give > 0:
-                    paths[donor].insert(0, _task(GIVE_SKILL, prior, q=give, item=block, to=name))
-                    gifts.append((donor, name, block, give))
+                    paths[donor].insert(0, _task(GIVE_SKILL, prior, q=give, item=item, to=name))
+                    gifts.append((donor, name, item, give))
                     short -= give
     for name, cells in shares.items():
         if cells:
-            ordered: list[Placement] = [(wanted[c], c) for c in sorted(cells, key=lambda c: _sweep(c, ranks[c]))]
-            paths[name].append(_task(BUILD_SKILL, prior, q=len(ordered), cells=format_cells(ordered), site=BUILD_SITE))
+            paths[name].append(_build_task(task, wanted, cells, form, prior))
     return paths
 
 
@@ -239,22 +309,30 @@ def build_makespan(task: BuildTask, proposal: Proposal, lead: str, prior: Prior)
     return final.clock_s if built.success else None
 
 
-def plan_build(task: BuildTask, lead: str, prior: Prior) -> BuildPlan:
+def _drafting(task: BuildTask) -> tuple[dict[Cell, str], Scaffolding, str]:
+    scaffold = scaffolding(task)
+    material = scaffold_block(task, len(scaffold.cells)) or SCAFFOLD_BLOCKS[0]
+    return placements(task), scaffold, material
+
+
+def plan_build(task: BuildTask, lead: str, prior: Prior, form: CellForm = "share") -> BuildPlan:
     """The least-makespan draft of those above (``own`` when the dry runs tie or all fail)."""
-    wanted = placements(task)
-    own = _own(task, wanted)
-    drafts = {"own": _proposal(_paths(task, wanted, own, [], prior), lead)}
+    wanted, scaffold, material = _drafting(task)
+    own = _own(task, wanted, scaffold, material)
+    drafts = {"own": _proposal(_paths(task, wanted, own, [], prior, form), lead)}
     balanced, gifts = _balanced(task, wanted, own)
     if gifts:
-        drafts["balanced"] = _proposal(_paths(task, wanted, balanced, gifts, prior), lead)
+        drafts["balanced"] = _proposal(_paths(task, wanted, balanced, gifts, prior, form), lead)
     timed = {name: build_makespan(task, proposal, lead, prior) for name, proposal in drafts.items()}
     finished = {name: seconds for name, seconds in timed.items() if seconds is not None}
     best = min(finished, key=lambda name: (finished[name], name != "own")) if finished else "own"
-    return BuildPlan(drafts[best], finished.get(best), best)
+    return BuildPlan(drafts[best], finished.get(best), best, len(scaffold.cells))
 
 
 def alone_makespan(task: BuildTask, builder: str, prior: Prior) -> float | None:
     """One agent building everything, every teammate handing it what it holds first: the team's yardstick."""
-    wanted = placements(task)
-    paths = _paths(task, wanted, {builder: list(wanted)}, [], prior)
+    wanted, scaffold, material = _drafting(task)
+    wanted.update({cell: TEMPORARY + material for cell in scaffold.cells})
+    everything = [*wanted]
+    paths = _paths(task, wanted, {builder: everything}, [], prior, "share")
     return build_makespan(task, _proposal(paths, builder), builder, prior)

@@ -8,7 +8,7 @@ episode, which bindings are admissible, and which recipes the game has.
 from __future__ import annotations
 
 from gencoord.dsl.ast import Path, Proposal, Task, Value
-from gencoord.dsl.cells import parse_cells
+from gencoord.dsl.cells import block_of, parse_cells, parse_share, placed_counts
 from gencoord.errors import ContractError, Location, ParseError, did_you_mean
 from gencoord.prior.episode import PublicEpisode
 from gencoord.prior.model import KeySpec
@@ -89,9 +89,11 @@ def check_task(task: Task, actor: str, section: str, index: int, prior: Prior, e
             source = f" from {material!r}" if material is not None else ""
             raise ContractError("NO_RECIPE", f"Minecraft has no crafting recipe for {item!r}{source}", where())
     if spec.consumes is not None and spec.consumes in prior.keys and prior.keys[spec.consumes].type == "cells":
-        placed = len(parse_cells(str(args[spec.consumes])))
+        counts = placed_counts(args.get("cells"), args.get("share")) or {}
+        placed = sum(counts.values())
         if args.get("q") != placed:
-            raise ContractError("CELL_COUNT", f"q={args.get('q')!r} but the cell list names {placed} cells", where("q"))
+            what = "cell list" if "cells" in args else "share"
+            raise ContractError("CELL_COUNT", f"q={args.get('q')!r} but the {what} names {placed} cells", where("q"))
     binding = args.get("bind")
     if binding is not None and episode.template is not None and prior.codebook.get(str(binding)) != episode.template:
         options = ", ".join(prior.templates[episode.template].bindings)
@@ -131,8 +133,15 @@ def _value_problem(spec: KeySpec, value: Value, prior: Prior, episode: PublicEpi
             placements = parse_cells(value)
         except ParseError as error:
             return error.message
-        unplaceable = next((block for block, _ in placements if not placeable(block, prior)), None)
-        return None if unplaceable is None else f"{unplaceable!r} is not a block an item places"
+        unplaceable = next((block for block, _ in placements if not placeable(block_of(block), prior)), None)
+        return None if unplaceable is None else f"{block_of(unplaceable)!r} is not a block an item places"
+    if kind == "share":
+        try:
+            ranges = parse_share(value)
+        except ParseError as error:
+            return error.message
+        unplaceable = next((block for block, _, _ in ranges if not placeable(block_of(block), prior)), None)
+        return None if unplaceable is None else f"{block_of(unplaceable)!r} is not a block an item places"
     if kind == "binding":
         return None if value in prior.codebook else f"not in the binding codebook{did_you_mean(value, prior.codebook)}"
     return None if value in prior.roles else f"unknown destination role (known: {', '.join(prior.roles)})"

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter
 
 from gencoord.dsl.ast import Task
-from gencoord.dsl.cells import block_counts, parse_cells
+from gencoord.dsl.cells import placed_counts
 from gencoord.prior.prior import Prior
 
 
@@ -26,7 +26,7 @@ def consumption(task: Task, prior: Prior) -> dict[str, int]:
     if (
         spec.consumes in prior.keys and prior.keys[spec.consumes].type == "cells"
     ):  # a build task uses one block per cell it names
-        return block_counts(parse_cells(str(task.get(spec.consumes))))
+        return placed_counts(task.get("cells"), task.get("share")) or {}
     return {str(task.get(spec.consumes)): quantity}
 
 

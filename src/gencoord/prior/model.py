@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, PositiveInt, model_validator
 
 from gencoord.prior.episode import Ref
 
-KeyType = Literal["quantity", "item", "agent", "ref", "binding", "role", "cells"]
+KeyType = Literal["quantity", "item", "agent", "ref", "binding", "role", "cells", "share"]
 RefKind = Literal["container", "site", "station", "resource"]
 
 

@@ -13,13 +13,14 @@ import heapq
 import math
 from typing import Literal
 
-from gencoord.dsl.cells import Cell, parse_cells
+from gencoord.dsl.cells import Cell, block_of, is_temporary, parse_cells, parse_share
 from gencoord.errors import CompileError, Location, ParseError
 from gencoord.prior.gamedata import GameData
 from gencoord.prior.loot import Drop, certain, default_loot
 from gencoord.protocol.plan import DispatchPlan, PlannedTask
 from gencoord.worlds.actions import (
     Action,
+    BreakAt,
     CraftItem,
     Deposit,
     FurnaceCollect,
@@ -35,7 +36,15 @@ from gencoord.worlds.actions import (
     Wait,
     Withdraw,
 )
-from gencoord.worlds.placing import NEIGHBOURS, offset, support_ranks, two_high
+from gencoord.worlds.placing import (
+    NEIGHBOURS,
+    ShareError,
+    needs_floor,
+    offset,
+    share_placements,
+    support_ranks,
+    two_high,
+)
 from gencoord.worlds.spec import WorldSpec
 
 
@@ -130,15 +139,36 @@ class _Compiler:
                 *(PlaceBlock(actor, ident, site, item) for _ in range(_int(task, "q"))),
             ]
         if skill == "build.place":
-            site = _need(task, "site")
-            if site not in self.world.builds:
-                raise CompileError("NOT_A_BUILD_SITE", f"{ident}: {site} has no exact cells in this world")
-            try:
-                placements = parse_cells(_need(task, "cells"))
-            except ParseError as error:
-                raise CompileError(error.reason, f"{ident}: {error.message}", Location(key="cells")) from None
-            return [PlaceAt(actor, ident, site, cell, block) for block, cell in placements]
+            return self.build(task)
         raise CompileError("UNKNOWN_SKILL", f"{ident}: no executor actions for skill {skill!r}")
+
+    def build(self, task: PlannedTask) -> list[Action]:
+        """Each placement in order, then the task's scaffolding broken again, the last placed first."""
+        actor, ident, site_name = task.actor, task.id, _need(task, "site")
+        site = self.world.builds.get(site_name)
+        if site is None:
+            raise CompileError("NOT_A_BUILD_SITE", f"{ident}: {site_name} has no exact cells in this world")
+        key = "cells" if _str(task, "cells") else "share"
+        try:
+            if key == "cells":
+                placements = list(parse_cells(_need(task, "cells")))
+            elif not site.blueprint:
+                raise CompileError(
+                    "NO_SHARED_BLUEPRINT", f"{ident}: {site_name}'s blueprint is not shared; name the cells"
+                )
+            else:
+                placements = share_placements(site.plan(), site.size, parse_share(_need(task, "share")))
+        except ParseError as error:
+            raise CompileError(error.reason, f"{ident}: {error.message}", Location(key=key)) from None
+        except ShareError as error:
+            raise CompileError("SHARE_OUT_OF_RANGE", f"{ident}: {error}", Location(key=key)) from None
+        placed: list[Action] = [PlaceAt(actor, ident, site_name, cell, block_of(block)) for block, cell in placements]
+        broken = [
+            BreakAt(actor, ident, site_name, cell, block_of(block))
+            for block, cell in reversed(placements)
+            if is_temporary(block)
+        ]
+        return placed + broken
 
     def obtain(self, task: PlannedTask) -> list[Action]:
         item, quantity = _need(task, "item"), _int(task, "q")
@@ -256,6 +286,9 @@ def _in_dependency_order(program: Program) -> Program:
 def _support(actions: list[Action], deps: list[tuple[int, ...]]) -> None:
     """Make each placement wait for the teammate's placement that gives it a face to go against.
 
+    A scaffolding block's breaking waits for every teammate's block beside it: the last face
+    it gave. Its own agent breaks it at the end of the task, after its own placements.
+
     The cell below when it is built, else the neighbour on the level nearest to what stands
     (``support_ranks``). Support from the placer's own earlier placements needs no wait (its
     actions run in order); a cell held up by another agent's block waits for that block. A
@@ -269,6 +302,11 @@ def _support(actions: list[Action], deps: list[tuple[int, ...]]) -> None:
             cells[action.cell] = index
             if two_high(action.block):
                 cells[offset(action.cell, (0, 1, 0))] = index
+    for index, action in enumerate(actions):  # scaffolding comes down once every block beside it stands
+        if isinstance(action, BreakAt):
+            cells = by_site.get(action.site, {})
+            beside = {cells[near] for face in NEIGHBOURS if (near := offset(action.cell, face)) in cells}
+            deps[index] = tuple(sorted({*deps[index], *(i for i in beside if actions[i].agent != action.agent)}))
     for cells in by_site.values():
         blocks = {cell: actions[index].block for cell, index in cells.items()}  # type: ignore[union-attr]
         ranks = support_ranks(blocks)
@@ -277,8 +315,13 @@ def _support(actions: list[Action], deps: list[tuple[int, ...]]) -> None:
             assert isinstance(action, PlaceAt)
             if action.cell != cell or cell not in ranks:
                 continue
-            holders = [offset(cell, face) for face in NEIGHBOURS]
-            lower = [near for near in holders if near in ranks and ranks[near] < ranks[cell]]
+            faces = NEIGHBOURS[:1] if needs_floor(action.block) else NEIGHBOURS
+            holders = [offset(cell, face) for face in faces]
+            lower = [
+                near
+                for near in holders
+                if near in ranks and ranks[near] < ranks[cell] and not needs_floor(blocks[near])
+            ]
             if not lower or cell[1] == 0:
                 continue
             below = offset(cell, (0, -1, 0))

@@ -11,7 +11,7 @@ is used only by the tasks that name it, after the task that places it.
 from __future__ import annotations
 
 from gencoord.dsl.ast import Task
-from gencoord.dsl.cells import block_counts, parse_cells
+from gencoord.dsl.cells import block_counts, is_temporary, parse_cells, parse_share, share_counts
 from gencoord.errors import MaterializationError
 from gencoord.prior.episode import PublicEpisode
 from gencoord.prior.prior import Prior
@@ -70,11 +70,19 @@ def observable_effect(
 
 
 def _built(task: Task, ident: str) -> list[Conjunct]:
-    """A build task's effect: its site holds the blocks it places (the blueprint check judges each cell)."""
-    cells, site = task.get("cells"), task.get("site")
-    if not isinstance(cells, str) or site is None:
+    """A build task's effect: its site holds the blocks it places (the blueprint check judges each cell).
+
+    Scaffolding is left out: the task breaks it again, so it is no effect.
+    """
+    cells, share, site = task.get("cells"), task.get("share"), task.get("site")
+    if site is None:
         return []
-    counts = block_counts(parse_cells(cells))
+    if isinstance(cells, str):
+        counts = block_counts((block, cell) for block, cell in parse_cells(cells) if not is_temporary(block))
+    elif isinstance(share, str):
+        counts = share_counts(item for item in parse_share(share) if not is_temporary(item[0]))
+    else:
+        return []
     return [Conjunct("site_has", str(site), block, count, ident) for block, count in sorted(counts.items())]
 
 

@@ -21,6 +21,7 @@ from gencoord.prior.prior import Prior
 from gencoord.tasks.build import BuildTask
 from gencoord.tasks.cooking import CookingTask
 from gencoord.tasks.team import ANY, TeamTask, gathered_from, hunted_from
+from gencoord.worlds.placing import plan_scaffold
 from gencoord.worlds.spec import AgentSpec, BuildSite, WorldSpec
 
 STATION = "crafting_station"
@@ -105,6 +106,9 @@ def build_world(task: BuildTask) -> tuple[PublicEpisode, WorldSpec]:
         for index, agent in enumerate(task.agents)
     )
     episode = PublicEpisode(tuple(agent.name for agent in task.agents), refs)
-    filled = frozenset(task.blueprint.blocks())
-    world = WorldSpec(agents, refs, builds={BUILD_SITE: BuildSite(origin, (width, levels, depth), filled)})
+    blocks = task.blueprint.blocks()
+    size = (width, levels, depth)
+    filled = frozenset(blocks) | frozenset(plan_scaffold(blocks, size).cells)
+    site = BuildSite(origin, size, filled, tuple(sorted(blocks.items())))
+    world = WorldSpec(agents, refs, builds={BUILD_SITE: site})
     return episode, world

@@ -115,6 +115,21 @@ class PlaceAt:
 
 
 @dataclass(frozen=True, slots=True)
+class BreakAt:
+    """Break the ``block`` standing at ``cell`` of build site ``site`` (scaffolding), walking within reach first.
+
+    The block drops what vanilla drops where it stood; nobody is counted as picking it up.
+    """
+
+    name: ClassVar[str] = "break_at"
+    agent: str
+    task: str
+    site: str
+    cell: Cell
+    block: str
+
+
+@dataclass(frozen=True, slots=True)
 class PlaceStation:
     """Put a held station block (a crafting table) down at the station spot ``station``."""
 
@@ -166,6 +181,7 @@ Action = (
     | CraftItem
     | PlaceBlock
     | PlaceAt
+    | BreakAt
     | PlaceStation
     | FurnaceLoad
     | FurnaceCollect
@@ -185,6 +201,7 @@ ACTION_NAMES = frozenset(
         CraftItem,
         PlaceBlock,
         PlaceAt,
+        BreakAt,
         PlaceStation,
         FurnaceLoad,
         FurnaceCollect,

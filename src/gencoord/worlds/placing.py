@@ -1,27 +1,38 @@
 """Where a block may be placed: vanilla's rule that a block needs a face to be placed against.
 
-A player places a block by clicking a face of a block next to the cell, so a cell needs a
-solid neighbour (or the ground under the build site). Some blocks stand only on a block
-below (carpets, doors, torches, rails, pressure plates, saplings); a door fills its cell
-and the one above. The simulator applies this rule, the planner orders cells by it, and
-the Minecraft skill (``js/skills.js`` ``placeAt``) finds the face the same way.
+A player places a block by clicking a face of a block next to the cell, any of the six,
+the underside of a block above included, so a cell needs a standing neighbour (or the
+ground under the build site). Some blocks stand only on a block below (carpets, doors,
+torches, rails, pressure plates, saplings) and offer no face to build against; a door fills
+its cell and the one above. The simulator applies this rule, the planner orders cells by it,
+and the Minecraft skill (``js/skills.js`` ``placeAt``) finds the face the same way.
+
+A blueprint part that touches nothing that stands (a room resting on air, a stair step
+joined to the next only by an edge) is reached through **scaffolding**: temporary blocks in
+cells the blueprint leaves empty, placed from what stands to the part and broken again once
+the part stands (:func:`plan_scaffold`). Both sides of a commitment compute it from the
+shared blueprint, so a commitment can name it by index (``dsl/cells.py``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections import deque
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
 
-from gencoord.dsl.cells import Cell
+from gencoord.dsl.cells import Cell, Placement, ShareRange, is_temporary
 
 _FLOOR_SUFFIXES = ("_carpet", "_door", "_pressure_plate", "_sapling", "_rail", "_bed", "_banner")
 _FLOOR_NAMES = frozenset({"torch", "soul_torch", "redstone_torch", "rail", "snow", "carpet", "moss_carpet"})
 
 NEIGHBOURS: tuple[Cell, ...] = ((0, -1, 0), (0, 1, 0), (1, 0, 0), (-1, 0, 0), (0, 0, 1), (0, 0, -1))
 """The six faces of a cell, the one below first (a player builds on top of what stands)."""
+BELOW, ABOVE = NEIGHBOURS[0], NEIGHBOURS[1]
 
 
 def needs_floor(block: str) -> bool:
-    """Whether ``block`` stands only on a block below it (or on the ground)."""
+    """Whether ``block`` stands only on a block below it (or on the ground), and offers no face to others."""
     return block in _FLOOR_NAMES or block.endswith(_FLOOR_SUFFIXES)
 
 
@@ -35,48 +46,196 @@ def offset(cell: Cell, by: Cell) -> Cell:
 
 
 def supported(cell: Cell, block: str, standing: Mapping[Cell, str]) -> bool:
-    """Whether ``block`` can be placed at ``cell`` (a site offset; level 0 rests on the ground) now."""
-    below = offset(cell, (0, -1, 0))
-    if cell[1] == 0 or below in standing:
-        return True
-    if needs_floor(block):
-        return False
-    return any(offset(cell, face) in standing for face in NEIGHBOURS[1:])
+    """Whether ``block`` can be placed at ``cell`` (a site offset; level 0 rests on the ground) now.
 
-
-Rank = tuple[int, int]
-"""(level, steps from a cell that rests on something below): a placement order that always has a face."""
-
-
-def support_ranks(blocks: Mapping[Cell, str]) -> dict[Cell, Rank]:
-    """Each cell's rank, when the cells are placed in rank order; a cell that nothing can hold up is absent.
-
-    Within a level, a cell with a block (or the ground) below has rank 0; a cell held up only
-    by its neighbours on the level gets one more than the nearest of them, so overhangs are
-    built outwards from what stands. A block that needs a floor is never held up sideways.
+    A floor block needs a full block (or the ground) below it; any other block needs any
+    face of a full block that stands next to it, the underside of one above included.
     """
-    ranks: dict[Cell, Rank] = {}
-    for level in sorted({cell[1] for cell in blocks}):
-        layer = [cell for cell in blocks if cell[1] == level]
-        frontier = [c for c in layer if level == 0 or (offset(c, (0, -1, 0)) in ranks)]
-        depth = 0
-        while frontier:
-            for cell in frontier:
-                ranks[cell] = (level, depth)
-            depth += 1
-            frontier = sorted(
-                {
-                    near
-                    for cell in frontier
-                    for face in NEIGHBOURS[2:]
-                    if (near := offset(cell, face)) in blocks
-                    and near not in ranks
-                    and near[1] == level
-                    and not needs_floor(blocks[near])
-                }
-            )
-        for cell in layer:  # a door's upper half stands on its lower half
-            below = offset(cell, (0, -1, 0))
-            if cell not in ranks and two_high(blocks[cell]) and blocks.get(below) == blocks[cell] and below in ranks:
-                ranks[cell] = (level, 0)
+    below = offset(cell, BELOW)
+    if needs_floor(block):
+        return cell[1] == 0 or (below in standing and not needs_floor(standing[below]))
+    if cell[1] == 0:
+        return True
+    return any((near := offset(cell, face)) in standing and not needs_floor(standing[near]) for face in NEIGHBOURS)
+
+
+Rank = int
+"""Steps through faces from the ground: placing cells in rank order always finds a face."""
+
+
+def support_ranks(blocks: Mapping[Cell, str], extra: Iterable[Cell] = ()) -> dict[Cell, Rank]:
+    """Each cell's rank (its support distance from the ground); a cell nothing can hold up is absent.
+
+    Breadth first from level 0 (the ground holds it) through the six faces: a cell is
+    reached from any full block next to it, a floor block only from the full block under it,
+    and a door's upper half comes with its lower half. ``extra`` cells are full blocks that
+    stand besides ``blocks`` (scaffolding).
+    """
+    solid = {cell: block for cell, block in blocks.items()}
+    for cell in extra:
+        solid.setdefault(cell, "")
+    ranks: dict[Cell, Rank] = {cell: 0 for cell in solid if cell[1] == 0}
+    queue = deque(sorted(ranks))
+    while queue:
+        cell = queue.popleft()
+        here = solid[cell]
+        if needs_floor(here):
+            upper = offset(cell, ABOVE)
+            if two_high(here) and solid.get(upper) == here and upper not in ranks:
+                ranks[upper] = ranks[cell]
+            continue
+        for face in NEIGHBOURS:
+            near = offset(cell, face)
+            if near in ranks or near not in solid:
+                continue
+            if needs_floor(solid[near]) and face != ABOVE:
+                continue
+            ranks[near] = ranks[cell] + 1
+            queue.append(near)
     return ranks
+
+
+@dataclass(frozen=True, slots=True)
+class Scaffolding:
+    """Temporary blocks that let a blueprint stand: placed in ``cells`` order, broken in reverse."""
+
+    paths: tuple[tuple[Cell, ...], ...]  # each from what stands (or the ground) to a face of a floating part
+    serves: tuple[Cell, ...]  # per path, the blueprint cell it gives a face to
+    stranded: tuple[Cell, ...]  # cells nothing can hold up even so (a carpet over air), sorted
+
+    @property
+    def cells(self) -> tuple[Cell, ...]:
+        return tuple(cell for path in self.paths for cell in path)
+
+
+def _scaffold_path(
+    blocks: Mapping[Cell, str], size: Cell, standing: set[Cell], used: set[Cell], floating: set[Cell]
+) -> tuple[tuple[Cell, ...], Cell] | None:
+    """The fewest empty cells that join what stands (or the ground) to a face of a floating cell."""
+    width, height, depth = size
+
+    def empty(cell: Cell) -> bool:
+        x, y, z = cell
+        return 0 <= x < width and 0 <= y < height and 0 <= z < depth and cell not in blocks and cell not in used
+
+    def holds(cell: Cell) -> bool:  # a cell here can be placed now
+        return cell[1] == 0 or any(
+            (near := offset(cell, face)) in used or (near in standing and not needs_floor(blocks[near]))
+            for face in NEIGHBOURS
+        )
+
+    def target(cell: Cell) -> Cell | None:
+        return next(
+            (near for face in NEIGHBOURS if (near := offset(cell, face)) in floating and not needs_floor(blocks[near])),
+            None,
+        )
+
+    starts = sorted(cell for cell in _empty_box(size) if empty(cell) and holds(cell))
+    parents: dict[Cell, Cell | None] = dict.fromkeys(starts)
+    queue = deque(starts)
+    while queue:
+        cell = queue.popleft()
+        served = target(cell)
+        if served is not None:
+            path = [cell]
+            while (parent := parents[path[-1]]) is not None:
+                path.append(parent)
+            return tuple(reversed(path)), served
+        for face in NEIGHBOURS:
+            near = offset(cell, face)
+            if near not in parents and empty(near):
+                parents[near] = cell
+                queue.append(near)
+    return None
+
+
+def _empty_box(size: Cell) -> list[Cell]:
+    width, height, depth = size
+    return [(x, y, z) for y in range(height) for z in range(depth) for x in range(width)]
+
+
+def plan_scaffold(blocks: Mapping[Cell, str], size: Cell) -> Scaffolding:
+    """Scaffolding for ``blocks`` (site offsets) in a box of ``size``: the shortest paths, one floating part at a time.
+
+    Deterministic in the blueprint alone, so every agent that holds it computes the same
+    cells. A path runs through cells the blueprint leaves empty, from the ground or a face of
+    what already stands, to a face of the floating part nearest to it; that part then stands
+    (rank by rank), and the next part is joined. A floor block over an empty cell is
+    stranded: the block under it would have to stay, and vanilla drops a carpet whose
+    support is broken.
+    """
+    return _plan_scaffold(tuple(sorted(blocks.items())), size)
+
+
+@lru_cache(maxsize=64)
+def _plan_scaffold(items: tuple[tuple[Cell, str], ...], size: Cell) -> Scaffolding:
+    blocks = dict(items)
+    used: set[Cell] = set()
+    paths: list[tuple[Cell, ...]] = []
+    serves: list[Cell] = []
+    while True:
+        standing = set(support_ranks(blocks, used))
+        floating = {cell for cell in blocks if cell not in standing}
+        if not any(not needs_floor(blocks[cell]) for cell in floating):
+            break
+        found = _scaffold_path(blocks, size, standing, used, floating)
+        if found is None:
+            break
+        path, served = found
+        paths.append(path)
+        serves.append(served)
+        used.update(path)
+    stranded = tuple(sorted((c for c in blocks if c not in standing), key=lambda c: (c[1], c[2], c[0])))
+    return Scaffolding(tuple(paths), tuple(serves), stranded)
+
+
+def build_order(blocks: Mapping[Cell, str], scaffold: Iterable[Cell]) -> list[Cell]:
+    """Every cell to place, blueprint and scaffolding, in the one order both sides of a commitment derive.
+
+    Support rank first (so each cell finds a face), then row by row, alternating direction,
+    so a builder walks little; cells nothing holds up come last. A door's upper half is left
+    out: it comes with the lower.
+    """
+    temporary = list(scaffold)
+    ranks = support_ranks(blocks, temporary)
+    cells = [*placed_cells(blocks), *(cell for cell in temporary if cell not in blocks)]
+
+    def sweep(c: Cell) -> tuple[int, int, int, int]:
+        return (ranks[c], c[2], c[0] if c[2] % 2 == 0 else -c[0], c[1])
+
+    held = sorted((c for c in cells if c in ranks), key=sweep)
+    return held + sorted((c for c in cells if c not in ranks), key=lambda c: (c[1], c[2], c[0]))
+
+
+def placed_cells(blocks: Mapping[Cell, str]) -> list[Cell]:
+    """The cells an agent places: every block but a door's upper half, which comes with its lower half."""
+    return [
+        cell for cell, block in blocks.items() if not (two_high(block) and blocks.get(offset(cell, BELOW)) == block)
+    ]
+
+
+def cells_by_block(blocks: Mapping[Cell, str]) -> dict[str, list[Cell]]:
+    """Each block's placed cells in (x, z, level) order: what a share's indices count."""
+    found: dict[str, list[Cell]] = {}
+    for cell in sorted(placed_cells(blocks), key=lambda c: (c[0], c[2], c[1])):
+        found.setdefault(blocks[cell], []).append(cell)
+    return found
+
+
+class ShareError(ValueError):
+    """A share names cells the blueprint does not have."""
+
+
+def share_placements(blocks: Mapping[Cell, str], size: Cell, ranges: Iterable[ShareRange]) -> list[Placement]:
+    """The placements a share names, in the blueprint's build order (``dsl/cells.py`` defines a share)."""
+    scaffold = plan_scaffold(blocks, size)
+    pools = cells_by_block(blocks)
+    chosen: dict[Cell, str] = {}
+    for block, first, last in ranges:
+        pool = list(scaffold.cells) if is_temporary(block) else pools.get(block, [])
+        if last >= len(pool):
+            what = "scaffolding cells" if is_temporary(block) else f"{block} cells"
+            raise ShareError(f"{block}:{first}-{last} is past the blueprint's {len(pool)} {what}")
+        for cell in pool[first : last + 1]:
+            chosen[cell] = block
+    return [(chosen[cell], cell) for cell in build_order(blocks, scaffold.cells) if cell in chosen]

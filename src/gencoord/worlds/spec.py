@@ -36,6 +36,11 @@ class BuildSite:
     origin: tuple[int, int, int]
     size: tuple[int, int, int]
     filled: frozenset[Cell] = frozenset()  # where blocks will stand: a builder on a real body keeps off them
+    blueprint: tuple[tuple[Cell, str], ...] = ()  # the plan every agent holds, by cell; empty when it is private
+
+    def plan(self) -> dict[Cell, str]:
+        """The shared blueprint's blocks by cell (what a commitment's share counts in)."""
+        return dict(self.blueprint)
 
     def contains(self, cell: Cell) -> bool:
         return all(0 <= c < n for c, n in zip(cell, self.size, strict=True))

@@ -21,6 +21,7 @@ from gencoord.prior.load import default_prior
 from gencoord.prior.loot import LootTable, default_loot, roll
 from gencoord.worlds.actions import (
     Action,
+    BreakAt,
     CraftItem,
     Deposit,
     FurnaceCollect,
@@ -114,6 +115,7 @@ class SimExecutor:
             CraftItem: self._craft_item,
             PlaceBlock: self._place_block,
             PlaceAt: self._place_at,
+            BreakAt: self._break_at,
             PlaceStation: self._place_station,
             FurnaceLoad: self._furnace_load,
             FurnaceCollect: self._furnace_collect,
@@ -443,18 +445,41 @@ class SimExecutor:
         if not supported(action.cell, action.block, standing):
             raise _RefusedError("NO_SUPPORT", f"{action.block} at {action.site} cell {where} has no face to go against")
         _take(self.inventories[action.agent], action.block, 1, action.agent)
-        x, y, z = site.world(action.cell)
-        centre = (x + 0.5, float(y), z + 0.5)
-        walked = 0.0
-        if _distance(self.positions[action.agent], centre) > self.physics.reach_blocks:
-            stand = self._stand(action.agent, centre, site.origin[1] + max(0, action.cell[1] - CLIMB))
-            walked = _distance(self.positions[action.agent], stand) / self.physics.walk_blocks_per_s
-            self.positions[action.agent] = stand
+        walked = self._walk_within_reach(action.agent, site, action.cell)
         for cell in cells:
             standing[cell] = action.block
         _add(self.sites[action.site], action.block, 1)
         self._credit(action.site, action.agent, action.block, 1)
         return began + walked + self._ticks(self.physics.place_ticks)
+
+    def _walk_within_reach(self, agent: str, site: BuildSite, cell: Cell) -> float:
+        """Seconds ``agent`` walks to come within reach of ``cell``; it then stands there."""
+        x, y, z = site.world(cell)
+        centre = (x + 0.5, float(y), z + 0.5)
+        if _distance(self.positions[agent], centre) <= self.physics.reach_blocks:
+            return 0.0
+        stand = self._stand(agent, centre, site.origin[1] + max(0, cell[1] - CLIMB))
+        walked = _distance(self.positions[agent], stand) / self.physics.walk_blocks_per_s
+        self.positions[agent] = stand
+        return walked
+
+    def _break_at(self, action: BreakAt, began: float) -> float:
+        """Break scaffolding: the block must stand there; its drop falls where it stood (nobody's bag)."""
+        site = self._build_site(action.site)
+        standing = self.blocks[action.site]
+        where = ",".join(map(str, action.cell))
+        found = standing.get(action.cell)
+        if found != action.block:
+            raise _RefusedError(
+                "NOTHING_TO_BREAK", f"{action.site} cell {where} holds {found or 'air'}, not {action.block}"
+            )
+        ticks = self.physics.break_ticks.get(action.block)
+        if ticks is None:
+            raise _RefusedError("NOT_SCAFFOLDING", f"{action.block} is not a block scaffolding is made of")
+        walked = self._walk_within_reach(action.agent, site, action.cell)
+        del standing[action.cell]
+        _take(self.sites[action.site], action.block, 1, action.site)
+        return began + walked + self._ticks(ticks)
 
     def _stand(self, agent: str, centre: Position, floor: int) -> Position:
         """Where ``agent`` stands to place at ``centre``: STAND_OFF away on its own side, on ``floor``."""

@@ -29,6 +29,7 @@ class Physics(BaseModel):
     detour_factor: PositiveFloat
     hit_ticks: PositiveInt
     chase_ticks: PositiveInt
+    break_ticks: dict[str, PositiveInt]  # scaffolding blocks: how long one takes to break
     fuel_ticks: dict[str, PositiveInt]
     smelting: dict[str, str]
     smoking: dict[str, str]
