@@ -18,6 +18,7 @@ from gencoord.errors import CompileError, Location, ParseError
 from gencoord.prior.gamedata import GameData
 from gencoord.prior.loot import Drop, certain, default_loot
 from gencoord.protocol.plan import DispatchPlan, PlannedTask
+from gencoord.runtime.stands import place_builders
 from gencoord.worlds.actions import (
     Action,
     BreakAt,
@@ -236,7 +237,7 @@ def compile_plan(plan: DispatchPlan, world: WorldSpec, game: GameData) -> Progra
     if len(handoffs) < len(plan.handoffs):
         missing = next(check.producer for check in plan.handoffs if check.producer not in last)
         raise CompileError("NO_HANDOFF_ACTION", f"the handoff task {missing} compiled to no action")
-    return _in_dependency_order(Program(tuple(actions), tuple(deps), handoffs))
+    return place_builders(_in_dependency_order(Program(tuple(actions), tuple(deps), handoffs)), world)
 
 
 def _in_dependency_order(program: Program) -> Program:

@@ -112,6 +112,7 @@ class PlaceAt:
     site: str
     cell: Cell
     block: str
+    stand: Cell | None = None  # where to stand (feet, site offsets), as the compiler planned it; None: the nearest
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +123,42 @@ class BreakAt:
     """
 
     name: ClassVar[str] = "break_at"
+    agent: str
+    task: str
+    site: str
+    cell: Cell
+    block: str
+    stand: Cell | None = None  # where to stand (feet, site offsets), as the compiler planned it; None: the nearest
+
+
+@dataclass(frozen=True, slots=True)
+class StepAside:
+    """Walk to ``feet`` (site offsets of build site ``site``): out of the way before a teammate closes a wall."""
+
+    name: ClassVar[str] = "step_aside"
+    agent: str
+    task: str
+    site: str
+    feet: Cell
+
+
+@dataclass(frozen=True, slots=True)
+class Pillar:
+    """Stand in ``cell`` of build site ``site``, jump, and place ``block`` under the feet: one step up a tower."""
+
+    name: ClassVar[str] = "pillar"
+    agent: str
+    task: str
+    site: str
+    cell: Cell
+    block: str
+
+
+@dataclass(frozen=True, slots=True)
+class DigDown:
+    """Break the ``block`` at ``cell`` under the feet (a tower's top) and drop onto what is below."""
+
+    name: ClassVar[str] = "dig_down"
     agent: str
     task: str
     site: str
@@ -182,6 +219,9 @@ Action = (
     | PlaceBlock
     | PlaceAt
     | BreakAt
+    | StepAside
+    | Pillar
+    | DigDown
     | PlaceStation
     | FurnaceLoad
     | FurnaceCollect
@@ -202,6 +242,9 @@ ACTION_NAMES = frozenset(
         PlaceBlock,
         PlaceAt,
         BreakAt,
+        StepAside,
+        Pillar,
+        DigDown,
         PlaceStation,
         FurnaceLoad,
         FurnaceCollect,

@@ -24,16 +24,19 @@ from gencoord.worlds.actions import (
     BreakAt,
     CraftItem,
     Deposit,
+    DigDown,
     FurnaceCollect,
     FurnaceLoad,
     GiveItem,
     GoTo,
     Hunt,
     ObtainBlock,
+    Pillar,
     PlaceAt,
     PlaceBlock,
     PlaceStation,
     Program,
+    StepAside,
     Wait,
     Withdraw,
 )
@@ -49,11 +52,16 @@ from gencoord.worlds.executor import (
 from gencoord.worlds.placing import offset, supported, two_high
 from gencoord.worlds.sim.physics import TICKS_PER_S, Physics, default_physics
 from gencoord.worlds.spec import BuildSite, Position, WorldSpec
-
-STAND_OFF = 2.0
-"""How far from a cell's centre a builder stands to place it: clear of the cell, well within reach."""
-CLIMB = 3
-"""Levels a builder reaches from where it stands; above that it climbs (onto what is built)."""
+from gencoord.worlds.standing import (
+    JUMP_S,
+    REACH,
+    Terrain,
+    body_cells,
+    choose_stand,
+    feet_cell,
+    feet_position,
+    reaches,
+)
 
 
 class _RefusedError(Exception):
@@ -116,6 +124,9 @@ class SimExecutor:
             PlaceBlock: self._place_block,
             PlaceAt: self._place_at,
             BreakAt: self._break_at,
+            Pillar: self._pillar,
+            StepAside: self._step_aside,
+            DigDown: self._dig_down,
             PlaceStation: self._place_station,
             FurnaceLoad: self._furnace_load,
             FurnaceCollect: self._furnace_collect,
@@ -444,51 +455,108 @@ class SimExecutor:
             raise _RefusedError("CELL_TAKEN", f"{standing[taken]} already stands at {action.site} cell {where}")
         if not supported(action.cell, action.block, standing):
             raise _RefusedError("NO_SUPPORT", f"{action.block} at {action.site} cell {where} has no face to go against")
+        if self.inventories[action.agent].get(action.block, 0) < 1:  # refused before any walking
+            _take(self.inventories[action.agent], action.block, 1, action.agent)
+        walked = self._stand_within_reach(action.agent, action.site, action.cell, action.block, action.stand, True)
         _take(self.inventories[action.agent], action.block, 1, action.agent)
-        walked = self._walk_within_reach(action.agent, site, action.cell)
         for cell in cells:
             standing[cell] = action.block
         _add(self.sites[action.site], action.block, 1)
         self._credit(action.site, action.agent, action.block, 1)
         return began + walked + self._ticks(self.physics.place_ticks)
 
-    def _walk_within_reach(self, agent: str, site: BuildSite, cell: Cell) -> float:
-        """Seconds ``agent`` walks to come within reach of ``cell``; it then stands there."""
-        x, y, z = site.world(cell)
-        centre = (x + 0.5, float(y), z + 0.5)
-        if _distance(self.positions[agent], centre) <= self.physics.reach_blocks:
-            return 0.0
-        stand = self._stand(agent, centre, site.origin[1] + max(0, cell[1] - CLIMB))
-        walked = _distance(self.positions[agent], stand) / self.physics.walk_blocks_per_s
-        self.positions[agent] = stand
-        return walked
+    def _feet(self, agent: str, site: BuildSite) -> Cell:
+        return feet_cell(self.positions[agent], site)
+
+    def _stand_within_reach(
+        self, agent: str, site_name: str, cell: Cell, block: str, planned: Cell | None, placing: bool
+    ) -> float:
+        """Seconds ``agent`` walks to a stand within reach of ``cell`` (the planned one if it can get there)."""
+        site = self._build_site(site_name)
+        terrain = Terrain(site.size, self.blocks[site_name])
+        start = self._feet(agent, site)
+        filled = body_cells(cell, block) if placing else frozenset()
+        stand = None
+        if planned is not None and reaches(cell, filled)(planned):
+            stand = terrain.walk_to(start, lambda feet: feet == planned)
+        stand = stand or choose_stand(terrain, start, cell, block, placing)
+        if stand is None:
+            where = ",".join(map(str, cell))
+            raise _RefusedError(
+                "NO_STAND",
+                f"{agent} can walk to nowhere within reach of {site_name} cell {where} (reach {REACH}; "
+                "it walks, steps up one block and drops at most four)",
+            )
+        self.positions[agent] = feet_position(stand.feet, site)
+        return stand.moves / self.physics.walk_blocks_per_s + stand.climbs * JUMP_S
 
     def _break_at(self, action: BreakAt, began: float) -> float:
         """Break scaffolding: the block must stand there; its drop falls where it stood (nobody's bag)."""
-        site = self._build_site(action.site)
         standing = self.blocks[action.site]
+        self._build_site(action.site)
         where = ",".join(map(str, action.cell))
         found = standing.get(action.cell)
         if found != action.block:
             raise _RefusedError(
                 "NOTHING_TO_BREAK", f"{action.site} cell {where} holds {found or 'air'}, not {action.block}"
             )
-        ticks = self.physics.break_ticks.get(action.block)
-        if ticks is None:
-            raise _RefusedError("NOT_SCAFFOLDING", f"{action.block} is not a block scaffolding is made of")
-        walked = self._walk_within_reach(action.agent, site, action.cell)
+        ticks = self._break_ticks(action.block)
+        walked = self._stand_within_reach(action.agent, action.site, action.cell, action.block, action.stand, False)
         del standing[action.cell]
         _take(self.sites[action.site], action.block, 1, action.site)
         return began + walked + self._ticks(ticks)
 
-    def _stand(self, agent: str, centre: Position, floor: int) -> Position:
-        """Where ``agent`` stands to place at ``centre``: STAND_OFF away on its own side, on ``floor``."""
-        x, _, z = self.positions[agent]
-        dx, dz = x - centre[0], z - centre[2]
-        length = math.hypot(dx, dz) or 1.0
-        if not math.hypot(dx, dz):
-            dx, dz = 0.0, -1.0
-        return (centre[0] + STAND_OFF * dx / length, float(floor), centre[2] + STAND_OFF * dz / length)
+    def _break_ticks(self, block: str) -> int:
+        ticks = self.physics.break_ticks.get(block)
+        if ticks is None:
+            raise _RefusedError("NOT_SCAFFOLDING", f"{block} is not a block scaffolding is made of")
+        return ticks
+
+    def _pillar(self, action: Pillar, began: float) -> float:
+        """Walk into ``cell``, jump, and place the block under the feet: the agent stands one higher."""
+        site = self._build_site(action.site)
+        terrain = Terrain(site.size, self.blocks[action.site])
+        where = ",".join(map(str, action.cell))
+        head_room = offset(action.cell, (0, 2, 0))
+        if not terrain.standable(action.cell) or not terrain.passable(head_room):
+            raise _RefusedError("NO_STAND", f"{action.agent} cannot stand and jump at {action.site} cell {where}")
+        stand = terrain.walk_to(self._feet(action.agent, site), lambda feet: feet == action.cell)
+        if stand is None:
+            raise _RefusedError("NO_STAND", f"{action.agent} can walk to no way up at {action.site} cell {where}")
+        _take(self.inventories[action.agent], action.block, 1, action.agent)
+        self.blocks[action.site][action.cell] = action.block
+        self.positions[action.agent] = feet_position(offset(action.cell, (0, 1, 0)), site)
+        walked = stand.moves / self.physics.walk_blocks_per_s + stand.climbs * JUMP_S
+        return began + walked + JUMP_S + self._ticks(self.physics.place_ticks)
+
+    def _step_aside(self, action: StepAside, began: float) -> float:
+        """Walk to the cell the plan names, out of a teammate's way."""
+        site = self._build_site(action.site)
+        terrain = Terrain(site.size, self.blocks[action.site])
+        stand = terrain.walk_to(self._feet(action.agent, site), lambda feet: feet == action.feet)
+        if stand is None:
+            where = ",".join(map(str, action.feet))
+            raise _RefusedError("NO_STAND", f"{action.agent} can walk to no way out at {action.site} cell {where}")
+        self.positions[action.agent] = feet_position(stand.feet, site)
+        return began + stand.moves / self.physics.walk_blocks_per_s + stand.climbs * JUMP_S
+
+    def _dig_down(self, action: DigDown, began: float) -> float:
+        """Break the block under the feet; the agent drops onto what is below, and the drop with it into its bag."""
+        site = self._build_site(action.site)
+        where = ",".join(map(str, action.cell))
+        if self._feet(action.agent, site) != offset(action.cell, (0, 1, 0)):
+            raise _RefusedError("NO_STAND", f"{action.agent} is not standing on {action.site} cell {where}")
+        if self.blocks[action.site].get(action.cell) != action.block:
+            raise _RefusedError("NOTHING_TO_BREAK", f"{action.site} cell {where} holds no {action.block}")
+        ticks = self._break_ticks(action.block)
+        del self.blocks[action.site][action.cell]
+        terrain = Terrain(site.size, self.blocks[action.site])
+        landed = action.cell
+        while not terrain.standable(landed) and landed[1] > 0:
+            landed = offset(landed, (0, -1, 0))
+        self.positions[action.agent] = feet_position(landed, site)
+        _add(self.inventories[action.agent], action.block, 1)
+        return began + self._ticks(ticks + self.physics.pickup_delay_ticks // 4)
 
     def _place_station(self, action: PlaceStation, began: float) -> float:
         assert self._world is not None

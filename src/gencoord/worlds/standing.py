@@ -1,0 +1,254 @@
+"""Where a builder can stand to reach a cell, and how it walks there: the game's rule, on a grid.
+
+A player stands on a full block (or the ground), its body two cells high in cells that
+hold nothing solid (a carpet is walked on, a door is not walked through), and it places
+or breaks a block whose centre is within reach of its eyes (1.62 above its feet). It
+walks to a neighbouring column one level up (a jump, with room over its head), on the
+level, or down a drop of at most three. It does not fly, climb walls, or pass closed
+doors. Around a build site lies open, flat ground (MINDcraft clears the footprint and
+five blocks beyond).
+
+A builder that must reach higher **pillars**: it jumps and places a scaffolding block in
+the cell it stood in, and stands one higher; it comes down by breaking the block under
+its feet. The simulator applies this rule to every placement and break, the planner
+plans towers by it, and the Minecraft skill walks by the same reach.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from gencoord.dsl.cells import Cell
+from gencoord.worlds.placing import ABOVE, needs_floor, offset, two_high
+from gencoord.worlds.spec import BuildSite, Position
+
+EYE_HEIGHT = 1.62
+"""A player's eyes above its feet."""
+REACH = 4.5
+"""Vanilla survival reach for placing and breaking, from the eyes to the block's centre."""
+MAX_DROP = 4
+"""The highest drop a builder walks down: mineflayer-pathfinder's default (vanilla: one heart of damage)."""
+MARGIN = 3
+"""Columns of open ground around the site a builder walks on."""
+JUMP_S = 0.5
+"""Seconds a step up costs beyond walking: a jump."""
+
+
+@dataclass(frozen=True, slots=True)
+class Stand:
+    """Where a builder stands (its feet cell, site offsets) and how many moves it walked to get there."""
+
+    feet: Cell
+    moves: int
+    climbs: int
+
+
+def eye_reach(feet: Cell, cell: Cell) -> float:
+    """Distance from the eyes of a builder whose feet are in ``feet`` to the centre of ``cell``."""
+    return math.dist(
+        (feet[0] + 0.5, feet[1] + EYE_HEIGHT, feet[2] + 0.5), (cell[0] + 0.5, cell[1] + 0.5, cell[2] + 0.5)
+    )
+
+
+class Terrain:
+    """What stands in a site box (site offsets → block), seen by a builder walking through it.
+
+    It reads (and, for a plan, writes) the dict it is given: a world's own record of the site.
+    """
+
+    def __init__(self, size: Cell, blocks: dict[Cell, str]) -> None:
+        self.size = size
+        self.blocks = blocks
+
+    def escapes_after(self, feet: Cell, filled: Iterable[Cell], block: str) -> bool:
+        """Whether a builder at ``feet`` can still walk out of the box once ``block`` fills ``filled``."""
+        added = [cell for cell in filled if cell not in self.blocks]
+        self.blocks.update(dict.fromkeys(added, block))
+        try:
+            return self.escapes(feet)
+        finally:
+            for cell in added:
+                del self.blocks[cell]
+
+    def inside(self, cell: Cell) -> bool:
+        x, y, z = cell
+        width, height, depth = self.size
+        return -MARGIN <= x < width + MARGIN and 0 <= y <= height + 1 and -MARGIN <= z < depth + MARGIN
+
+    def passable(self, cell: Cell) -> bool:
+        """Whether a body can be in ``cell``: nothing, or a carpet-like block, stands there."""
+        block = self.blocks.get(cell)
+        return block is None or (needs_floor(block) and not two_high(block))
+
+    def floor(self, cell: Cell) -> bool:
+        """Whether a body can stand on ``cell``: the ground below level 0, or a full block."""
+        if cell[1] < 0:
+            return True
+        block = self.blocks.get(cell)
+        return block is not None and not needs_floor(block)
+
+    def standable(self, feet: Cell) -> bool:
+        x, y, z = feet
+        return self.inside(feet) and self.floor((x, y - 1, z)) and self.passable(feet) and self.passable((x, y + 1, z))
+
+    def moves(self, feet: Cell) -> list[tuple[Cell, bool]]:
+        """Where one step from ``feet`` leads, and whether it is a climb."""
+        x, y, z = feet
+        found: list[tuple[Cell, bool]] = []
+        for dx, dz in ((1, 0), (-1, 0), (0, 1), (0, -1)):
+            nx, nz = x + dx, z + dz
+            if self.standable((nx, y, nz)):
+                found.append(((nx, y, nz), False))
+                continue
+            if self.standable((nx, y + 1, nz)) and self.passable((x, y + 2, z)):
+                found.append(((nx, y + 1, nz), True))
+                continue
+            if not (self.passable((nx, y, nz)) and self.passable((nx, y + 1, nz))):
+                continue
+            for drop in range(1, MAX_DROP + 1):
+                below = (nx, y - drop, nz)
+                if not self.inside(below) or not self.passable(below):
+                    break
+                if self.standable(below):
+                    found.append((below, False))
+                    break
+        return found
+
+    def outside(self, feet: Cell) -> bool:
+        """Whether ``feet`` is on the open ground around the site, clear of the blueprint's box."""
+        x, _, z = feet
+        width, _, depth = self.size
+        return not (0 <= x < width and 0 <= z < depth)
+
+    def escapes(self, start: Cell, limit: int = 3000) -> bool:
+        """Whether a builder at ``start`` can still walk out of the site's box."""
+        return self.walk_to(start, self.outside, limit) is not None
+
+    def walk_to(self, start: Cell, arrived: Callable[[Cell], bool], limit: int = 20000) -> Stand | None:
+        """The nearest stand (fewest moves) from ``start`` where ``arrived`` holds; None when there is none."""
+        if arrived(start):
+            return Stand(start, 0, 0)
+        seen: dict[Cell, tuple[int, int]] = {start: (0, 0)}
+        queue = deque([start])
+        while queue and len(seen) < limit:
+            here = queue.popleft()
+            moves, climbs = seen[here]
+            for near, climb in self.moves(here):
+                if near in seen:
+                    continue
+                seen[near] = (moves + 1, climbs + climb)
+                if arrived(near):
+                    return Stand(near, moves + 1, climbs + climb)
+                queue.append(near)
+        return None
+
+
+def reaches(cell: Cell, avoid: frozenset[Cell] = frozenset()) -> Callable[[Cell], bool]:
+    """A stand from which ``cell`` is within reach, with the body clear of ``avoid`` (the cells being filled)."""
+
+    def arrived(feet: Cell) -> bool:
+        head = (feet[0], feet[1] + 1, feet[2])
+        return feet not in avoid and head not in avoid and eye_reach(feet, cell) <= REACH
+
+    return arrived
+
+
+@dataclass(frozen=True, slots=True)
+class Tower:
+    """A pillar of scaffolding: ``height`` blocks in column ``base``'s (x, z), from ``base``'s level up.
+
+    The builder stands in ``base``, jumps and places a block under its feet ``height`` times,
+    works from the top, and breaks the blocks under its feet again, top first.
+    """
+
+    base: Cell
+    height: int
+
+    @property
+    def cells(self) -> tuple[Cell, ...]:
+        x, y, z = self.base
+        return tuple((x, y + level, z) for level in range(self.height))
+
+    @property
+    def top(self) -> Cell:
+        """Where the builder's feet are once the tower stands."""
+        x, y, z = self.base
+        return (x, y + self.height, z)
+
+
+def tower_to(
+    terrain: Terrain,
+    start: Cell,
+    cell: Cell,
+    free: Callable[[Cell], bool],
+    avoid: frozenset[Cell] = frozenset(),
+    max_height: int = 16,
+    limit: int = 4000,
+) -> tuple[Stand, Tower] | None:
+    """The cheapest tower from which ``cell`` is in reach, at a column the builder can walk to from ``start``.
+
+    ``free`` says whether a cell may hold scaffolding (the blueprint leaves it empty, and no
+    teammate works there). Columns are tried nearest to ``cell`` first among those the
+    builder can walk to; the first that reaches, lowest tower first, is taken.
+    """
+    seen = {start: 0}
+    queue = deque([start])
+    while queue and len(seen) < limit:
+        here = queue.popleft()
+        for near, _ in terrain.moves(here):
+            if near not in seen:
+                seen[near] = seen[here] + 1
+                queue.append(near)
+    columns = sorted(
+        (feet for feet in seen if math.dist((feet[0], feet[2]), (cell[0], cell[2])) <= REACH),
+        key=lambda feet: (math.dist((feet[0], feet[2]), (cell[0], cell[2])), seen[feet], feet),
+    )
+    for base in columns:
+        x, y, z = base
+        if (x, z) == (cell[0], cell[2]) and cell[1] >= y:
+            continue  # the column of the cell itself: the tower would stand in its way
+        for height in range(1, max_height + 1):
+            tower = Tower(base, height)
+            top = tower.top
+            step = tower.cells[-1]
+            if not free(step) or not terrain.passable(step) or step in avoid:
+                break
+            if not terrain.inside((x, y + height + 1, z)) or not terrain.passable((x, y + height + 1, z)):
+                break
+            if (x, y + height, z) in avoid or (x, y + height + 1, z) in avoid:
+                break
+            if eye_reach(top, cell) <= REACH:
+                return Stand(base, seen[base], 0), tower
+    return None
+
+
+def feet_cell(position: Position, site: BuildSite) -> Cell:
+    """The site cell a body at world ``position`` has its feet in."""
+    x, y, z = position
+    ox, oy, oz = site.origin
+    return (math.floor(x - ox), round(y - oy), math.floor(z - oz))
+
+
+def feet_position(feet: Cell, site: BuildSite) -> Position:
+    """The world position of a body standing in the middle of site cell ``feet``."""
+    x, y, z = site.world(feet)
+    return (x + 0.5, float(y), z + 0.5)
+
+
+def body_cells(cell: Cell, block: str) -> frozenset[Cell]:
+    """The cells a placed ``block`` fills: its own, and the one above for a door."""
+    return frozenset([cell, offset(cell, ABOVE)] if two_high(block) else [cell])
+
+
+def choose_stand(terrain: Terrain, start: Cell, cell: Cell, block: str, placing: bool) -> Stand | None:
+    """The stand a builder takes to place (or break) ``block`` at ``cell``: one it can leave the site from, if any."""
+    filled = body_cells(cell, block) if placing else frozenset()
+    within = reaches(cell, filled)
+
+    def free(feet: Cell) -> bool:
+        return within(feet) and (not placing or terrain.escapes_after(feet, filled, block))
+
+    return terrain.walk_to(start, free) or terrain.walk_to(start, within)
