@@ -31,8 +31,8 @@ REACH = 4.5
 """Vanilla survival reach for placing and breaking, from the eyes to the block's centre."""
 MAX_DROP = 4
 """The highest drop a builder walks down: mineflayer-pathfinder's default (vanilla: one heart of damage)."""
-MARGIN = 3
-"""Columns of open ground around the site a builder walks on."""
+MARGIN = 16
+"""Columns of open ground around the site a builder walks on (where a team starts is among them)."""
 JUMP_S = 0.5
 """Seconds a step up costs beyond walking: a jump."""
 
