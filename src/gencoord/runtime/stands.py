@@ -20,13 +20,22 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from gencoord.dsl.cells import Cell
 from gencoord.worlds.actions import Action, BreakAt, DigDown, Pillar, PlaceAt, Program, StepAside
 from gencoord.worlds.placing import ABOVE, build_order, offset
 from gencoord.worlds.spec import BuildSite, WorldSpec
-from gencoord.worlds.standing import Terrain, Tower, body_cells, choose_stand, feet_cell, reaches, tower_to
+from gencoord.worlds.standing import (
+    Terrain,
+    Tower,
+    body_cells,
+    choose_stand,
+    feet_cell,
+    reaches,
+    tower_to,
+    tower_to_walk_off,
+)
 
 TOWER_BLOCK = "dirt"
 """What builders pillar up with: MINDcraft gives every agent 128."""
@@ -71,8 +80,12 @@ def _merge(program: Program, world: WorldSpec) -> list[int]:
 
 @dataclass
 class _Builder:
+    agent: str
+    site: str
+    task: str  # the task its latest action belongs to: what its moves are part of
     feet: Cell
-    tower: Tower | None = None
+    tower: Tower | None = None  # the tower it stands on
+    left: list[Tower] = field(default_factory=list)  # towers it stepped off, to dig down at the end
 
 
 def place_builders(program: Program, world: WorldSpec) -> Program:
@@ -97,9 +110,11 @@ def place_builders(program: Program, world: WorldSpec) -> Program:
             continue
         site = world.builds[action.site]
         terrain = terrains[action.site]
+        start = feet_cell(starts.get(action.agent, (0.0, 0.0, 0.0)), site)
         builder = builders.setdefault(
-            (action.agent, action.site), _Builder(feet_cell(starts.get(action.agent, (0.0, 0.0, 0.0)), site))
+            (action.agent, action.site), _Builder(action.agent, action.site, action.task, start)
         )
+        builder.task = action.task
         placing = isinstance(action, PlaceAt)
         out += _stand_for(builder, terrain, action, placing, _free_for_towers(site, terrain))
         asides = _out_of_the_way(builders, (action.agent, action.site), terrain, action) if placing else []
@@ -111,8 +126,10 @@ def place_builders(program: Program, world: WorldSpec) -> Program:
             terrain.blocks.update(dict.fromkeys(body_cells(action.cell, action.block), action.block))
         else:
             terrain.blocks.pop(action.cell, None)
-        if last_build.get(action.agent) == index and builder.tower is not None:
-            out += _dig_down(builder, action, terrain)
+        if last_build.get(action.agent) == index:
+            if builder.tower is not None:
+                out += _dig_down(builder, terrain)
+            out += _take_down(builder, terrain)
     deps: list[tuple[int, ...]] = [() for _ in out]
     for old, new in moved.items():
         deps[new] = tuple(sorted({*(moved[d] for d in program.deps[old]), *extra.get(new, [])}))
@@ -122,11 +139,18 @@ def place_builders(program: Program, world: WorldSpec) -> Program:
 def _out_of_the_way(
     builders: dict[tuple[str, str], _Builder], placer: tuple[str, str], terrain: Terrain, action: PlaceAt | BreakAt
 ) -> list[Action]:
-    """Teammates that the placement would wall in walk out of the site's box first."""
+    """Teammates that the placement would wall in walk out of the site's box first.
+
+    One that stepped off a tower and would be cut off from it goes back down it first.
+    """
     steps: list[Action] = []
     filled = body_cells(action.cell, action.block)
     for key, other in sorted(builders.items()):
-        if key == placer or key[1] != action.site or other.tower is not None or terrain.outside(other.feet):
+        if key == placer or key[1] != action.site or other.tower is not None:
+            continue
+        if other.left and not _can_go_back(terrain, other, filled, action.block):
+            steps += _take_down(other, terrain)
+        if terrain.outside(other.feet):
             continue
         if (
             other.feet in filled
@@ -136,8 +160,22 @@ def _out_of_the_way(
             way_out = terrain.walk_to(other.feet, terrain.outside)
             if way_out is not None:
                 other.feet = way_out.feet
-                steps.append(StepAside(key[0], action.task, action.site, way_out.feet))
+                steps.append(StepAside(other.agent, other.task, other.site, way_out.feet))
     return steps
+
+
+def _can_go_back(terrain: Terrain, builder: _Builder, filled: frozenset[Cell], block: str) -> bool:
+    """Whether ``builder`` can still walk back onto the tower it came up by once ``block`` fills ``filled``."""
+    top = builder.left[-1].top
+    if top in filled or offset(top, ABOVE) in filled:
+        return False
+    added = [cell for cell in filled if cell not in terrain.blocks]
+    terrain.blocks.update(dict.fromkeys(added, block))
+    try:
+        return terrain.walk_to(builder.feet, lambda feet: feet == top, limit=3000) is not None
+    finally:
+        for cell in added:
+            del terrain.blocks[cell]
 
 
 def _free_for_towers(site: BuildSite, terrain: Terrain) -> Callable[[Cell], bool]:
@@ -159,28 +197,59 @@ def _stand_for(
     if builder.tower is not None:
         if reaches(action.cell, filled)(builder.feet):
             return steps
-        steps += _dig_down(builder, action, terrain)
-    stand = choose_stand(terrain, builder.feet, action.cell, action.block, placing)
+        steps += _dig_down(builder, terrain)
+    back = builder.left[-1].top if builder.left else None
+    stand = choose_stand(terrain, builder.feet, action.cell, action.block, placing, back)
+    while stand is None and builder.left:  # up on the build, out of reach: back down the tower it came up by
+        steps += _take_down(builder, terrain, 1)
+        back = builder.left[-1].top if builder.left else None
+        stand = choose_stand(terrain, builder.feet, action.cell, action.block, placing, back)
     if stand is not None:
         builder.feet = stand.feet
         return steps
     found = tower_to(terrain, builder.feet, action.cell, free, filled)
+    walk_off = found is None
+    if walk_off:
+        found = tower_to_walk_off(terrain, builder.feet, action.cell, free, filled)
     if found is None:
         return steps  # the executor finds no stand either, and says so
-    _, tower = found
+    stand, tower = found
     for cell in tower.cells:
         steps.append(Pillar(action.agent, action.task, action.site, cell, TOWER_BLOCK))
         terrain.blocks[cell] = TOWER_BLOCK
-    builder.feet, builder.tower = tower.top, tower
+    if walk_off:
+        steps.append(StepAside(action.agent, action.task, action.site, stand.feet))
+        builder.feet = stand.feet
+        builder.left.append(tower)
+    else:
+        builder.feet, builder.tower = tower.top, tower
     return steps
 
 
-def _dig_down(builder: _Builder, action: PlaceAt | BreakAt, terrain: Terrain) -> list[Action]:
+def _take_down(builder: _Builder, terrain: Terrain, most: int = 0) -> list[Action]:
+    """Towers a builder stepped off (``most`` of them, 0: all), dug down: it walks back onto each, last first."""
+    steps: list[Action] = []
+    for _ in range(most or len(builder.left)):
+        tower = builder.left.pop()
+        top = tower.top
+
+        def on_top(feet: Cell, top: Cell = top) -> bool:
+            return feet == top
+
+        if terrain.walk_to(builder.feet, on_top) is None:
+            continue  # the world finds the tower's blocks where the blueprint wants air, and says so
+        steps.append(StepAside(builder.agent, builder.task, builder.site, tower.top))
+        builder.feet, builder.tower = tower.top, tower
+        steps += _dig_down(builder, terrain)
+    return steps
+
+
+def _dig_down(builder: _Builder, terrain: Terrain) -> list[Action]:
     tower = builder.tower
     assert tower is not None
     steps: list[Action] = []
     for cell in reversed(tower.cells):
-        steps.append(DigDown(action.agent, action.task, action.site, cell, TOWER_BLOCK))
+        steps.append(DigDown(builder.agent, builder.task, builder.site, cell, TOWER_BLOCK))
         terrain.blocks.pop(cell, None)
     builder.feet, builder.tower = tower.base, None
     return steps

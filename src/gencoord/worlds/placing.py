@@ -192,8 +192,8 @@ def _plan_scaffold(items: tuple[tuple[Cell, str], ...], size: Cell) -> Scaffoldi
 def build_order(blocks: Mapping[Cell, str], scaffold: Iterable[Cell]) -> list[Cell]:
     """Every cell to place, blueprint and scaffolding, in the one order both sides of a commitment derive.
 
-    Doors last: their openings are the ways in and out of the rooms while the walls rise, and
-    no block rests on a door. Then support rank (so each cell finds a face), then row by row,
+    Ground-floor doors last: their openings are the ways in and out of the rooms while the
+    walls rise, and no block rests on a door. Then support rank (so each cell finds a face), then row by row,
     alternating direction, so a builder walks little; cells nothing holds up come last. A
     door's upper half is left out: it comes with the lower.
     """
@@ -202,7 +202,8 @@ def build_order(blocks: Mapping[Cell, str], scaffold: Iterable[Cell]) -> list[Ce
     cells = [*placed_cells(blocks), *(cell for cell in temporary if cell not in blocks)]
 
     def sweep(c: Cell) -> tuple[bool, int, int, int, int]:
-        return (two_high(blocks.get(c, "")), ranks[c], c[2], c[0] if c[2] % 2 == 0 else -c[0], c[1])
+        exit_door = two_high(blocks.get(c, "")) and c[1] <= 1
+        return (exit_door, ranks[c], c[2], c[0] if c[2] % 2 == 0 else -c[0], c[1])
 
     held = sorted((c for c in cells if c in ranks), key=sweep)
     return held + sorted((c for c in cells if c not in ranks), key=lambda c: (c[1], c[2], c[0]))

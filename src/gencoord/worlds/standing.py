@@ -243,12 +243,79 @@ def body_cells(cell: Cell, block: str) -> frozenset[Cell]:
     return frozenset([cell, offset(cell, ABOVE)] if two_high(block) else [cell])
 
 
-def choose_stand(terrain: Terrain, start: Cell, cell: Cell, block: str, placing: bool) -> Stand | None:
-    """The stand a builder takes to place (or break) ``block`` at ``cell``: one it can leave the site from, if any."""
+def choose_stand(
+    terrain: Terrain, start: Cell, cell: Cell, block: str, placing: bool, back: Cell | None = None
+) -> Stand | None:
+    """The stand a builder takes to place (or break) ``block`` at ``cell``: one it can leave the site from, if any.
+
+    With ``back`` (the top of the tower it came up by), only stands from which it can walk
+    back there: it must come down the way it went up.
+    """
     filled = body_cells(cell, block) if placing else frozenset()
     within = reaches(cell, filled)
+    if back is not None:
+
+        def tethered(feet: Cell) -> bool:
+            if not within(feet):
+                return False
+            added = [near for near in filled if near not in terrain.blocks]
+            terrain.blocks.update(dict.fromkeys(added, block))
+            try:
+                return terrain.walk_to(feet, lambda there: there == back, limit=3000) is not None
+            finally:
+                for near in added:
+                    del terrain.blocks[near]
+
+        return terrain.walk_to(start, tethered)
 
     def free(feet: Cell) -> bool:
         return within(feet) and (not placing or terrain.escapes_after(feet, filled, block))
 
     return terrain.walk_to(start, free) or terrain.walk_to(start, within)
+
+
+def tower_to_walk_off(
+    terrain: Terrain,
+    start: Cell,
+    cell: Cell,
+    free: Callable[[Cell], bool],
+    avoid: frozenset[Cell] = frozenset(),
+    max_height: int = 16,
+    columns: int = 24,
+) -> tuple[Stand, Tower] | None:
+    """A tower to climb onto what stands (a roof, a wall's top) and walk from there to a stand within reach.
+
+    For parts no column near enough reaches: the builder pillars up beside the build, steps
+    off onto it, and walks on. The tower stays until the builder comes back to dig it down.
+    The columns nearest ``cell`` that the builder can walk to are tried, lowest tower first.
+    """
+    seen = {start: 0}
+    queue = deque([start])
+    while queue and len(seen) < 4000:
+        here = queue.popleft()
+        for near, _ in terrain.moves(here):
+            if near not in seen:
+                seen[near] = seen[here] + 1
+                queue.append(near)
+    nearest = sorted(seen, key=lambda feet: (math.dist((feet[0], feet[2]), (cell[0], cell[2])), seen[feet], feet))
+    within = reaches(cell, avoid)
+    for base in nearest[:columns]:
+        x, y, z = base
+        for height in range(1, max_height + 1):
+            tower = Tower(base, height)
+            step = tower.cells[-1]
+            above = (x, y + height + 1, z)
+            if not free(step) or not terrain.passable(step) or step in avoid or not terrain.passable(above):
+                break
+            if not (free(tower.top) and free(above)):
+                continue  # the blueprint fills where the builder would stand: it could not come back to it
+            added = [c for c in tower.cells if c not in terrain.blocks]
+            terrain.blocks.update(dict.fromkeys(added, "scaffolding"))
+            try:
+                stand = terrain.walk_to(tower.top, within, limit=3000)
+            finally:
+                for placed in added:
+                    del terrain.blocks[placed]
+            if stand is not None and stand.feet != tower.top:
+                return Stand(stand.feet, seen[base] + stand.moves, stand.climbs), tower
+    return None
