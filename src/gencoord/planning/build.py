@@ -10,7 +10,9 @@ form, ``cells``, spells out every cell for a blueprint one side does not hold. D
   so nothing changes hands;
 * **balanced** — from *own*, the most loaded builder hands blocks of the material it has
   most cells of to the least loaded one, the end of its stretch, until the loads are within
-  a few blocks of each other.
+  a few blocks of each other;
+* **alone** — only when neither of those builds on the dry run (builders in each other's
+  way): the lead places everything, handed what the others hold.
 
 Parts of the blueprint that touch nothing standing get **scaffolding** (``worlds/placing.py``):
 temporary blocks of what the team holds spare (the dirt MINDcraft gives), placed by the
@@ -68,7 +70,7 @@ class BuildVerdict:
 class BuildPlan:
     proposal: Proposal
     makespan_s: float | None  # the dry run's finish on the simulator; None when no draft succeeded there
-    draft: str  # own or balanced
+    draft: str  # own, balanced, or alone (one builder: the fallback when the team's drafts fail on the dry run)
     scaffolding: int = 0  # temporary blocks placed (and broken again)
 
 
@@ -325,14 +327,23 @@ def plan_build(task: BuildTask, lead: str, prior: Prior, form: CellForm = "share
         drafts["balanced"] = _proposal(_paths(task, wanted, balanced, gifts, prior, form), lead)
     timed = {name: build_makespan(task, proposal, lead, prior) for name, proposal in drafts.items()}
     finished = {name: seconds for name, seconds in timed.items() if seconds is not None}
+    if not finished:  # builders in each other's way: one builder, handed everything, as the fallback
+        builder = lead if lead in builders(task) else builders(task)[0]
+        alone = _alone(task, builder, prior, form)
+        seconds = build_makespan(task, alone, lead, prior)
+        if seconds is not None:
+            return BuildPlan(alone, seconds, "alone", len(scaffold.cells))
     best = min(finished, key=lambda name: (finished[name], name != "own")) if finished else "own"
     return BuildPlan(drafts[best], finished.get(best), best, len(scaffold.cells))
 
 
-def alone_makespan(task: BuildTask, builder: str, prior: Prior) -> float | None:
-    """One agent building everything, every teammate handing it what it holds first: the team's yardstick."""
+def _alone(task: BuildTask, builder: str, prior: Prior, form: CellForm) -> Proposal:
+    """``builder`` places every cell, scaffolding included; every teammate hands it what it holds of them."""
     wanted, scaffold, material = _drafting(task)
     wanted.update({cell: TEMPORARY + material for cell in scaffold.cells})
-    everything = [*wanted]
-    paths = _paths(task, wanted, {builder: everything}, [], prior, "share")
-    return build_makespan(task, _proposal(paths, builder), builder, prior)
+    return _proposal(_paths(task, wanted, {builder: [*wanted]}, [], prior, form), builder)
+
+
+def alone_makespan(task: BuildTask, builder: str, prior: Prior) -> float | None:
+    """One agent building everything, every teammate handing it what it holds first: the team's yardstick."""
+    return build_makespan(task, _alone(task, builder, prior, "share"), builder, prior)

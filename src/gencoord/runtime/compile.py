@@ -40,10 +40,10 @@ from gencoord.worlds.actions import (
 from gencoord.worlds.placing import (
     NEIGHBOURS,
     ShareError,
+    build_order,
     needs_floor,
     offset,
     share_placements,
-    support_ranks,
     two_high,
 )
 from gencoord.worlds.spec import WorldSpec
@@ -287,14 +287,16 @@ def _in_dependency_order(program: Program) -> Program:
 def _support(actions: list[Action], deps: list[tuple[int, ...]]) -> None:
     """Make each placement wait for the teammate's placement that gives it a face to go against.
 
+    The supporter is the block under it, else the neighbour first in the site's build order
+    (``worlds/placing.build_order``), which every agent's cells follow.
+
+    Support from the placer's own earlier placements needs no wait (its actions run in
+    order); a cell held up by another agent's block waits for that block. A commitment that
+    lists each agent's cells in build order (the planner's) cannot deadlock: every wait points
+    to a cell earlier in that order.
+
     A scaffolding block's breaking waits for every teammate's block beside it: the last face
     it gave. Its own agent breaks it at the end of the task, after its own placements.
-
-    The cell below when it is built, else the neighbour on the level nearest to what stands
-    (``support_ranks``). Support from the placer's own earlier placements needs no wait (its
-    actions run in order); a cell held up by another agent's block waits for that block. A
-    commitment that lists each agent's cells in rank order (the planner's) cannot deadlock:
-    every wait points to a strictly lower rank.
     """
     by_site: dict[str, dict[Cell, int]] = {}
     for index, action in enumerate(actions):
@@ -310,23 +312,22 @@ def _support(actions: list[Action], deps: list[tuple[int, ...]]) -> None:
             deps[index] = tuple(sorted({*deps[index], *(i for i in beside if actions[i].agent != action.agent)}))
     for cells in by_site.values():
         blocks = {cell: actions[index].block for cell, index in cells.items()}  # type: ignore[union-attr]
-        ranks = support_ranks(blocks)
+        order = {cell: position for position, cell in enumerate(build_order(blocks, []))}
         for cell, index in cells.items():
             action = actions[index]
             assert isinstance(action, PlaceAt)
-            if action.cell != cell or cell not in ranks:
+            if action.cell != cell or cell[1] == 0:
                 continue
             faces = NEIGHBOURS[:1] if needs_floor(action.block) else NEIGHBOURS
-            holders = [offset(cell, face) for face in faces]
-            lower = [
+            earlier = [
                 near
-                for near in holders
-                if near in ranks and ranks[near] < ranks[cell] and not needs_floor(blocks[near])
+                for face in faces
+                if (near := offset(cell, face)) in order and order[near] < order[cell] and not needs_floor(blocks[near])
             ]
-            if not lower or cell[1] == 0:
+            if not earlier:
                 continue
             below = offset(cell, (0, -1, 0))
-            chosen = below if below in lower else min(lower, key=lambda near: (ranks[near], near))
+            chosen = below if below in earlier else min(earlier, key=lambda near: (order[near], near))
             helper = cells[chosen]
             if actions[helper].agent != action.agent:
                 deps[index] = tuple(sorted({*deps[index], helper}))

@@ -16,6 +16,7 @@ shared blueprint, so a commitment can name it by index (``dsl/cells.py``).
 
 from __future__ import annotations
 
+import heapq
 from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -189,24 +190,57 @@ def _plan_scaffold(items: tuple[tuple[Cell, str], ...], size: Cell) -> Scaffoldi
     return Scaffolding(tuple(paths), tuple(serves), stranded)
 
 
+BAND = 4
+"""Levels a builder works through from one stand before moving on: about what its reach spans upwards."""
+
+
 def build_order(blocks: Mapping[Cell, str], scaffold: Iterable[Cell]) -> list[Cell]:
     """Every cell to place, blueprint and scaffolding, in the one order both sides of a commitment derive.
 
-    Ground-floor doors last: their openings are the ways in and out of the rooms while the
-    walls rise, and no block rests on a door. Then support rank (so each cell finds a face), then row by row,
-    alternating direction, so a builder walks little; cells nothing holds up come last. A
-    door's upper half is left out: it comes with the lower.
+    Wanted: bands of four levels from the bottom, each swept row by row in alternating
+    directions, a column's levels together, so a builder places much from one stand (one
+    tower serves four levels) and walks little; ground-floor doors last, since their
+    openings are the ways in and out of the rooms while the walls rise and no block rests on
+    a door. Taken: the wanted order, except that a cell waits until a block beside it (below
+    it, for a carpet or a door) has been placed, so each cell finds a face. Cells nothing
+    holds up come last. A door's upper half is left out: it comes with the lower.
     """
-    temporary = list(scaffold)
-    ranks = support_ranks(blocks, temporary)
-    cells = [*placed_cells(blocks), *(cell for cell in temporary if cell not in blocks)]
+    return list(_build_order(tuple(sorted(blocks.items())), tuple(scaffold)))
 
-    def sweep(c: Cell) -> tuple[bool, int, int, int, int]:
-        exit_door = two_high(blocks.get(c, "")) and c[1] <= 1
-        return (exit_door, ranks[c], c[2], c[0] if c[2] % 2 == 0 else -c[0], c[1])
 
-    held = sorted((c for c in cells if c in ranks), key=sweep)
-    return held + sorted((c for c in cells if c not in ranks), key=lambda c: (c[1], c[2], c[0]))
+@lru_cache(maxsize=64)
+def _build_order(items: tuple[tuple[Cell, str], ...], scaffold: tuple[Cell, ...]) -> tuple[Cell, ...]:
+    blocks = dict(items)
+    solid = {**blocks, **{cell: "" for cell in scaffold if cell not in blocks}}
+    cells = set(placed_cells(blocks)) | {cell for cell in scaffold if cell not in blocks}
+
+    def wanted(c: Cell) -> tuple[bool, int, int, int, int]:
+        exit_door = two_high(solid[c]) and c[1] <= 1
+        return (exit_door, c[1] // BAND, c[2], c[0] if c[2] % 2 == 0 else -c[0], c[1])
+
+    def ready(c: Cell, placed: set[Cell]) -> bool:
+        if c[1] == 0:
+            return True
+        faces = (BELOW,) if needs_floor(solid[c]) else NEIGHBOURS
+        return any((near := offset(c, face)) in placed and not needs_floor(solid[near]) for face in faces)
+
+    placed: set[Cell] = set()
+    queued = {c for c in cells if ready(c, placed)}
+    heap = [(wanted(c), c) for c in queued]
+    heapq.heapify(heap)
+    order: list[Cell] = []
+    while heap:
+        _, cell = heapq.heappop(heap)
+        order.append(cell)
+        placed.add(cell)
+        if needs_floor(solid[cell]):
+            continue
+        for face in NEIGHBOURS:
+            near = offset(cell, face)
+            if near in cells and near not in queued and ready(near, placed):
+                queued.add(near)
+                heapq.heappush(heap, (wanted(near), near))
+    return (*order, *sorted(cells - placed, key=lambda c: (c[1], c[2], c[0])))
 
 
 def placed_cells(blocks: Mapping[Cell, str]) -> list[Cell]:

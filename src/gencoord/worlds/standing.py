@@ -220,6 +220,8 @@ def tower_to(
                 break
             if (x, y + height, z) in avoid or (x, y + height + 1, z) in avoid:
                 break
+            if not (free(top) and free((x, y + height + 1, z))):
+                continue  # the blueprint fills where the builder would stand on top
             if eye_reach(top, cell) <= REACH:
                 return Stand(base, seen[base], 0), tower
     return None

@@ -455,6 +455,7 @@ class SimExecutor:
             raise _RefusedError("CELL_TAKEN", f"{standing[taken]} already stands at {action.site} cell {where}")
         if not supported(action.cell, action.block, standing):
             raise _RefusedError("NO_SUPPORT", f"{action.block} at {action.site} cell {where} has no face to go against")
+        self._refuse_occupied(action.agent, site, cells, f"{action.site} cell {where}")
         if self.inventories[action.agent].get(action.block, 0) < 1:  # refused before any walking
             _take(self.inventories[action.agent], action.block, 1, action.agent)
         walked = self._stand_within_reach(action.agent, action.site, action.cell, action.block, action.stand, True)
@@ -464,6 +465,13 @@ class SimExecutor:
         _add(self.sites[action.site], action.block, 1)
         self._credit(action.site, action.agent, action.block, 1)
         return began + walked + self._ticks(self.physics.place_ticks)
+
+    def _refuse_occupied(self, agent: str, site: BuildSite, cells: list[Cell], where: str) -> None:
+        """Vanilla places no block where a body is: a teammate standing in the cells must have stepped aside."""
+        for other in self.positions:
+            feet = self._feet(other, site)
+            if other != agent and (feet in cells or offset(feet, (0, 1, 0)) in cells):
+                raise _RefusedError("CELL_OCCUPIED", f"{other} stands in {where}")
 
     def _feet(self, agent: str, site: BuildSite) -> Cell:
         return feet_cell(self.positions[agent], site)
@@ -523,6 +531,7 @@ class SimExecutor:
         stand = terrain.walk_to(self._feet(action.agent, site), lambda feet: feet == action.cell)
         if stand is None:
             raise _RefusedError("NO_STAND", f"{action.agent} can walk to no way up at {action.site} cell {where}")
+        self._refuse_occupied(action.agent, site, [action.cell, head_room], f"{action.site} cell {where}")
         _take(self.inventories[action.agent], action.block, 1, action.agent)
         self.blocks[action.site][action.cell] = action.block
         self.positions[action.agent] = feet_position(offset(action.cell, (0, 1, 0)), site)
