@@ -283,7 +283,7 @@ def tower_to_walk_off(
     free: Callable[[Cell], bool],
     avoid: frozenset[Cell] = frozenset(),
     max_height: int = 16,
-    columns: int = 24,
+    columns: int = 96,
 ) -> tuple[Stand, Tower] | None:
     """A tower to climb onto what stands (a roof, a wall's top) and walk from there to a stand within reach.
 
@@ -300,8 +300,13 @@ def tower_to_walk_off(
                 seen[near] = seen[here] + 1
                 queue.append(near)
     nearest = sorted(seen, key=lambda feet: (math.dist((feet[0], feet[2]), (cell[0], cell[2])), seen[feet], feet))
+    bases: dict[tuple[int, int], Cell] = {}
+    for feet in nearest:  # one base a column: the nearest walk to it
+        bases.setdefault((feet[0], feet[2]), feet)
+        if len(bases) == columns:
+            break
     within = reaches(cell, avoid)
-    for base in nearest[:columns]:
+    for base in bases.values():
         x, y, z = base
         for height in range(1, max_height + 1):
             tower = Tower(base, height)
