@@ -25,18 +25,22 @@ from gencoord.prior.load import default_prior
 from gencoord.prior.loot import default_loot
 from gencoord.worlds.actions import (
     Action,
+    BreakAt,
     CraftItem,
     Deposit,
+    DigDown,
     FurnaceCollect,
     FurnaceLoad,
     GiveItem,
     GoTo,
     Hunt,
     ObtainBlock,
+    Pillar,
     PlaceAt,
     PlaceBlock,
     PlaceStation,
     Program,
+    StepAside,
     Withdraw,
 )
 from gencoord.worlds.changes import BlockRoute, DepleteSource, LoseThrow, OccupyStation, RemoveItems, WorldChange
@@ -116,7 +120,7 @@ def _ref_of(action: Action) -> tuple[str, str] | None:
         return action.herd, "resource"
     if isinstance(action, Withdraw | Deposit):
         return action.container, "container"
-    if isinstance(action, PlaceBlock | PlaceAt):
+    if isinstance(action, PlaceBlock | PlaceAt | BreakAt | Pillar | DigDown | StepAside):
         return action.site, "site"
     if isinstance(action, CraftItem) and action.station is not None:
         return action.station, "station"

@@ -689,7 +689,8 @@ async function placeAt (ctx, bot, action) {
     .map(cellKey))
   for (const wanted of ctx.wanted.keys()) keep.add(wanted)
   const stand = new StandToPlace(cells, keep)
-  if (!stand.isEnd(bot.entity.position.floored())) await goto(bot, stand.centre, STAND_REACH, { stand })
+  await standPlanned(bot, build, action.stand)
+  if (!stand.isEnd(bot.entity.position.floored()) && !withinPlaceReach(bot, stand.centre)) await goto(bot, stand.centre, STAND_REACH, { stand })
   const eyes = bot.entity.position.offset(0, EYE_HEIGHT, 0)
   const gap = eyes.distanceTo(stand.centre)
   if (gap > PLACE_REACH) throw new SkillFailure('OUT_OF_REACH', `${bot.username} is ${gap.toFixed(1)} blocks from ${action.site} cell ${where} (reach ${PLACE_REACH})`)
@@ -715,6 +716,91 @@ async function placeAt (ctx, bot, action) {
   }
   await waitFor(() => blockAt(bot, [cells[0].x, cells[0].y, cells[0].z]).name === action.block, PLACED_MS,
     () => new SkillFailure('PLACE_FAILED', `${action.site} cell ${where} shows ${blockAt(bot, [cells[0].x, cells[0].y, cells[0].z]).name} after placing ${action.block}`))
+}
+
+// The stand the compiler planned (runtime/stands.py): the bot walks onto that very block
+// (feet cell, site offsets). A stand it cannot reach is not an error here: the skill then
+// finds the nearest stand itself, as it does when none was planned.
+async function standPlanned (bot, build, feet) {
+  if (!feet) return
+  const target = new Vec3(build.origin[0] + feet[0], build.origin[1] + feet[1], build.origin[2] + feet[2])
+  if (bot.entity.position.floored().equals(target)) return
+  const goal = new goals.GoalBlock(target.x, target.y, target.z)
+  await goto(bot, target.offset(0.5, 0, 0.5), 0.5, { stand: goal }).catch(() => {})
+}
+
+function withinPlaceReach (bot, centre) {
+  return bot.entity.position.offset(0, EYE_HEIGHT, 0).distanceTo(centre) <= PLACE_REACH
+}
+
+function siteCell (ctx, action, cell) {
+  const build = ctx.layout.builds?.[action.site]
+  if (!build) throw new SkillFailure('NOT_A_BUILD_SITE', `${action.site} is a site without exact cells`)
+  return { build, pos: new Vec3(build.origin[0] + cell[0], build.origin[1] + cell[1], build.origin[2] + cell[2]) }
+}
+
+// Scaffolding comes down: the block must be the one placed there; its drop falls where it stood.
+async function breakAt (ctx, bot, action) {
+  const { build, pos } = siteCell(ctx, action, action.cell)
+  const where = action.cell.join(',')
+  const found = blockAt(bot, [pos.x, pos.y, pos.z])
+  if (found.name !== action.block) throw new SkillFailure('NOTHING_TO_BREAK', `${action.site} cell ${where} holds ${found.name}, not ${action.block}`)
+  await standPlanned(bot, build, action.stand)
+  const centre = pos.offset(0.5, 0.5, 0.5)
+  if (!withinPlaceReach(bot, centre)) {
+    await goto(bot, centre, STAND_REACH, { stand: new StandToPlace([pos], new Set()) })
+  }
+  if (!withinPlaceReach(bot, centre)) throw new SkillFailure('OUT_OF_REACH', `${bot.username} is ${bot.entity.position.offset(0, EYE_HEIGHT, 0).distanceTo(centre).toFixed(1)} blocks from ${action.site} cell ${where} (reach ${PLACE_REACH})`)
+  await bot.dig(found, true)
+  await waitFor(() => blockAt(bot, [pos.x, pos.y, pos.z]).name === 'air', PLACED_MS,
+    () => new SkillFailure('BREAK_FAILED', `${action.site} cell ${where} still holds ${action.block} after breaking it`))
+}
+
+// One step up a tower: stand in the cell, jump, and place the block under the feet at the top of the jump.
+async function pillar (ctx, bot, action) {
+  const { build, pos } = siteCell(ctx, action, action.cell)
+  const where = action.cell.join(',')
+  need(bot, action.block, 1)
+  await standPlanned(bot, build, action.cell)
+  const feet = bot.entity.position.floored()
+  if (!feet.equals(pos)) throw new SkillFailure('NO_STAND', `${bot.username} cannot stand at ${action.site} cell ${where} to pillar up`)
+  const below = blockAt(bot, [pos.x, pos.y - 1, pos.z])
+  if (!solid(below)) throw new SkillFailure('NO_SUPPORT', `nothing under ${action.site} cell ${where} to pillar up from`)
+  await bot.equip(itemId(bot, action.block), 'hand')
+  await bot.look(bot.entity.yaw, -Math.PI / 2, true)
+  bot.setControlState('jump', true)
+  try {
+    await waitFor(() => bot.entity.position.y >= pos.y + 1.0, PLACED_MS,
+      () => new SkillFailure('PILLAR_FAILED', `${bot.username} did not rise off ${action.site} cell ${where}`))
+    await bot.placeBlock(below, new Vec3(0, 1, 0)).catch((err) => {
+      if (!/blockUpdate|still air|timeout|Event/i.test(err.message)) throw err
+    })
+  } finally {
+    bot.setControlState('jump', false)
+  }
+  await waitFor(() => blockAt(bot, [pos.x, pos.y, pos.z]).name === action.block, PLACED_MS,
+    () => new SkillFailure('PLACE_FAILED', `${action.site} cell ${where} shows ${blockAt(bot, [pos.x, pos.y, pos.z]).name} after pillaring`))
+  await settles(() => bot.entity.onGround && bot.entity.position.y >= pos.y + 0.99, LANDING_MS)
+}
+
+// Down one step of a tower: break the block under the feet and drop onto what is below, the drop with it.
+async function digDown (ctx, bot, action) {
+  const { pos } = siteCell(ctx, action, action.cell)
+  const where = action.cell.join(',')
+  const feet = bot.entity.position.floored()
+  if (!feet.equals(pos.offset(0, 1, 0))) throw new SkillFailure('NO_STAND', `${bot.username} is not standing on ${action.site} cell ${where}`)
+  const block = blockAt(bot, [pos.x, pos.y, pos.z])
+  if (block.name !== action.block) throw new SkillFailure('NOTHING_TO_BREAK', `${action.site} cell ${where} holds no ${action.block}`)
+  await bot.dig(block, true)
+  await waitFor(() => blockAt(bot, [pos.x, pos.y, pos.z]).name === 'air', PLACED_MS,
+    () => new SkillFailure('BREAK_FAILED', `${action.site} cell ${where} still holds ${action.block} after digging down`))
+  await settles(() => bot.entity.onGround && bot.entity.position.y < pos.y + 0.5, LANDING_MS)
+}
+
+// Out of a teammate's way, onto the cell the plan names.
+async function stepAside (ctx, bot, action) {
+  const { build } = siteCell(ctx, action, action.feet)
+  await standPlanned(bot, build, action.feet)
 }
 
 async function placeStation (ctx, bot, action) {
@@ -808,6 +894,10 @@ const SKILLS = {
   craft_item: craftItem,
   place_block: placeBlock,
   place_at: placeAt,
+  break_at: breakAt,
+  pillar,
+  dig_down: digDown,
+  step_aside: stepAside,
   place_station: placeStation,
   furnace_load: furnaceLoad,
   furnace_collect: furnaceCollect,
