@@ -123,9 +123,9 @@ def place_builders(program: Program, world: WorldSpec) -> Program:
         moved[index] = len(out)
         out.append(replace(action, stand=builder.feet))
         if placing:
-            terrain.blocks.update(dict.fromkeys(body_cells(action.cell, action.block), action.block))
+            terrain.place(body_cells(action.cell, action.block), action.block)
         else:
-            terrain.blocks.pop(action.cell, None)
+            terrain.remove(action.cell)
         if last_build.get(action.agent) == index:
             if builder.tower is not None:
                 out += _dig_down(builder, terrain)
@@ -169,13 +169,8 @@ def _can_go_back(terrain: Terrain, builder: _Builder, filled: frozenset[Cell], b
     top = builder.left[-1].top
     if top in filled or offset(top, ABOVE) in filled:
         return False
-    added = [cell for cell in filled if cell not in terrain.blocks]
-    terrain.blocks.update(dict.fromkeys(added, block))
-    try:
+    with terrain.adding(filled, block):
         return terrain.walk_to(builder.feet, lambda feet: feet == top, limit=3000) is not None
-    finally:
-        for cell in added:
-            del terrain.blocks[cell]
 
 
 def _free_for_towers(site: BuildSite, terrain: Terrain) -> Callable[[Cell], bool]:
@@ -216,7 +211,7 @@ def _stand_for(
     stand, tower = found
     for cell in tower.cells:
         steps.append(Pillar(action.agent, action.task, action.site, cell, TOWER_BLOCK))
-        terrain.blocks[cell] = TOWER_BLOCK
+        terrain.place([cell], TOWER_BLOCK)
     if walk_off:
         steps.append(StepAside(action.agent, action.task, action.site, stand.feet))
         builder.feet = stand.feet
@@ -250,6 +245,6 @@ def _dig_down(builder: _Builder, terrain: Terrain) -> list[Action]:
     steps: list[Action] = []
     for cell in reversed(tower.cells):
         steps.append(DigDown(builder.agent, builder.task, builder.site, cell, TOWER_BLOCK))
-        terrain.blocks.pop(cell, None)
+        terrain.remove(cell)
     builder.feet, builder.tower = tower.base, None
     return steps

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from gencoord.dsl.cells import Cell
@@ -62,21 +63,59 @@ class Terrain:
     def __init__(self, size: Cell, blocks: dict[Cell, str]) -> None:
         self.size = size
         self.blocks = blocks
+        width, height, depth = size
+        self._bounds = (-MARGIN, width + MARGIN, 0, height + 1, -MARGIN, depth + MARGIN)
+        self._ways_out: dict[Cell, frozenset[Cell]] = {}  # feet → the cells its known way out relies on
+        self._standable: dict[Cell, bool] = {}
+
+    def place(self, cells: Iterable[Cell], block: str) -> None:
+        """``block`` now fills ``cells`` (forgetting what was known of the ways through them)."""
+        changed = set(cells)
+        self.blocks.update(dict.fromkeys(changed, block))
+        self._forget(changed)
+
+    def remove(self, cell: Cell) -> None:
+        """``cell`` is empty now (forgetting what was known of the ways over it)."""
+        self.blocks.pop(cell, None)
+        self._forget({cell})
+
+    @contextmanager
+    def adding(self, cells: Iterable[Cell], block: str) -> Iterator[None]:
+        """``block`` in the empty ones of ``cells`` for a while: what the world would be once it is placed."""
+        added = [cell for cell in set(cells) if cell not in self.blocks]
+        self.place(added, block)
+        try:
+            yield
+        finally:
+            for cell in added:
+                self.remove(cell)
+
+    def _forget(self, changed: set[Cell]) -> None:
+        if self._ways_out:
+            self._ways_out = {feet: used for feet, used in self._ways_out.items() if not used & changed}
+        for x, y, z in changed:
+            for feet in ((x, y + 1, z), (x, y, z), (x, y - 1, z)):
+                self._standable.pop(feet, None)
 
     def escapes_after(self, feet: Cell, filled: Iterable[Cell], block: str) -> bool:
         """Whether a builder at ``feet`` can still walk out of the box once ``block`` fills ``filled``."""
-        added = [cell for cell in filled if cell not in self.blocks]
-        self.blocks.update(dict.fromkeys(added, block))
-        try:
-            return self.escapes(feet)
-        finally:
-            for cell in added:
-                del self.blocks[cell]
+        filled = frozenset(filled)
+        known = self._ways_out.get(feet)
+        if known is not None and not known & filled:
+            return True  # the way out it had touches none of the new cells
+        with self.adding(filled, block):
+            route = self._route(feet, self.outside, 3000)
+        if route is None:
+            return False
+        used = _relied_on(route)
+        if not used & filled:  # a way out that does not use the new cells holds without them too
+            self._ways_out[feet] = used
+        return True
 
     def inside(self, cell: Cell) -> bool:
         x, y, z = cell
-        width, height, depth = self.size
-        return -MARGIN <= x < width + MARGIN and 0 <= y <= height + 1 and -MARGIN <= z < depth + MARGIN
+        low_x, high_x, low_y, high_y, low_z, high_z = self._bounds
+        return low_x <= x < high_x and low_y <= y <= high_y and low_z <= z < high_z
 
     def passable(self, cell: Cell) -> bool:
         """Whether a body can be in ``cell``: nothing, or a carpet-like block, stands there."""
@@ -91,8 +130,14 @@ class Terrain:
         return block is not None and not needs_floor(block)
 
     def standable(self, feet: Cell) -> bool:
-        x, y, z = feet
-        return self.inside(feet) and self.floor((x, y - 1, z)) and self.passable(feet) and self.passable((x, y + 1, z))
+        known = self._standable.get(feet)
+        if known is None:
+            x, y, z = feet
+            known = (
+                self.inside(feet) and self.floor((x, y - 1, z)) and self.passable(feet) and self.passable((x, y + 1, z))
+            )
+            self._standable[feet] = known
+        return known
 
     def moves(self, feet: Cell) -> list[tuple[Cell, bool]]:
         """Where one step from ``feet`` leads, and whether it is a climb."""
@@ -125,7 +170,32 @@ class Terrain:
 
     def escapes(self, start: Cell, limit: int = 3000) -> bool:
         """Whether a builder at ``start`` can still walk out of the site's box."""
-        return self.walk_to(start, self.outside, limit) is not None
+        if start in self._ways_out:
+            return True
+        route = self._route(start, self.outside, limit)
+        if route is not None:
+            self._ways_out[start] = _relied_on(route)
+        return route is not None
+
+    def _route(self, start: Cell, arrived: Callable[[Cell], bool], limit: int) -> list[Cell] | None:
+        """The feet cells of the fewest-moves walk from ``start`` to where ``arrived`` holds."""
+        if arrived(start):
+            return [start]
+        parents: dict[Cell, Cell | None] = {start: None}
+        queue = deque([start])
+        while queue and len(parents) < limit:
+            here = queue.popleft()
+            for near, _ in self.moves(here):
+                if near in parents:
+                    continue
+                parents[near] = here
+                if arrived(near):
+                    route = [near]
+                    while (back := parents[route[-1]]) is not None:
+                        route.append(back)
+                    return route[::-1]
+                queue.append(near)
+        return None
 
     def walk_to(self, start: Cell, arrived: Callable[[Cell], bool], limit: int = 20000) -> Stand | None:
         """The nearest stand (fewest moves) from ``start`` where ``arrived`` holds; None when there is none."""
@@ -144,6 +214,15 @@ class Terrain:
                     return Stand(near, moves + 1, climbs + climb)
                 queue.append(near)
         return None
+
+
+def _relied_on(route: list[Cell]) -> frozenset[Cell]:
+    """Every cell a walk along ``route`` relies on: floors, bodies, head room, the columns it drops or climbs."""
+    used: set[Cell] = set()
+    for step, after in zip(route, [*route[1:], route[-1]], strict=True):
+        for x, z in ((step[0], step[2]), (after[0], after[2])):
+            used.update((x, y, z) for y in range(min(step[1], after[1]) - 1, max(step[1], after[1]) + 3))
+    return frozenset(used)
 
 
 def reaches(cell: Cell, avoid: frozenset[Cell] = frozenset()) -> Callable[[Cell], bool]:
@@ -260,13 +339,8 @@ def choose_stand(
         def tethered(feet: Cell) -> bool:
             if not within(feet):
                 return False
-            added = [near for near in filled if near not in terrain.blocks]
-            terrain.blocks.update(dict.fromkeys(added, block))
-            try:
+            with terrain.adding(filled, block):
                 return terrain.walk_to(feet, lambda there: there == back, limit=3000) is not None
-            finally:
-                for near in added:
-                    del terrain.blocks[near]
 
         return terrain.walk_to(start, tethered)
 
@@ -316,13 +390,8 @@ def tower_to_walk_off(
                 break
             if not (free(tower.top) and free(above)):
                 continue  # the blueprint fills where the builder would stand: it could not come back to it
-            added = [c for c in tower.cells if c not in terrain.blocks]
-            terrain.blocks.update(dict.fromkeys(added, "scaffolding"))
-            try:
+            with terrain.adding(tower.cells, "scaffolding"):
                 stand = terrain.walk_to(tower.top, within, limit=3000)
-            finally:
-                for placed in added:
-                    del terrain.blocks[placed]
             if stand is not None and stand.feet != tower.top:
                 return Stand(stand.feet, seen[base] + stand.moves, stand.climbs), tower
     return None
