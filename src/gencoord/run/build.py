@@ -4,7 +4,7 @@ The same exchange as a crafting team task (``run/team.py``), with the blueprint 
 goal. The lead (the first agent that may look the plan up) knows its own bag:
 
 1. One bounded supply question to each peer, ``ASK <block> ...`` naming the blueprint's
-   blocks only, and one ``HAVE`` answer. A blueprint the team cannot build (too few
+   blocks and the blocks scaffolding is made of, and one ``HAVE`` answer. A blueprint the team cannot build (too few
    materials, a cell nothing holds up, nobody allowed to place) is refused here, before any
    action, naming what is missing.
 2. The lead's planner (``planning/build.py``, a deterministic rule: zero model calls, and
@@ -27,7 +27,7 @@ from gencoord.backends.base import Backend
 from gencoord.backends.peer import RulePeer
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import GencoordError
-from gencoord.planning.build import alone_makespan, judge_build, plan_build
+from gencoord.planning.build import SCAFFOLD_BLOCKS, alone_makespan, judge_build, plan_build
 from gencoord.prior.prior import Prior
 from gencoord.protocol.supply import MAX_ASKED, SupplyQuery
 from gencoord.protocol.wire import Wire
@@ -52,7 +52,8 @@ def build_lead(task: BuildTask) -> str:
 
 
 def _asked(task: BuildTask) -> SupplyQuery:
-    return SupplyQuery(tuple(sorted(task.blueprint.needs()))[:MAX_ASKED])
+    """The blueprint's blocks and what scaffolding and towers are made of: what the lead must know of each bag."""
+    return SupplyQuery(tuple(sorted({*task.blueprint.needs(), *SCAFFOLD_BLOCKS}))[:MAX_ASKED])
 
 
 def run_build_task(

@@ -39,6 +39,10 @@ from gencoord.worlds.standing import (
 
 TOWER_BLOCK = "dirt"
 """What builders pillar up with: MINDcraft gives every agent 128."""
+MAX_TOWER = 16
+"""The highest tower a builder pillars up."""
+LOOK_AHEAD = 24
+"""Blocks to come that a builder weighs when it picks where to pillar up: the tower that reaches most."""
 
 
 def _merge(program: Program, world: WorldSpec) -> list[int]:
@@ -99,6 +103,12 @@ def place_builders(program: Program, world: WorldSpec) -> Program:
     terrains = {name: Terrain(site.size, {}) for name, site in world.builds.items()}
     starts = {agent.name: agent.position for agent in world.agents}
     builders: dict[tuple[str, str], _Builder] = {}
+    ahead: dict[tuple[str, str], list[Cell]] = {}  # each builder's cells to come, in the order it places them
+    for index in order:
+        action = program.actions[index]
+        if isinstance(action, PlaceAt) and action.site in world.builds:
+            ahead.setdefault((action.agent, action.site), []).append(action.cell)
+    done: dict[tuple[str, str], int] = {}
     out: list[Action] = []
     moved: dict[int, int] = {}
     extra: dict[int, list[int]] = {}  # a placement waits for the teammates that step out of its way
@@ -116,7 +126,10 @@ def place_builders(program: Program, world: WorldSpec) -> Program:
         )
         builder.task = action.task
         placing = isinstance(action, PlaceAt)
-        out += _stand_for(builder, terrain, action, placing, _free_for_towers(site, terrain))
+        key = (action.agent, action.site)
+        upcoming = tuple(ahead.get(key, [])[done.get(key, 0) : done.get(key, 0) + LOOK_AHEAD])
+        done[key] = done.get(key, 0) + placing
+        out += _stand_for(builder, terrain, action, placing, _free_for_towers(site, terrain), upcoming)
         asides = _out_of_the_way(builders, (action.agent, action.site), terrain, action) if placing else []
         extra[len(out) + len(asides)] = list(range(len(out), len(out) + len(asides)))
         out += asides
@@ -139,9 +152,10 @@ def place_builders(program: Program, world: WorldSpec) -> Program:
 def _out_of_the_way(
     builders: dict[tuple[str, str], _Builder], placer: tuple[str, str], terrain: Terrain, action: PlaceAt | BreakAt
 ) -> list[Action]:
-    """Teammates that the placement would wall in walk out of the site's box first.
+    """Teammates step out of the placement's way: out of its cells, and out of the site's box if it would wall them in.
 
-    One that stepped off a tower and would be cut off from it goes back down it first.
+    One that stepped off a tower and would be cut off from it goes back down it first; one
+    that stands in the cells steps to the nearest spot clear of them.
     """
     steps: list[Action] = []
     filled = body_cells(action.cell, action.block)
@@ -150,18 +164,40 @@ def _out_of_the_way(
             continue
         if other.left and not _can_go_back(terrain, other, filled, action.block):
             steps += _take_down(other, terrain)
-        if terrain.outside(other.feet):
+        in_the_way = other.feet in filled or offset(other.feet, ABOVE) in filled
+        if other.left or terrain.outside(other.feet):
+            walled_in = False
+        else:
+            walled_in = not terrain.escapes_after(other.feet, filled, action.block)
+        if not (in_the_way or walled_in):
             continue
-        if (
-            other.feet in filled
-            or offset(other.feet, ABOVE) in filled
-            or not terrain.escapes_after(other.feet, filled, action.block)
-        ):
-            way_out = terrain.walk_to(other.feet, terrain.outside)
-            if way_out is not None:
-                other.feet = way_out.feet
-                steps.append(StepAside(other.agent, other.task, other.site, way_out.feet))
+        way = terrain.walk_to(other.feet, terrain.outside) if walled_in and not other.left else None
+        if way is None and other.left:
+            way = terrain.walk_to(other.feet, _clear_and_tethered(terrain, other, filled, action.block))
+            if way is None:
+                steps += _take_down(other, terrain)
+                continue
+        if way is None:
+            way = terrain.walk_to(other.feet, lambda feet: feet not in filled and offset(feet, ABOVE) not in filled)
+        if way is not None and way.feet != other.feet:
+            other.feet = way.feet
+            steps.append(StepAside(other.agent, other.task, other.site, way.feet))
     return steps
+
+
+def _clear_and_tethered(
+    terrain: Terrain, builder: _Builder, filled: frozenset[Cell], block: str
+) -> Callable[[Cell], bool]:
+    """A spot clear of ``filled`` from which ``builder`` can still walk back onto the tower it came up by."""
+    top = builder.left[-1].top
+
+    def fits(feet: Cell) -> bool:
+        if feet in filled or offset(feet, ABOVE) in filled:
+            return False
+        with terrain.adding(filled, block):
+            return terrain.walk_to(feet, lambda there: there == top, limit=3000) is not None
+
+    return fits
 
 
 def _can_go_back(terrain: Terrain, builder: _Builder, filled: frozenset[Cell], block: str) -> bool:
@@ -184,7 +220,12 @@ def _free_for_towers(site: BuildSite, terrain: Terrain) -> Callable[[Cell], bool
 
 
 def _stand_for(
-    builder: _Builder, terrain: Terrain, action: PlaceAt | BreakAt, placing: bool, free: Callable[[Cell], bool]
+    builder: _Builder,
+    terrain: Terrain,
+    action: PlaceAt | BreakAt,
+    placing: bool,
+    free: Callable[[Cell], bool],
+    upcoming: tuple[Cell, ...] = (),
 ) -> list[Action]:
     """What the builder does to stand within reach of ``action``'s cell: leave a tower, walk, or pillar up."""
     steps: list[Action] = []
@@ -192,6 +233,15 @@ def _stand_for(
     if builder.tower is not None:
         if reaches(action.cell, filled)(builder.feet):
             return steps
+        top = builder.feet
+        off = None if builder.left else choose_stand(terrain, top, action.cell, action.block, placing, top)
+        if off is not None:  # onto the build from the top (a roof as it grows): the tower stays to come down by
+            builder.left.append(builder.tower)
+            builder.tower, builder.feet = None, off.feet
+            return steps
+        higher = _raise(builder, terrain, action, free, filled)
+        if higher is not None:
+            return higher
         steps += _dig_down(builder, terrain)
     back = builder.left[-1].top if builder.left else None
     stand = choose_stand(terrain, builder.feet, action.cell, action.block, placing, back)
@@ -202,8 +252,8 @@ def _stand_for(
     if stand is not None:
         builder.feet = stand.feet
         return steps
-    found = tower_to(terrain, builder.feet, action.cell, free, filled)
-    walk_off = found is None
+    found = tower_to(terrain, builder.feet, action.cell, free, filled, upcoming)
+    walk_off = found is None and not builder.left  # one tower to come back down by at a time
     if walk_off:
         found = tower_to_walk_off(terrain, builder.feet, action.cell, free, filled)
     if found is None:
@@ -219,6 +269,32 @@ def _stand_for(
     else:
         builder.feet, builder.tower = tower.top, tower
     return steps
+
+
+def _raise(
+    builder: _Builder,
+    terrain: Terrain,
+    action: PlaceAt | BreakAt,
+    free: Callable[[Cell], bool],
+    filled: frozenset[Cell],
+) -> list[Action] | None:
+    """Pillar the builder's tower higher until ``action``'s cell is in reach; None when no height reaches it."""
+    tower = builder.tower
+    assert tower is not None
+    within = reaches(action.cell, filled)
+    for extra in range(1, MAX_TOWER - tower.height + 1):
+        taller = Tower(tower.base, tower.height + extra)
+        new = taller.cells[tower.height :]
+        head = offset(taller.top, ABOVE)
+        if not all(free(cell) and terrain.passable(cell) and cell not in filled for cell in new):
+            return None
+        if not (free(taller.top) and free(head) and terrain.passable(head)) or taller.top in filled or head in filled:
+            return None
+        if within(taller.top):
+            terrain.place(new, TOWER_BLOCK)
+            builder.feet, builder.tower = taller.top, taller
+            return [Pillar(builder.agent, builder.task, builder.site, cell, TOWER_BLOCK) for cell in new]
+    return None
 
 
 def _take_down(builder: _Builder, terrain: Terrain, most: int = 0) -> list[Action]:

@@ -192,14 +192,16 @@ def _plan_scaffold(items: tuple[tuple[Cell, str], ...], size: Cell) -> Scaffoldi
 
 BAND = 4
 """Levels a builder works through from one stand before moving on: about what its reach spans upwards."""
+TILE = 6
+"""Columns a side of the squares a band is swept in: what a builder reaches around one stand."""
 
 
 def build_order(blocks: Mapping[Cell, str], scaffold: Iterable[Cell]) -> list[Cell]:
     """Every cell to place, blueprint and scaffolding, in the one order both sides of a commitment derive.
 
-    Wanted: bands of four levels from the bottom, each swept row by row in alternating
-    directions, a column's levels together, so a builder places much from one stand (one
-    tower serves four levels) and walks little; ground-floor doors last, since their
+    Wanted: bands of four levels from the bottom, each swept in squares of six by six
+    columns, row of squares by row in alternating directions, so a builder places much from
+    one stand (one tower serves a square through four levels) and walks little; ground-floor doors last, since their
     openings are the ways in and out of the rooms while the walls rise and no block rests on
     a door. Taken: the wanted order, except that a cell waits until a block beside it (below
     it, for a carpet or a door) has been placed, so each cell finds a face. Cells nothing
@@ -214,9 +216,10 @@ def _build_order(items: tuple[tuple[Cell, str], ...], scaffold: tuple[Cell, ...]
     solid = {**blocks, **{cell: "" for cell in scaffold if cell not in blocks}}
     cells = set(placed_cells(blocks)) | {cell for cell in scaffold if cell not in blocks}
 
-    def wanted(c: Cell) -> tuple[bool, int, int, int, int]:
+    def wanted(c: Cell) -> tuple[bool, int, int, int, int, int, int]:
         exit_door = two_high(solid[c]) and c[1] <= 1
-        return (exit_door, c[1] // BAND, c[2], c[0] if c[2] % 2 == 0 else -c[0], c[1])
+        tile_z, tile_x = c[2] // TILE, c[0] // TILE
+        return (exit_door, c[1] // BAND, tile_z, tile_x if tile_z % 2 == 0 else -tile_x, c[2], c[0], c[1])
 
     def ready(c: Cell, placed: set[Cell]) -> bool:
         if c[1] == 0:

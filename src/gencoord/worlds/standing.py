@@ -264,14 +264,16 @@ def tower_to(
     cell: Cell,
     free: Callable[[Cell], bool],
     avoid: frozenset[Cell] = frozenset(),
+    upcoming: tuple[Cell, ...] = (),
     max_height: int = 16,
     limit: int = 4000,
 ) -> tuple[Stand, Tower] | None:
-    """The cheapest tower from which ``cell`` is in reach, at a column the builder can walk to from ``start``.
+    """A tower from which ``cell`` is in reach, at a column the builder can walk to from ``start``.
 
-    ``free`` says whether a cell may hold scaffolding (the blueprint leaves it empty, and no
-    teammate works there). Columns are tried nearest to ``cell`` first among those the
-    builder can walk to; the first that reaches, lowest tower first, is taken.
+    ``free`` says whether a cell may hold scaffolding (the blueprint leaves it empty). Of the
+    columns within reach of ``cell`` and the heights (up to three above the lowest that
+    reaches) from which it is in reach, the one that also reaches most of the builder's
+    ``upcoming`` cells is taken, then the lower, then the nearer: one tower for many blocks.
     """
     seen = {start: 0}
     queue = deque([start])
@@ -281,29 +283,32 @@ def tower_to(
             if near not in seen:
                 seen[near] = seen[here] + 1
                 queue.append(near)
-    columns = sorted(
-        (feet for feet in seen if math.dist((feet[0], feet[2]), (cell[0], cell[2])) <= REACH),
-        key=lambda feet: (math.dist((feet[0], feet[2]), (cell[0], cell[2])), seen[feet], feet),
-    )
-    for base in columns:
+    best: tuple[tuple[int, int, float, int], Tower] | None = None
+    for base, walked in seen.items():
         x, y, z = base
-        if (x, z) == (cell[0], cell[2]) and cell[1] >= y:
-            continue  # the column of the cell itself: the tower would stand in its way
+        if math.dist((x, z), (cell[0], cell[2])) > REACH or ((x, z) == (cell[0], cell[2]) and cell[1] >= y):
+            continue  # too far, or the cell's own column: the tower would stand in its way
+        lowest = None
         for height in range(1, max_height + 1):
             tower = Tower(base, height)
-            top = tower.top
-            step = tower.cells[-1]
+            top, step, head = tower.top, tower.cells[-1], (x, y + height + 1, z)
             if not free(step) or not terrain.passable(step) or step in avoid:
                 break
-            if not terrain.inside((x, y + height + 1, z)) or not terrain.passable((x, y + height + 1, z)):
+            if not terrain.inside(head) or not terrain.passable(head) or top in avoid or head in avoid:
                 break
-            if (x, y + height, z) in avoid or (x, y + height + 1, z) in avoid:
+            if lowest is not None and height > lowest + 3:
                 break
-            if not (free(top) and free((x, y + height + 1, z))):
-                continue  # the blueprint fills where the builder would stand on top
-            if eye_reach(top, cell) <= REACH:
-                return Stand(base, seen[base], 0), tower
-    return None
+            if not (free(top) and free(head)) or eye_reach(top, cell) > REACH:
+                continue  # the blueprint fills where the builder would stand, or it is still out of reach
+            lowest = height if lowest is None else lowest
+            covered = sum(eye_reach(top, later) <= REACH for later in upcoming)
+            score = (-covered, height, math.dist((x, z), (cell[0], cell[2])), walked)
+            if best is None or score < best[0]:
+                best = (score, tower)
+    if best is None:
+        return None
+    tower = best[1]
+    return Stand(tower.base, seen[tower.base], 0), tower
 
 
 def feet_cell(position: Position, site: BuildSite) -> Cell:
