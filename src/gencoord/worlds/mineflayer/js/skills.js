@@ -592,6 +592,8 @@ const PLACE_REACH = 4.5 // vanilla's block interaction range, from the eyes
 const STAND_REACH = 4.0 // where a builder stops: the cell's centre this far from its eyes at most
 const OCCUPIED_MS = 15000 // a teammate standing in the cell steps aside at the start of its next action, or at once when idle
 const PLACED_MS = 2000
+const PILLAR_TRIES = 3
+const PILLAR_PLACED_MS = 600 // a placed block's update reaches the client within a tick or two
 
 // Where a builder may stand to place at `cell`: its eyes within reach of the cell's centre, and
 // its body (feet and head) out of every cell a block of the blueprint is still to fill, so no
@@ -756,7 +758,10 @@ async function breakAt (ctx, bot, action) {
     () => new SkillFailure('BREAK_FAILED', `${action.site} cell ${where} still holds ${action.block} after breaking it`))
 }
 
-// One step up a tower: stand in the cell, jump, and place the block under the feet at the top of the jump.
+// One step up a tower: stand in the cell, jump, and place the block under the feet at the top
+// of the jump. The server refuses a block in the cell it last heard the player's feet in, so
+// the block goes once a position above the cell has been sent (a tick after the client is
+// there); a jump that lands before the block does is tried again.
 async function pillar (ctx, bot, action) {
   const { build, pos } = siteCell(ctx, action, action.cell)
   const where = action.cell.join(',')
@@ -767,19 +772,21 @@ async function pillar (ctx, bot, action) {
   const below = blockAt(bot, [pos.x, pos.y - 1, pos.z])
   if (!solid(below)) throw new SkillFailure('NO_SUPPORT', `nothing under ${action.site} cell ${where} to pillar up from`)
   await bot.equip(itemId(bot, action.block), 'hand')
-  await bot.look(bot.entity.yaw, -Math.PI / 2, true)
-  bot.setControlState('jump', true)
-  try {
-    await waitFor(() => bot.entity.position.y >= pos.y + 1.0, PLACED_MS,
-      () => new SkillFailure('PILLAR_FAILED', `${bot.username} did not rise off ${action.site} cell ${where}`))
-    await bot.placeBlock(below, new Vec3(0, 1, 0)).catch((err) => {
-      if (!/blockUpdate|still air|timeout|Event/i.test(err.message)) throw err
-    })
-  } finally {
-    bot.setControlState('jump', false)
+  const placed = () => blockAt(bot, [pos.x, pos.y, pos.z]).name === action.block
+  for (let attempt = 0; attempt < PILLAR_TRIES && !placed(); attempt++) {
+    await settles(() => bot.entity.onGround, LANDING_MS)
+    await bot.look(bot.entity.yaw, -Math.PI / 2, true)
+    bot.setControlState('jump', true)
+    try {
+      await settles(() => bot.entity.position.y >= pos.y + 1.05, PLACED_MS)
+      await bot.waitForTicks(1)
+      bot.placeBlock(below, new Vec3(0, 1, 0)).catch(() => {}) // the server's block is what counts, read below
+      await settles(placed, PILLAR_PLACED_MS)
+    } finally {
+      bot.setControlState('jump', false)
+    }
   }
-  await waitFor(() => blockAt(bot, [pos.x, pos.y, pos.z]).name === action.block, PLACED_MS,
-    () => new SkillFailure('PLACE_FAILED', `${action.site} cell ${where} shows ${blockAt(bot, [pos.x, pos.y, pos.z]).name} after pillaring`))
+  if (!placed()) throw new SkillFailure('PLACE_FAILED', `${action.site} cell ${where} shows ${blockAt(bot, [pos.x, pos.y, pos.z]).name} after pillaring`)
   await settles(() => bot.entity.onGround && bot.entity.position.y >= pos.y + 0.99, LANDING_MS)
 }
 
