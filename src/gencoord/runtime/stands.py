@@ -162,7 +162,10 @@ def _out_of_the_way(
     for key, other in sorted(builders.items()):
         if key == placer or key[1] != action.site or other.tower is not None:
             continue
-        if other.left and not _can_go_back(terrain, other, filled, action.block):
+        if other.left and not (
+            _can_go_back(terrain, other, filled, action.block)
+            and _way_down_and_out(terrain, other, filled, action.block)
+        ):
             steps += _take_down(other, terrain)
         in_the_way = other.feet in filled or offset(other.feet, ABOVE) in filled
         if other.left or terrain.outside(other.feet):
@@ -198,6 +201,13 @@ def _clear_and_tethered(
             return terrain.walk_to(feet, lambda there: there == top, limit=3000) is not None
 
     return fits
+
+
+def _way_down_and_out(terrain: Terrain, builder: _Builder, filled: frozenset[Cell], block: str) -> bool:
+    """Whether, once ``block`` fills ``filled``, the builder dug down its tower can still walk out of the site."""
+    tower = builder.left[-1]
+    with terrain.without(tower.cells), terrain.adding(filled, block):
+        return terrain.escapes(tower.base)
 
 
 def _can_go_back(terrain: Terrain, builder: _Builder, filled: frozenset[Cell], block: str) -> bool:
@@ -243,12 +253,14 @@ def _stand_for(
         if higher is not None:
             return higher
         steps += _dig_down(builder, terrain)
+    if builder.left and placing and not _way_down_and_out(terrain, builder, filled, action.block):
+        steps += _take_down(builder, terrain)  # the block would shut in the foot of its tower: down first
     back = builder.left[-1].top if builder.left else None
-    stand = choose_stand(terrain, builder.feet, action.cell, action.block, placing, back)
+    stand = choose_stand(terrain, builder.feet, action.cell, action.block, placing, back, strict=True)
     while stand is None and builder.left:  # up on the build, out of reach: back down the tower it came up by
         steps += _take_down(builder, terrain, 1)
         back = builder.left[-1].top if builder.left else None
-        stand = choose_stand(terrain, builder.feet, action.cell, action.block, placing, back)
+        stand = choose_stand(terrain, builder.feet, action.cell, action.block, placing, back, strict=True)
     if stand is not None:
         builder.feet = stand.feet
         return steps
@@ -256,8 +268,11 @@ def _stand_for(
     walk_off = found is None and not builder.left  # one tower to come back down by at a time
     if walk_off:
         found = tower_to_walk_off(terrain, builder.feet, action.cell, free, filled)
-    if found is None:
-        return steps  # the executor finds no stand either, and says so
+    if found is None:  # last: a stand it may not leave the site from (the world says so if it is stuck)
+        stand = choose_stand(terrain, builder.feet, action.cell, action.block, placing)
+        if stand is not None:
+            builder.feet = stand.feet
+        return steps
     stand, tower = found
     for cell in tower.cells:
         steps.append(Pillar(action.agent, action.task, action.site, cell, TOWER_BLOCK))
@@ -308,10 +323,27 @@ def _take_down(builder: _Builder, terrain: Terrain, most: int = 0) -> list[Actio
             return feet == top
 
         if terrain.walk_to(builder.feet, on_top) is None:
-            continue  # the world finds the tower's blocks where the blueprint wants air, and says so
+            steps += _break_from_beside(builder, terrain, tower)
+            continue
         steps.append(StepAside(builder.agent, builder.task, builder.site, tower.top))
         builder.feet, builder.tower = tower.top, tower
         steps += _dig_down(builder, terrain)
+    return steps
+
+
+def _break_from_beside(builder: _Builder, terrain: Terrain, tower: Tower) -> list[Action]:
+    """A tower the builder was cut off from, broken block by block from wherever it can reach each, top first.
+
+    A block it cannot reach stays; the world then finds scaffolding where the blueprint wants air.
+    """
+    steps: list[Action] = []
+    for cell in reversed(tower.cells):
+        stand = choose_stand(terrain, builder.feet, cell, TOWER_BLOCK, False)
+        if stand is None:
+            continue
+        builder.feet = stand.feet
+        steps.append(BreakAt(builder.agent, builder.task, builder.site, cell, TOWER_BLOCK, stand.feet))
+        terrain.remove(cell)
     return steps
 
 

@@ -90,6 +90,18 @@ class Terrain:
             for cell in added:
                 self.remove(cell)
 
+    @contextmanager
+    def without(self, cells: Iterable[Cell]) -> Iterator[None]:
+        """``cells`` empty for a while: what the world would be once they are broken."""
+        gone = {cell: self.blocks[cell] for cell in set(cells) if cell in self.blocks}
+        for cell in gone:
+            self.remove(cell)
+        try:
+            yield
+        finally:
+            for cell, block in gone.items():
+                self.place([cell], block)
+
     def _forget(self, changed: set[Cell]) -> None:
         if self._ways_out:
             self._ways_out = {feet: used for feet, used in self._ways_out.items() if not used & changed}
@@ -197,6 +209,22 @@ class Terrain:
                 queue.append(near)
         return None
 
+    def reaching(self, target: Cell, limit: int = 3000) -> set[Cell]:
+        """Every stand from which a builder can walk to ``target`` (a reverse walk from it)."""
+        found = {target}
+        queue = deque([target])
+        while queue and len(found) < limit:
+            x, y, z = here = queue.popleft()
+            for dx, dz in ((1, 0), (-1, 0), (0, 1), (0, -1)):
+                for height in range(y - 1, y + MAX_DROP + 1):
+                    before = (x - dx, height, z - dz)
+                    if before not in found and self.standable(before) and any(
+                        near == here for near, _ in self.moves(before)
+                    ):
+                        found.add(before)
+                        queue.append(before)
+        return found
+
     def walk_to(self, start: Cell, arrived: Callable[[Cell], bool], limit: int = 20000) -> Stand | None:
         """The nearest stand (fewest moves) from ``start`` where ``arrived`` holds; None when there is none."""
         if arrived(start):
@@ -283,7 +311,7 @@ def tower_to(
             if near not in seen:
                 seen[near] = seen[here] + 1
                 queue.append(near)
-    best: tuple[tuple[int, int, float, int], Tower] | None = None
+    candidates: list[tuple[tuple[int, int, float, int], Tower]] = []
     for base, walked in seen.items():
         x, y, z = base
         if math.dist((x, z), (cell[0], cell[2])) > REACH or ((x, z) == (cell[0], cell[2]) and cell[1] >= y):
@@ -302,13 +330,11 @@ def tower_to(
                 continue  # the blueprint fills where the builder would stand, or it is still out of reach
             lowest = height if lowest is None else lowest
             covered = sum(eye_reach(top, later) <= REACH for later in upcoming)
-            score = (-covered, height, math.dist((x, z), (cell[0], cell[2])), walked)
-            if best is None or score < best[0]:
-                best = (score, tower)
-    if best is None:
-        return None
-    tower = best[1]
-    return Stand(tower.base, seen[tower.base], 0), tower
+            candidates.append(((-covered, height, math.dist((x, z), (cell[0], cell[2])), walked), tower))
+    for _, tower in sorted(candidates, key=lambda candidate: (candidate[0], candidate[1].base)):
+        if terrain.escapes(tower.base):  # dug down again, the builder can leave the site from there
+            return Stand(tower.base, seen[tower.base], 0), tower
+    return None
 
 
 def feet_cell(position: Position, site: BuildSite) -> Cell:
@@ -330,29 +356,33 @@ def body_cells(cell: Cell, block: str) -> frozenset[Cell]:
 
 
 def choose_stand(
-    terrain: Terrain, start: Cell, cell: Cell, block: str, placing: bool, back: Cell | None = None
+    terrain: Terrain,
+    start: Cell,
+    cell: Cell,
+    block: str,
+    placing: bool,
+    back: Cell | None = None,
+    strict: bool = False,
 ) -> Stand | None:
     """The stand a builder takes to place (or break) ``block`` at ``cell``: one it can leave the site from, if any.
 
     With ``back`` (the top of the tower it came up by), only stands from which it can walk
-    back there: it must come down the way it went up.
+    back there: it must come down the way it went up. ``strict``: only such stands, never
+    one it could not leave the site from.
     """
     filled = body_cells(cell, block) if placing else frozenset()
     within = reaches(cell, filled)
     if back is not None:
 
-        def tethered(feet: Cell) -> bool:
-            if not within(feet):
-                return False
-            with terrain.adding(filled, block):
-                return terrain.walk_to(feet, lambda there: there == back, limit=3000) is not None
-
-        return terrain.walk_to(start, tethered)
+        with terrain.adding(filled, block):
+            way_back = terrain.reaching(back)
+        return terrain.walk_to(start, lambda feet: within(feet) and feet in way_back)
 
     def free(feet: Cell) -> bool:
-        return within(feet) and (not placing or terrain.escapes_after(feet, filled, block))
+        return within(feet) and terrain.escapes_after(feet, filled, block)
 
-    return terrain.walk_to(start, free) or terrain.walk_to(start, within)
+    found = terrain.walk_to(start, free)
+    return found if found is not None or strict else terrain.walk_to(start, within)
 
 
 def tower_to_walk_off(
@@ -395,8 +425,13 @@ def tower_to_walk_off(
                 break
             if not (free(tower.top) and free(above)):
                 continue  # the blueprint fills where the builder would stand: it could not come back to it
+            top = tower.top
+
+            def and_back(feet: Cell, top: Cell = top) -> bool:  # it must come back down the way it went up
+                return within(feet) and terrain.walk_to(feet, lambda there: there == top, limit=3000) is not None
+
             with terrain.adding(tower.cells, "scaffolding"):
-                stand = terrain.walk_to(tower.top, within, limit=3000)
+                stand = terrain.walk_to(top, and_back, limit=3000)
             if stand is not None and stand.feet != tower.top:
                 return Stand(stand.feet, seen[base] + stand.moves, stand.climbs), tower
     return None

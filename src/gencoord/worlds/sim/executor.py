@@ -534,6 +534,7 @@ class SimExecutor:
         self._refuse_occupied(action.agent, site, [action.cell, head_room], f"{action.site} cell {where}")
         _take(self.inventories[action.agent], action.block, 1, action.agent)
         self.blocks[action.site][action.cell] = action.block
+        _add(self.sites[action.site], action.block, 1)
         self.positions[action.agent] = feet_position(offset(action.cell, (0, 1, 0)), site)
         walked = stand.moves / self.physics.walk_blocks_per_s + stand.climbs * JUMP_S
         return began + walked + JUMP_S + self._ticks(self.physics.place_ticks)
@@ -559,6 +560,7 @@ class SimExecutor:
             raise _RefusedError("NOTHING_TO_BREAK", f"{action.site} cell {where} holds no {action.block}")
         ticks = self._break_ticks(action.block)
         del self.blocks[action.site][action.cell]
+        _take(self.sites[action.site], action.block, 1, action.site)
         terrain = Terrain(site.size, self.blocks[action.site])
         landed = action.cell
         while not terrain.standable(landed) and landed[1] > 0:
