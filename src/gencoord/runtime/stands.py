@@ -26,16 +26,8 @@ from gencoord.dsl.cells import Cell
 from gencoord.worlds.actions import Action, BreakAt, DigDown, Pillar, PlaceAt, Program, StepAside
 from gencoord.worlds.placing import ABOVE, build_order, offset
 from gencoord.worlds.spec import BuildSite, WorldSpec
-from gencoord.worlds.standing import (
-    Terrain,
-    Tower,
-    body_cells,
-    choose_stand,
-    feet_cell,
-    reaches,
-    tower_to,
-    tower_to_walk_off,
-)
+from gencoord.worlds.standing import Terrain, body_cells, choose_stand, feet_cell, reaches
+from gencoord.worlds.towers import Tower, tower_to, tower_to_walk_off
 
 TOWER_BLOCK = "dirt"
 """What builders pillar up with: MINDcraft gives every agent 128."""

@@ -8,10 +8,9 @@ level, or down a drop of at most three. It does not fly, climb walls, or pass cl
 doors. Around a build site lies open, flat ground (MINDcraft clears the footprint and
 five blocks beyond).
 
-A builder that must reach higher **pillars**: it jumps and places a scaffolding block in
-the cell it stood in, and stands one higher; it comes down by breaking the block under
-its feet. The simulator applies this rule to every placement and break, the planner
-plans towers by it, and the Minecraft skill walks by the same reach.
+A builder that must reach higher pillars up (``worlds/towers.py``). The simulator applies
+this rule to every placement and break, the compiler plans stands and towers by it
+(``runtime/stands.py``), and the Minecraft skill walks by the same reach.
 """
 
 from __future__ import annotations
@@ -218,8 +217,10 @@ class Terrain:
             for dx, dz in ((1, 0), (-1, 0), (0, 1), (0, -1)):
                 for height in range(y - 1, y + MAX_DROP + 1):
                     before = (x - dx, height, z - dz)
-                    if before not in found and self.standable(before) and any(
-                        near == here for near, _ in self.moves(before)
+                    if (
+                        before not in found
+                        and self.standable(before)
+                        and any(near == here for near, _ in self.moves(before))
                     ):
                         found.add(before)
                         queue.append(before)
@@ -263,80 +264,6 @@ def reaches(cell: Cell, avoid: frozenset[Cell] = frozenset()) -> Callable[[Cell]
     return arrived
 
 
-@dataclass(frozen=True, slots=True)
-class Tower:
-    """A pillar of scaffolding: ``height`` blocks in column ``base``'s (x, z), from ``base``'s level up.
-
-    The builder stands in ``base``, jumps and places a block under its feet ``height`` times,
-    works from the top, and breaks the blocks under its feet again, top first.
-    """
-
-    base: Cell
-    height: int
-
-    @property
-    def cells(self) -> tuple[Cell, ...]:
-        x, y, z = self.base
-        return tuple((x, y + level, z) for level in range(self.height))
-
-    @property
-    def top(self) -> Cell:
-        """Where the builder's feet are once the tower stands."""
-        x, y, z = self.base
-        return (x, y + self.height, z)
-
-
-def tower_to(
-    terrain: Terrain,
-    start: Cell,
-    cell: Cell,
-    free: Callable[[Cell], bool],
-    avoid: frozenset[Cell] = frozenset(),
-    upcoming: tuple[Cell, ...] = (),
-    max_height: int = 16,
-    limit: int = 4000,
-) -> tuple[Stand, Tower] | None:
-    """A tower from which ``cell`` is in reach, at a column the builder can walk to from ``start``.
-
-    ``free`` says whether a cell may hold scaffolding (the blueprint leaves it empty). Of the
-    columns within reach of ``cell`` and the heights (up to three above the lowest that
-    reaches) from which it is in reach, the one that also reaches most of the builder's
-    ``upcoming`` cells is taken, then the lower, then the nearer: one tower for many blocks.
-    """
-    seen = {start: 0}
-    queue = deque([start])
-    while queue and len(seen) < limit:
-        here = queue.popleft()
-        for near, _ in terrain.moves(here):
-            if near not in seen:
-                seen[near] = seen[here] + 1
-                queue.append(near)
-    candidates: list[tuple[tuple[int, int, float, int], Tower]] = []
-    for base, walked in seen.items():
-        x, y, z = base
-        if math.dist((x, z), (cell[0], cell[2])) > REACH or ((x, z) == (cell[0], cell[2]) and cell[1] >= y):
-            continue  # too far, or the cell's own column: the tower would stand in its way
-        lowest = None
-        for height in range(1, max_height + 1):
-            tower = Tower(base, height)
-            top, step, head = tower.top, tower.cells[-1], (x, y + height + 1, z)
-            if not free(step) or not terrain.passable(step) or step in avoid:
-                break
-            if not terrain.inside(head) or not terrain.passable(head) or top in avoid or head in avoid:
-                break
-            if lowest is not None and height > lowest + 3:
-                break
-            if not (free(top) and free(head)) or eye_reach(top, cell) > REACH:
-                continue  # the blueprint fills where the builder would stand, or it is still out of reach
-            lowest = height if lowest is None else lowest
-            covered = sum(eye_reach(top, later) <= REACH for later in upcoming)
-            candidates.append(((-covered, height, math.dist((x, z), (cell[0], cell[2])), walked), tower))
-    for _, tower in sorted(candidates, key=lambda candidate: (candidate[0], candidate[1].base)):
-        if terrain.escapes(tower.base):  # dug down again, the builder can leave the site from there
-            return Stand(tower.base, seen[tower.base], 0), tower
-    return None
-
-
 def feet_cell(position: Position, site: BuildSite) -> Cell:
     """The site cell a body at world ``position`` has its feet in."""
     x, y, z = position
@@ -373,7 +300,6 @@ def choose_stand(
     filled = body_cells(cell, block) if placing else frozenset()
     within = reaches(cell, filled)
     if back is not None:
-
         with terrain.adding(filled, block):
             way_back = terrain.reaching(back)
         return terrain.walk_to(start, lambda feet: within(feet) and feet in way_back)
@@ -383,55 +309,3 @@ def choose_stand(
 
     found = terrain.walk_to(start, free)
     return found if found is not None or strict else terrain.walk_to(start, within)
-
-
-def tower_to_walk_off(
-    terrain: Terrain,
-    start: Cell,
-    cell: Cell,
-    free: Callable[[Cell], bool],
-    avoid: frozenset[Cell] = frozenset(),
-    max_height: int = 16,
-    columns: int = 96,
-) -> tuple[Stand, Tower] | None:
-    """A tower to climb onto what stands (a roof, a wall's top) and walk from there to a stand within reach.
-
-    For parts no column near enough reaches: the builder pillars up beside the build, steps
-    off onto it, and walks on. The tower stays until the builder comes back to dig it down.
-    The columns nearest ``cell`` that the builder can walk to are tried, lowest tower first.
-    """
-    seen = {start: 0}
-    queue = deque([start])
-    while queue and len(seen) < 4000:
-        here = queue.popleft()
-        for near, _ in terrain.moves(here):
-            if near not in seen:
-                seen[near] = seen[here] + 1
-                queue.append(near)
-    nearest = sorted(seen, key=lambda feet: (math.dist((feet[0], feet[2]), (cell[0], cell[2])), seen[feet], feet))
-    bases: dict[tuple[int, int], Cell] = {}
-    for feet in nearest:  # one base a column: the nearest walk to it
-        bases.setdefault((feet[0], feet[2]), feet)
-        if len(bases) == columns:
-            break
-    within = reaches(cell, avoid)
-    for base in bases.values():
-        x, y, z = base
-        for height in range(1, max_height + 1):
-            tower = Tower(base, height)
-            step = tower.cells[-1]
-            above = (x, y + height + 1, z)
-            if not free(step) or not terrain.passable(step) or step in avoid or not terrain.passable(above):
-                break
-            if not (free(tower.top) and free(above)):
-                continue  # the blueprint fills where the builder would stand: it could not come back to it
-            top = tower.top
-
-            def and_back(feet: Cell, top: Cell = top) -> bool:  # it must come back down the way it went up
-                return within(feet) and terrain.walk_to(feet, lambda there: there == top, limit=3000) is not None
-
-            with terrain.adding(tower.cells, "scaffolding"):
-                stand = terrain.walk_to(top, and_back, limit=3000)
-            if stand is not None and stand.feet != tower.top:
-                return Stand(stand.feet, seen[base] + stand.moves, stand.climbs), tower
-    return None
