@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 
 from gencoord.dsl.cells import Cell
 from gencoord.worlds.actions import Action, BreakAt, DigDown, Pillar, PlaceAt, Program, StepAside
-from gencoord.worlds.placing import ABOVE, build_order, offset
+from gencoord.worlds.placing import ABOVE, NEIGHBOURS, build_order, needs_floor, offset
 from gencoord.worlds.spec import BuildSite, WorldSpec
 from gencoord.worlds.standing import Terrain, body_cells, choose_stand, feet_cell, reaches
 from gencoord.worlds.towers import Tower, tower_to, tower_to_walk_off
@@ -47,8 +47,13 @@ def _merge(program: Program, world: WorldSpec) -> list[int]:
         for index, action in enumerate(actions):
             if isinstance(action, PlaceAt) and action.site == site:
                 key[index] = rank.get(action.cell, len(rank))
-            elif isinstance(action, BreakAt) and action.site == site:
-                key[index] = len(rank) + index
+            elif isinstance(action, BreakAt) and action.site == site:  # right after its last neighbour
+                beside = [
+                    rank[near]
+                    for face in NEIGHBOURS
+                    if (near := offset(action.cell, face)) in rank and not needs_floor(placed[near])
+                ]
+                key[index] = max([rank.get(action.cell, 0), *beside])
     waiting: list[set[int]] = []
     previous: dict[str, int] = {}
     for index, action in enumerate(actions):

@@ -201,9 +201,10 @@ def build_order(blocks: Mapping[Cell, str], scaffold: Iterable[Cell]) -> list[Ce
 
     Wanted: bands of four levels from the bottom, each swept in squares of six by six
     columns, row of squares by row in alternating directions, so a builder places much from
-    one stand (one tower serves a square through four levels) and walks little; ground-floor doors last, since their
-    openings are the ways in and out of the rooms while the walls rise and no block rests on
-    a door. Taken: the wanted order, except that a cell waits until a block beside it (below
+    one stand (one tower serves a square through four levels) and walks little; ground-floor
+    doors last, the innermost first, since their openings are the ways in and out of the
+    rooms while the walls rise and no block rests on a door. Taken: the wanted order, except
+    that a cell waits until a block beside it (below
     it, for a carpet or a door) has been placed, so each cell finds a face. Cells nothing
     holds up come last. A door's upper half is left out: it comes with the lower.
     """
@@ -216,10 +217,15 @@ def _build_order(items: tuple[tuple[Cell, str], ...], scaffold: tuple[Cell, ...]
     solid = {**blocks, **{cell: "" for cell in scaffold if cell not in blocks}}
     cells = set(placed_cells(blocks)) | {cell for cell in scaffold if cell not in blocks}
 
+    width = max(c[0] for c in cells) + 1 if cells else 0
+    depth = max(c[2] for c in cells) + 1 if cells else 0
+
     def wanted(c: Cell) -> tuple[bool, int, int, int, int, int, int]:
-        exit_door = two_high(solid[c]) and c[1] <= 1
+        if two_high(solid[c]) and c[1] <= 1:  # ground-floor doors last, the innermost first
+            inside = min(c[0], c[2], width - 1 - c[0], depth - 1 - c[2])
+            return (True, -inside, 0, 0, c[2], c[0], c[1])
         tile_z, tile_x = c[2] // TILE, c[0] // TILE
-        return (exit_door, c[1] // BAND, tile_z, tile_x if tile_z % 2 == 0 else -tile_x, c[2], c[0], c[1])
+        return (False, c[1] // BAND, tile_z, tile_x if tile_z % 2 == 0 else -tile_x, c[2], c[0], c[1])
 
     def ready(c: Cell, placed: set[Cell]) -> bool:
         if c[1] == 0:

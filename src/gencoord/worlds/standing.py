@@ -115,7 +115,7 @@ class Terrain:
         if known is not None and not known & filled:
             return True  # the way out it had touches none of the new cells
         with self.adding(filled, block):
-            route = self._route(feet, self.outside, 3000)
+            route = self._route(feet, self.outside, 20000)
         if route is None:
             return False
         used = _relied_on(route)
@@ -179,7 +179,7 @@ class Terrain:
         width, _, depth = self.size
         return not (0 <= x < width and 0 <= z < depth)
 
-    def escapes(self, start: Cell, limit: int = 3000) -> bool:
+    def escapes(self, start: Cell, limit: int = 20000) -> bool:
         """Whether a builder at ``start`` can still walk out of the site's box."""
         if start in self._ways_out:
             return True
