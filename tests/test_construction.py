@@ -22,7 +22,7 @@ from gencoord.tasks.blueprint import AIR, score_build
 from gencoord.tasks.build import BuildTask
 from gencoord.tasks.generate_builds import random_build_task
 from gencoord.tasks.team_files import load_team_tasks, read_task_file
-from gencoord.worlds.placing import share_placements, support_ranks
+from gencoord.worlds.placing import build_order, plan_scaffold, share_placements
 
 PRIOR = team_prior()
 FIXTURES = Path(__file__).parent / "fixtures" / "construction"
@@ -181,17 +181,20 @@ def test_each_builder_places_in_support_order_and_the_team_uses_its_materials(se
             "blueprint": raw["blueprint"],
         }
     )
-    ranks = support_ranks(task.blueprint.blocks())
+    blocks = task.blueprint.blocks()
+    order = {
+        cell: index
+        for index, cell in enumerate(build_order(blocks, plan_scaffold(blocks, task.blueprint.size()).cells))
+    }
     by_form: dict[str, list[list[tuple[int, int, int]]]] = {}
     for form in ("share", "cells"):
         plan = plan_build(task, "a0", PRIOR, form=form)
         for path in (plan.proposal.self_plan, *(request.plan for request in plan.proposal.peer_requests)):
             for step in path:
                 if step.skill == "build.place":
-                    placed_here = _placements(step, task)
-                    cells = [cell for _, cell in placed_here]
-                    keys = [(block.endswith("_door") and cell[1] <= 1, ranks[cell]) for block, cell in placed_here]
-                    assert keys == sorted(keys)  # support order, ground-floor doors last (the rooms' ways out)
+                    cells = [cell for _, cell in _placements(step, task)]
+                    positions = [order[cell] for cell in cells]
+                    assert positions == sorted(positions)  # each builder follows the one build order both sides derive
                     by_form.setdefault(form, []).append(cells)
     assert by_form["share"] == by_form["cells"]  # a share names exactly the cells the per-cell form spells out
     placed = [cell for cells in by_form["share"] for cell in cells]
