@@ -691,11 +691,11 @@ async function placeAt (ctx, bot, action) {
     .map(cellKey))
   for (const wanted of ctx.wanted.keys()) keep.add(wanted)
   const stand = new StandToPlace(cells, keep)
-  await standPlanned(bot, build, action.stand)
+  const missed = await standPlanned(bot, build, action.stand)
   if (!stand.isEnd(bot.entity.position.floored()) && !withinPlaceReach(bot, stand.centre)) await goto(bot, stand.centre, STAND_REACH, { stand })
   const eyes = bot.entity.position.offset(0, EYE_HEIGHT, 0)
   const gap = eyes.distanceTo(stand.centre)
-  if (gap > PLACE_REACH) throw new SkillFailure('OUT_OF_REACH', `${bot.username} is ${gap.toFixed(1)} blocks from ${action.site} cell ${where} (reach ${PLACE_REACH})`)
+  if (gap > PLACE_REACH) throw new SkillFailure('OUT_OF_REACH', `${bot.username} is ${gap.toFixed(1)} blocks from ${action.site} cell ${where} (reach ${PLACE_REACH})${missed}`)
   if (occupant(ctx, cells)) {
     const keys = cells.map(cellKey)
     for (const key of keys) ctx.wanted.set(key, bot.username)
@@ -724,11 +724,13 @@ async function placeAt (ctx, bot, action) {
 // (feet cell, site offsets). A stand it cannot reach is not an error here: the skill then
 // finds the nearest stand itself, as it does when none was planned.
 async function standPlanned (bot, build, feet) {
-  if (!feet) return
+  if (!feet) return ''
   const target = new Vec3(build.origin[0] + feet[0], build.origin[1] + feet[1], build.origin[2] + feet[2])
-  if (bot.entity.position.floored().equals(target)) return
+  if (bot.entity.position.floored().equals(target)) return ''
   const goal = new goals.GoalBlock(target.x, target.y, target.z)
-  await goto(bot, target.offset(0.5, 0, 0.5), 0.5, { stand: goal }).catch(() => {})
+  const missed = await goto(bot, target.offset(0.5, 0, 0.5), 0.5, { stand: goal }).then(() => '', (err) => err.message)
+  const at = bot.entity.position.floored().minus(new Vec3(...build.origin))
+  return missed ? ` (its planned stand ${feet.join(',')} not reached from ${at.x},${at.y},${at.z}: ${missed})` : ''
 }
 
 function withinPlaceReach (bot, centre) {
