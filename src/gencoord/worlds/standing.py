@@ -208,8 +208,8 @@ class Terrain:
                 queue.append(near)
         return None
 
-    def reaching(self, target: Cell, limit: int = 3000) -> set[Cell]:
-        """Every stand from which a builder can walk to ``target`` (a reverse walk from it)."""
+    def reaching(self, target: Cell, limit: int = 500) -> set[Cell]:
+        """Stands from which a builder can walk to ``target`` (a reverse walk from it, the nearest ``limit``)."""
         found = {target}
         queue = deque([target])
         while queue and len(found) < limit:
@@ -217,14 +217,24 @@ class Terrain:
             for dx, dz in ((1, 0), (-1, 0), (0, 1), (0, -1)):
                 for height in range(y - 1, y + MAX_DROP + 1):
                     before = (x - dx, height, z - dz)
-                    if (
-                        before not in found
-                        and self.standable(before)
-                        and any(near == here for near, _ in self.moves(before))
-                    ):
+                    if before not in found and self.standable(before) and self._steps_to(before, here):
                         found.add(before)
                         queue.append(before)
         return found
+
+    def _steps_to(self, before: Cell, here: Cell) -> bool:
+        """Whether one step from ``before`` leads to its standable neighbour ``here``, as :meth:`moves` walks."""
+        x, y, z = before
+        nx, ny, nz = here
+        if ny == y:
+            return True
+        if self.standable((nx, y, nz)):
+            return False  # the step stays on the level
+        if ny == y + 1:
+            return self.passable((x, y + 2, z))
+        if ny > y or not (self.passable((nx, y, nz)) and self.passable((nx, y + 1, nz))):
+            return False
+        return all(self.passable((nx, level, nz)) and not self.standable((nx, level, nz)) for level in range(ny + 1, y))
 
     def walk_to(self, start: Cell, arrived: Callable[[Cell], bool], limit: int = 20000) -> Stand | None:
         """The nearest stand (fewest moves) from ``start`` where ``arrived`` holds; None when there is none."""
