@@ -16,6 +16,22 @@ from dataclasses import dataclass
 from gencoord.dsl.cells import Cell
 from gencoord.worlds.standing import REACH, Stand, Terrain, eye_reach, reaches
 
+WALK_LIMIT = 4000
+"""Stands around the builder a tower's column is chosen among."""
+
+
+def _walkable(terrain: Terrain, start: Cell, limit: int) -> dict[Cell, int]:
+    """Every stand the builder can walk to from ``start`` (the nearest ``limit``), with its moves."""
+    seen = {start: 0}
+    queue = deque([start])
+    while queue and len(seen) < limit:
+        here = queue.popleft()
+        for near, _ in terrain.moves(here):
+            if near not in seen:
+                seen[near] = seen[here] + 1
+                queue.append(near)
+    return seen
+
 
 @dataclass(frozen=True, slots=True)
 class Tower:
@@ -48,7 +64,7 @@ def tower_to(
     avoid: frozenset[Cell] = frozenset(),
     upcoming: tuple[Cell, ...] = (),
     max_height: int = 16,
-    limit: int = 4000,
+    limit: int = WALK_LIMIT,
 ) -> tuple[Stand, Tower] | None:
     """A tower from which ``cell`` is in reach, at a column the builder can walk to from ``start``.
 
@@ -57,14 +73,7 @@ def tower_to(
     reaches) from which it is in reach, the one that also reaches most of the builder's
     ``upcoming`` cells is taken, then the lower, then the nearer: one tower for many blocks.
     """
-    seen = {start: 0}
-    queue = deque([start])
-    while queue and len(seen) < limit:
-        here = queue.popleft()
-        for near, _ in terrain.moves(here):
-            if near not in seen:
-                seen[near] = seen[here] + 1
-                queue.append(near)
+    seen = _walkable(terrain, start, limit)
     candidates: list[tuple[tuple[int, int, float, int], Tower]] = []
     for base, walked in seen.items():
         x, y, z = base
@@ -106,14 +115,7 @@ def tower_to_walk_off(
     off onto it, and walks on. The tower stays until the builder comes back to dig it down.
     The columns nearest ``cell`` that the builder can walk to are tried, lowest tower first.
     """
-    seen = {start: 0}
-    queue = deque([start])
-    while queue and len(seen) < 4000:
-        here = queue.popleft()
-        for near, _ in terrain.moves(here):
-            if near not in seen:
-                seen[near] = seen[here] + 1
-                queue.append(near)
+    seen = _walkable(terrain, start, WALK_LIMIT)
     nearest = sorted(seen, key=lambda feet: (math.dist((feet[0], feet[2]), (cell[0], cell[2])), seen[feet], feet))
     bases: dict[tuple[int, int], Cell] = {}
     for feet in nearest:  # one base a column: the nearest walk to it
