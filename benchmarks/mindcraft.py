@@ -15,6 +15,9 @@ in it, read as MINDcraft ships them. Reported, by agent count:
     (``random_mindcraft_task``, half of them with logs to dig), for the team sizes the
     train split lacks; with ``--minecraft-generated M``, 3·M of those with 3–5 agents (evenly
     drawn) on real Minecraft as well.
+  * with ``--generated-cooking N``: N cooking tasks from MINDcraft's cooking generators
+    (``tasks/generate_cooking.py``: every dish, variant, team size 2–5, 1–3 dishes, and bags
+    dealt evenly, by kind or not at all), reported as the cooking files are;
   * with ``--cooking`` (default DIR: ../shared/data/mindcraft/cooking): the cooking files, by
     agent count and variant (plain, blocked recipe, hells kitchen): simulator tasks per second,
     success, the plan's makespan against the task's time limit, and what teaching recipes cost
@@ -40,7 +43,7 @@ from rich.console import Console
 from rich.table import Table
 
 from gencoord import __version__
-from gencoord.backends.planner import PlannerBackend
+from gencoord.backends.registry import team_players
 from gencoord.dsl.surface import SurfaceName
 from gencoord.prior.load import team_prior
 from gencoord.prior.prior import Prior
@@ -49,6 +52,7 @@ from gencoord.run.team import TeamResult, run_team_task
 from gencoord.run.team_choices import TeamMode
 from gencoord.tasks.cooking import CookingTask
 from gencoord.tasks.generate import random_mindcraft_task
+from gencoord.tasks.generate_cooking import cooking_tasks
 from gencoord.tasks.team import TeamTask, gathered_from
 from gencoord.tasks.team_files import mindcraft_world, read_task_file
 from gencoord.worlds.sim.physics import TICKS_PER_S
@@ -146,7 +150,8 @@ def _by_agents(results: list[TeamResult]) -> dict[str, dict[str, object]]:
 
 def _run(task: TeamTask | CookingTask, prior: Prior, executor: object = None) -> TeamResult:
     """Any task as ``gencoord tasks run`` runs it: its kind's runner, the planner leading, private bags."""
-    return kind_of(task).run(task, prior, TeamMode.PRIVATE, SurfaceName.DSL, PlannerBackend(prior), executor)  # type: ignore[arg-type]
+    players = team_players("planner", prior)
+    return kind_of(task).run(task, prior, TeamMode.PRIVATE, SurfaceName.DSL, players, executor)  # type: ignore[arg-type]
 
 
 def _variant(task: CookingTask) -> str:
@@ -252,6 +257,9 @@ def main() -> None:
     )
     parser.add_argument("--cooking", nargs="?", type=Path, const=COOKING, default=None, help="cooking files too")
     parser.add_argument("--minecraft-cooking", type=int, default=0, help="cooking tasks to run on Minecraft too")
+    parser.add_argument(
+        "--generated-cooking", type=int, default=0, help="cooking tasks from MINDcraft's generators, every axis"
+    )
     args = parser.parse_args()
     tasks, refused = _load(args.folder)
     results, seconds = _simulate(tasks)
@@ -276,6 +284,11 @@ def main() -> None:
         summary["minecraft"] = _minecraft(tasks, {r.task.id: r for r in results}, args.minecraft)
     if args.cooking is not None:
         summary["cooking"] = _cooking(args.cooking, args.minecraft_cooking)
+    if args.generated_cooking:
+        with tempfile.TemporaryDirectory() as folder:
+            made = Path(folder) / "generated_cooking.json"
+            made.write_text(json.dumps(cooking_tasks(args.generated_cooking)), encoding="utf-8")
+            summary["generated_cooking"] = _cooking(Path(folder), 0)
     summary |= {"gencoord": __version__, "python": platform.python_version(), "machine": platform.machine()}
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
@@ -310,23 +323,36 @@ def main() -> None:
         if real:
             line = f"{real['succeeded']}/{real['tasks']} succeeded, {real['agree']} agree with the simulator"
             console.print(f"{title}: {line}, median {real['median_wall_s']} s a task")
-    cooking = summary.get("cooking")
-    if isinstance(cooking, dict):
-        table = Table(title="MINDcraft cooking files")
-        for column in ("agents, variant", "tasks", "succeeded", "makespan s", "/ limit", "/ one cook", "recipe B"):
+    for name, title in (("cooking", "MINDcraft cooking files"), ("generated_cooking", "generated cooking tasks")):
+        cooking = summary.get(name)
+        if not isinstance(cooking, dict):
+            continue
+        table = Table(title=title)
+        columns = (
+            "agents, variant",
+            "tasks",
+            "feasible",
+            "succeeded",
+            "makespan s",
+            "/ limit",
+            "/ one cook",
+            "recipe B",
+        )
+        for column in columns:
             table.add_column(column, justify="right")
         for key, row in cooking["by_agents_and_variant"].items():
             table.add_row(
                 key,
                 str(row["tasks"]),
-                f"{row['succeeded']}/{row['tasks']}",
+                str(row["feasible"]),
+                f"{row['succeeded']}/{row['feasible']}",
                 str(row["median_makespan_s"]),
                 str(row["median_makespan_over_time_limit"]),
                 str(row["median_makespan_over_one_cook"]),
                 str(row["mean_recipe_bytes"]),
             )
         console.print(table)
-        console.print(f"{cooking['tasks']} cooking tasks on the simulator: {cooking['simulator_tasks_per_s']} tasks/s")
+        console.print(f"{cooking['tasks']} {title} on the simulator: {cooking['simulator_tasks_per_s']} tasks/s")
         real = cooking.get("minecraft")
         if isinstance(real, dict):
             line = f"{real['succeeded']}/{real['tasks']} succeeded, {real['agree']} agree with the simulator"

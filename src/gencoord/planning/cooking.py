@@ -15,9 +15,10 @@ team's work soonest:
 
 Holdings are carried from dish to dish by the ledger (what each task surely consumes and
 produces, never a lucky drop), and every dish's goal items are set aside for its holder, so a
-later dish cannot eat an earlier one. Under ``own_work`` (hells kitchen) a dish is planned for
-its holder alone, from its own bag and the world. A goal any agent may hold is tried with the
-lead and with the agent holding most of what the goal's recipes use.
+later dish cannot eat an earlier one. Under ``own_work`` (hells kitchen) a dish's holder makes it:
+it alone gathers, hunts, cooks and crafts, while teammates may only hand over what they already
+hold (MINDcraft's recipe steps say "get … from your inventory or other agents"). A goal any
+agent may hold is tried with the lead and with the agent holding most of what its recipes use.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from dataclasses import dataclass
 from gencoord.dsl.ast import PeerRequest, Proposal, Task
 from gencoord.errors import ResolutionError
 from gencoord.planning.feasibility import closure_items, planning_game
-from gencoord.planning.planner import SMELT_SKILLS, dry_run, plan_team
+from gencoord.planning.planner import DELIVER_SKILL, SMELT_SKILLS, dry_run, plan_team
 from gencoord.prior.ledger import consumption, production
 from gencoord.prior.prior import Prior
 from gencoord.tasks.cooking import CookingTask
@@ -158,18 +159,22 @@ def _deal(task: CookingTask, lead: str, prior: Prior, dishes: list[Dish]) -> Coo
         found: tuple[float, str, str, Paths] | None = None
         why: tuple[str, str] | None = None
         for maker in crew:
-            team = [name for name in holdings if not task.own_work or name == maker]
-            agents = [TeamAgent(name=name, inventory=_positive(holdings[name]), blocked=blocked[name]) for name in team]
+            bars = {
+                name: _givers_only(prior) if task.own_work and name != maker else blocked[name] for name in holdings
+            }
+            agents = [
+                TeamAgent(name=name, inventory=_positive(holdings[name]), blocked=bars[name]) for name in holdings
+            ]
             sub = dish_task(task, agents, dish)
             try:
-                planned = plan_team(sub, maker if task.own_work else lead, prior, crafters=[maker])
+                planned = plan_team(sub, lead, prior, crafters=[maker])
             except ResolutionError as error:
                 why = why or (error.reason, error.message)
                 continue
             if planned.proposal is None:
                 why = why or (planned.feasibility.code or "NO_PLAN", planned.feasibility.reason)
                 continue
-            own = paths_of(planned.proposal, maker if task.own_work else lead)
+            own = paths_of(planned.proposal, lead)
             for station, variant in _station_variants(own, task):
                 merged = _merged(paths, variant)
                 timed = _timed(task, proposal_of(merged, lead), lead, prior, done)
@@ -195,6 +200,11 @@ def _makers(task: CookingTask, dish: Dish) -> list[str]:
     """Who may make ``dish``: its holder first (no hand-over at the end), then everyone else in order."""
     names = [agent.name for agent in task.agents]
     return [dish.holder] + [name for name in names if name != dish.holder] if dish.holder in names else names
+
+
+def _givers_only(prior: Prior) -> list[str]:
+    """A hells-kitchen teammate's bars: every skill but handing over what it holds."""
+    return sorted(skill for skill in prior.skills if skill != DELIVER_SKILL)
 
 
 def _positive(bag: dict[str, int]) -> dict[str, int]:

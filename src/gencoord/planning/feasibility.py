@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, milp
 
-from gencoord.planning.furnace import is_heat, readable, with_furnace
+from gencoord.planning.furnace import is_heat, readable, smelted_input, with_furnace
 from gencoord.prior.gamedata import GameData, Recipe
 from gencoord.prior.prior import Prior
 from gencoord.tasks.team import TeamTask
@@ -220,7 +220,7 @@ def _solve(
         [
             np.full(n_variants, _RUN),
             # a craftable item's shortfall costs more the nearer the goal it is (items come nearest
-            # first): what is missing is said as deep as it lies (gold ingots, not the golden carrot)
+            # first): what is missing is said as deep as it lies (logs, not the planks)
             [
                 _CRAFTED_SLACK * (1 + 1 / (1 + i)) if game.recipes.get(item) else _RAW_SLACK
                 for i, item in enumerate(items)
@@ -233,6 +233,63 @@ def _solve(
     assert solved.success and solved.x is not None, solved.message  # slack keeps it feasible and bounded
     plan: np.ndarray = np.round(solved.x).astype(int)
     return plan
+
+
+def _in_cooks_words(
+    shortfall: Shortfall, used: list[tuple[str, Recipe]], runs: np.ndarray, held: dict[str, int], game: GameData
+) -> Shortfall:
+    """``shortfall`` named as a person fetches it: gold ingots, not the raw-gold block they unpack from.
+
+    Below the goal, the chain of recipes the solver used may end in steps that only pack (nine
+    nuggets to an ingot and back) or smelt what is mined with a pickaxe where the team holds
+    none. Those are no one's job in the task, so the missing item is named where that tail
+    starts: the smelted material (the ingot) when the tail smelts, else the tail's first item.
+    """
+    chain = (*shortfall.via, shortfall.item)
+    steps = [_step(chain[j - 1], chain[j], used) for j in range(1, len(chain))]
+    start = len(steps)
+    while start > 0 and (recipe := steps[start - 1]) is not None and _fetched(game, chain[start - 1], recipe, held):
+        start -= 1
+    if start in (0, len(steps)):
+        return shortfall
+    smelts = [j for j in range(start, len(steps)) if (recipe := steps[j]) is not None and smelted_input(recipe)]
+    at = smelts[0] if smelts else start
+    item = chain[at]
+    consumed = sum(int(n) * recipe.ingredients.get(item, 0) for (_, recipe), n in zip(used, runs, strict=True))
+    return Shortfall(item, max(consumed, held.get(item, 0) + 1), held.get(item, 0), chain[:at])
+
+
+def _step(result: str, ingredient: str, used: list[tuple[str, Recipe]]) -> Recipe | None:
+    return next((recipe for made, recipe in used if made == result and ingredient in recipe.ingredients), None)
+
+
+def _fetched(game: GameData, item: str, recipe: Recipe, held: dict[str, int]) -> bool:
+    """Whether making ``item`` by ``recipe`` is packing, or smelting mined ore the team holds none of."""
+    source = smelted_input(recipe)
+    if source is not None:
+        return not held.get(source) and _mineral(game, source)
+    if len(recipe.ingredients) != 1:
+        return False
+    (only,) = recipe.ingredients
+    return any(set(back.ingredients) == {item} for back in game.recipes.get(only, ()))
+
+
+def _mineral(game: GameData, item: str | None) -> bool:
+    """Whether ``item`` is mined: a block only a tool harvests, or dropped only by such blocks."""
+    if item is None:
+        return False
+    if item in game.blocks:
+        return game.blocks[item].harvest_tools is not None
+    sources = game.sources_of(item)
+    return bool(sources) and all(game.blocks[block].harvest_tools is not None for block in sources)
+
+
+def _packing(game: GameData, item: str, recipe: Recipe) -> bool:
+    """A one-ingredient recipe whose ingredient is in turn made from ``item`` alone (a reversible pack)."""
+    if len(recipe.ingredients) != 1:
+        return False
+    (source,) = recipe.ingredients
+    return any(set(back.ingredients) == {item} for back in game.recipes.get(source, ()))
 
 
 def _gatherable(task: TeamTask) -> set[str]:
@@ -283,6 +340,9 @@ def diagnose(task: TeamTask, prior: Prior) -> Feasibility:
         return Feasibility(True, None, "", crafts=crafts, runs=runs, places_table=bool(table_needed and x[-1] > 0))
     missing.sort(key=lambda short: (short.item == goal, short.item == TABLE, -len(short.via), short.item))
     first = missing[0]
+    if first.item not in (goal, TABLE):
+        runs_used = x[:n_variants][x[:n_variants] > 0]
+        first = _in_cooks_words(first, used, runs_used, held, game)
     if first.item == TABLE and table_needed:
         return Feasibility(
             False,

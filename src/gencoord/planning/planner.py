@@ -236,9 +236,6 @@ def _draft(
     own_path = draft.paths[crafter]
     own_path += obtained[crafter]
     placed = placer is not None and placer != crafter
-    smelted = sorted({source for _, recipe, _ in runs if (source := smelted_input(recipe))})
-    if len(smelted) > 1:
-        return f"the plan smelts {' and '.join(smelted)}, and one furnace smelts one kind of item per plan"
     own_path += _making(runs, game, prior, feasibility.places_table and not placed, placer is None)
     holder = task.goal.holder
     if holder not in (ANY, crafter):

@@ -4,7 +4,8 @@ One validated object whatever the file format (``tasks/team_files.py`` reads gen
 TOML/JSON and MINDcraft's cooking JSON). A goal is a set of items that one holder must hold
 at the same moment: MINDcraft's test, where ``holder = "any"`` means some one agent holds
 every item at once. A task may have a goal per agent (MINDcraft's hells kitchen), and then
-``own_work`` says each holder makes its own goal and teammates may only tell it how.
+``own_work`` says each holder makes its own goal: teammates may tell it how and hand over
+what they hold, never collect, cook or craft for it.
 
 Who knows which recipe is part of the task (``recipes``): an agent that does not know how
 to make an item must learn it from a teammate who does, over the wire.
@@ -65,7 +66,7 @@ class CookingTask(BaseModel):
     world: TeamWorld
     # goal item → the agents that know how to make it; an item not listed is known to everyone
     recipes: dict[str, list[str]] = {}
-    own_work: bool = False  # each goal's holder makes it alone; teammates only tell it how
+    own_work: bool = False  # each goal's holder makes it; teammates only teach and hand over what they hold
     time_limit_s: PositiveFloat = 300.0
     source: Literal["gencoord", "mindcraft"] = "gencoord"
     notes: list[str] = []

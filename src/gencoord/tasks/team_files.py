@@ -537,7 +537,10 @@ def _cooking_from_mindcraft(task_id: str, raw: dict[str, Any], origin: str) -> C
     if unaware:
         notes.append(f"{', '.join(sorted(unaware))}: no recipe in its goal text (blocked_access_to_recipe)")
     if own_work:
-        notes.append("hells kitchen: each agent makes its own goal and knows only its teammate's recipe")
+        notes.append(
+            "hells kitchen: each agent makes its own goal and knows only its teammate's recipe; a teammate may hand "
+            "over what it holds, never collect, cook or craft for the other"
+        )
     if isinstance(raw.get("difficulty"), str):
         notes.append(f"MINDcraft difficulty {raw['difficulty'][:40]!r}")
     unread = sorted(str(key)[:40] for key in raw if key not in _READ_COOKING)
