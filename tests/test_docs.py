@@ -52,3 +52,15 @@ def test_the_reproduced_results_page_is_what_the_kept_records_give() -> None:
     assert written == results.page(), "docs/reproduced.md is stale: run .venv/bin/python scripts/results_page.py"
     kept = sorted(path.name for path in (ROOT / "results").iterdir())
     assert kept and all(f"## {name}\n" in written for name in kept)
+
+
+def test_the_python_example_runs_a_mindcraft_file_as_written(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
+    example = text.split("```python\n", 1)[1].split("```", 1)[0]
+    monkeypatch.chdir(ROOT)
+    exec(compile(example, "docs/api.md", "exec"), {})  # the manual's own example, run as a reader would
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 3, lines
+    assert all(line.endswith("succeeded") for line in lines), lines

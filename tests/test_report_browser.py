@@ -12,13 +12,20 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from gencoord.cli import app
 from gencoord.eval.config import load_experiment
 from gencoord.eval.report import write_report
 from gencoord.eval.runner import create_run, run_experiment
 from gencoord.worlds.mineflayer.bridge import JS_DIR
 
 EXPERIMENTS = Path(__file__).parents[1] / "experiments"
+FIXTURES = Path(__file__).parent / "fixtures"
+TASK_RUNS = {
+    "cooking": FIXTURES / "cooking" / "kitchen.json",
+    "construction": FIXTURES / "construction" / "lookout.json",
+}
 INSPECT = Path(__file__).parent / "browser" / "inspect_report.js"
 REDUCED = {  # one shipped experiment of each report shape, cut to a few clusters or tasks
     "request_intervention": 4,
@@ -38,6 +45,11 @@ def test_every_kind_of_report_reads_cleanly_at_1400_px(tmp_path: Path) -> None:
         run_dir = create_run(config, tmp_path / "runs")
         run_experiment(config, run_dir, workers=1)
         reports.append(str(write_report(run_dir).html))
+    for kind, task_file in TASK_RUNS.items():  # `gencoord tasks run` reports: a cooking and a construction run
+        out = tmp_path / "tasks" / kind
+        done_run = CliRunner().invoke(app, ["tasks", "run", str(task_file), "--out", str(out)])
+        assert done_run.exit_code == 0, done_run.output
+        reports.append(str(out / "report.html"))
     shots = tmp_path / "shots"
     shots.mkdir()
     done = subprocess.run(

@@ -14,7 +14,8 @@ The public surface, in one import::
     gencoord.check_backend(MyBackend(), [gencoord.Stage.SENDER_INITIAL])
     config = gencoord.load_experiment(Path("my.toml"))   # any kind: pair episodes, gate, team, composition, a plugin's
     summary = gencoord.run_experiment(config, gencoord.create_run(config))
-    tasks = gencoord.read_task_file(Path("mindcraft_tasks.json"))   # gencoord's format or MINDcraft's, as shipped
+    tasks = gencoord.read_task_file("mindcraft_tasks.json")   # gencoord's format or MINDcraft's, as shipped
+    result = gencoord.run_task(tasks.tasks[0])             # any kind: crafting, cooking, construction
 
 Writing a backend takes :class:`Backend` and what it reads, :class:`LocalContext`; a world,
 :class:`Executor` with :class:`WorldSpec`, :class:`Program`, :class:`ActionRecord`,
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
     from gencoord.prior.prior import Prior
     from gencoord.protocol.generation import GenerationRequest, Reply, Stage
     from gencoord.protocol.result import Fail, NoCommitment, ProtocolResult, Success
+    from gencoord.run.any_task import run_task, task_record
     from gencoord.run.episode import Condition, EpisodeResult, run_episode
     from gencoord.run.lifecycle import run_feedback, run_forward
     from gencoord.run.team import TeamResult, run_team_task
@@ -124,6 +126,8 @@ _HOMES = {
     "run_feedback": "gencoord.run.lifecycle",
     "run_forward": "gencoord.run.lifecycle",
     "run_team_task": "gencoord.run.team",
+    "run_task": "gencoord.run.any_task",
+    "task_record": "gencoord.run.any_task",
     "serialize": "gencoord.dsl.serialize",
     "write_report": "gencoord.eval.report",
 }
@@ -188,8 +192,10 @@ __all__ = [
     "run_experiment",
     "run_feedback",
     "run_forward",
+    "run_task",
     "run_team_task",
     "serialize",
+    "task_record",
     "write_report",
 ]
 

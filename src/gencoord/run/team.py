@@ -43,7 +43,7 @@ from gencoord.backends.planner import PlannerBackend
 from gencoord.dsl import team_dialogue
 from gencoord.dsl.ast import Path, Proposal
 from gencoord.dsl.surface import SurfaceName
-from gencoord.errors import GencoordError, ParseError, WorldError
+from gencoord.errors import ConfigError, GencoordError, ParseError, WorldError
 from gencoord.planning.feasibility import closure_items, diagnose, planning_game, quick_runs
 from gencoord.planning.planner import makespan, plan_team, single_crafter_makespan
 from gencoord.prior.contract import check_proposal
@@ -406,8 +406,13 @@ def run_team_task(
     """One team task end to end; never raises for a task that cannot be coordinated (the result says why).
 
     ``lead_backend`` writes the lead's proposals (default: the planner); ``peer_backend`` answers
-    for every peer (default: the rule peer).
+    for every peer (default: the rule peer). For a task of any kind, :func:`gencoord.run_task`.
     """
+    if not isinstance(task, TeamTask):
+        raise ConfigError(
+            "UNSUPPORTED_TASK_KIND",
+            f"run_team_task runs crafting tasks and {getattr(task, 'id', '?')} is not one: use gencoord.run_task",
+        )
     clock = time.perf_counter()
     backend = lead_backend or PlannerBackend(prior)
     episode, world = team_world(task, prior)

@@ -616,12 +616,13 @@ def from_mindcraft(task_id: str, raw: dict[str, Any], origin: str) -> AnyTask:
     return _validated(data, origin)
 
 
-def read_task_file(path: Path, fmt: str = AUTO, prior: Prior | None = None) -> TaskFile:
+def read_task_file(path: str | Path, fmt: str = AUTO, prior: Prior | None = None) -> TaskFile:
     """Every task in ``path`` that loads, and a refusal for each that does not.
 
     ``fmt`` names a format, or is ``auto``: told from the content. Raises :class:`ConfigError`
     only for the file as a whole: not readable, not JSON or TOML, or in no format.
     """
+    path = Path(path)
     prior = prior or default_prior()
     origin = str(path)
     if fmt == AUTO:
@@ -661,7 +662,7 @@ def _entry_id(raw: Any, number: int) -> str:
     return ident[:200] if isinstance(ident, str) and ident else f"#{number}"
 
 
-def load_team_tasks(path: Path, fmt: str = AUTO, prior: Prior | None = None) -> list[TeamTask]:
+def load_team_tasks(path: str | Path, fmt: str = AUTO, prior: Prior | None = None) -> list[TeamTask]:
     """Every task in ``path``, validated, with every item checked against ``prior``'s game data.
 
     Strict, for the files an experiment config names: the first refused task fails the

@@ -1,0 +1,62 @@
+"""run_task: one call for any team task, whatever its kind (crafting, cooking, construction).
+
+The kinds each have their runner (``run/team.py``, ``run/cooking.py``, ``run/build.py``) with
+the arguments that kind needs. A user with a task in hand, read from a MINDcraft file or
+built in Python, should not have to know which: this looks the runner up from the task's
+kind, loads the team prior (the skills team tasks use: placing stations, smelting, building),
+names the players as ``gencoord tasks run --team`` does and makes the world as ``--world``
+does, then closes the world it made.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from gencoord.backends.registry import team_players
+from gencoord.dsl.surface import SurfaceName
+from gencoord.prior.load import team_prior
+from gencoord.run.kinds import kind_of
+from gencoord.run.team_choices import TeamMode
+from gencoord.run.team_record import team_record
+from gencoord.worlds.choice import WorldChoice, make_executor
+
+if TYPE_CHECKING:
+    from gencoord.prior.prior import Prior
+    from gencoord.run.team import TeamResult
+    from gencoord.tasks.team_files import AnyTask
+    from gencoord.worlds.executor import Executor
+
+
+def run_task(
+    task: AnyTask,
+    *,
+    team: str = "planner",
+    world: str | WorldChoice = "sim",
+    mode: TeamMode | str = TeamMode.PRIVATE,
+    surface: SurfaceName | str = SurfaceName.DSL,
+    prior: Prior | None = None,
+    executor: Executor | None = None,
+) -> TeamResult:
+    """Coordinate, execute and verify one task of any kind; never raises for a task the team cannot do.
+
+    ``team`` names who plays (``planner``; ``lead=model:<checkpoint>,peers=api:<url>#<model>``),
+    ``world`` where actions run (``sim``, ``minecraft`` or a plugin's, or a :class:`WorldChoice`
+    with Minecraft's settings). Pass ``executor`` to run many tasks on one warm world; a world
+    made here is closed before returning. The result's ``success``, ``code`` and ``message``
+    say how it ended; :func:`task_record` turns it into the record ``gencoord tasks run`` writes.
+    """
+    prior = prior or team_prior()
+    players = team_players(team, prior)
+    choice = world if isinstance(world, WorldChoice) else WorldChoice(kind=world)
+    made = executor is None
+    world_executor = make_executor(choice) if executor is None else executor
+    try:
+        return kind_of(task).run(task, prior, TeamMode(mode), SurfaceName(surface), players, world_executor)
+    finally:
+        if made:
+            world_executor.close()
+
+
+def task_record(result: TeamResult, file: str = "", world: str = "sim") -> dict[str, Any]:
+    """The JSON record of ``result``, as ``gencoord tasks run`` appends it to ``episodes.jsonl``."""
+    return team_record(result, file, world)
