@@ -34,7 +34,7 @@ def test_refused_tasks_get_records_and_the_run_goes_on(tmp_path: Path) -> None:
     assert not lines["a_negative_count"]["success"] and lines["a_negative_count"]["feasible"] is False
     assert lines["multiagent_crafting_bow_requires_ctable_partial_plan__depth_0"]["success"]
     report = (tmp_path / "out" / "report.md").read_text()
-    assert "## Refused as written" in report and "UNKNOWN_COMMAND" in report
+    assert "## Refused before acting" in report and "UNKNOWN_COMMAND" in report
     assert "median makespan / single crafter" in report
 
 

@@ -190,6 +190,7 @@ def test_tasks_run_writes_one_json_object_per_task_and_a_report(tmp_path: Path) 
         "wire_bytes",
         "model_calls",
         "duration_s",
+        "verdict",
     ]
     for line in lines:
         assert (line["code"] is None) == line["success"]

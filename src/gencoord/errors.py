@@ -181,11 +181,24 @@ class CallOrderError(GencoordError):
     stage = "world"
 
 
+OUTAGES = frozenset(
+    {"SERVER_DIED", "SERVER_TIMEOUT", "BRIDGE_DIED", "BRIDGE_TIMEOUT", "NODE_UNAVAILABLE", "BOT_DISCONNECTED"}
+)
+"""World reasons that are the infrastructure failing (a server, bridge or bot connection that died or
+stopped answering), not the world refusing an action: a task they end did not run, it did not fail."""
+
+
 class WorldError(GencoordError):
     """A world that cannot run an episode: a dead server or bridge, a set-up that never took hold.
 
-    The episode ends as an execution failure with this reason; the run goes on.
+    One whose reason is in :data:`OUTAGES` is an outage: the task is run again from its start, and
+    if the world stays down the run stops so that it can resume. Any other ends the episode as an
+    execution failure with this reason, and the run goes on.
     """
+
+    @property
+    def outage(self) -> bool:
+        return self.reason in OUTAGES
 
     code = FailureCode.EXECUTION_FAILURE.value
     stage = "world"

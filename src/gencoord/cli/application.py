@@ -184,8 +184,12 @@ def console(stderr: bool = False) -> Console:
 
 
 def show_error(error: GencoordError | str) -> None:
-    """``error`` on stderr, as plain text (never read as markup)."""
-    console(stderr=True).print(Text(str(error), style="red"))
+    """``error`` on stderr, as plain text (never read as markup), led by its own reason (``OTHER_RUN``), not
+    only its category (``CONFIG_INVALID``)."""
+    text = str(error)
+    if isinstance(error, GencoordError) and error.reason != error.code:
+        text = f"{error.reason} ({text.split(':', 1)[0]}):{text.split(':', 1)[1]}"
+    console(stderr=True).print(Text(text, style="red"))
 
 
 def fail(error: GencoordError | str, status: int = USAGE) -> NoReturn:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -169,9 +171,13 @@ def run_tasks(
             "time); paper (the GenCoord paper's TTC, 2.145 s a message); or seconds per message.",
         ),
     ] = "none",
-    out: Annotated[Path, typer.Option(help="Run folder: records are appended there and the report written.")] = Path(
-        "runs/team"
-    ),
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            help="Run folder: records are appended there and the report written; naming an earlier run's folder "
+            "resumes it (default: a fresh runs/tasks-<time> folder)."
+        ),
+    ] = None,
     jsonl: JsonlOption = False,
     host: HostOption = None,
     port: PortOption = 25565,
@@ -201,7 +207,7 @@ def run_tasks(
     from gencoord.eval.experiment import plan_run  # noqa: PLC0415
     from gencoord.eval.kinds.team import players_of  # noqa: PLC0415
     from gencoord.eval.ray_runner import FAILED  # noqa: PLC0415
-    from gencoord.eval.runner import RECORDS, run_experiment  # noqa: PLC0415
+    from gencoord.eval.runner import MANIFEST, RECORDS, adopt_run, create_run, run_experiment  # noqa: PLC0415
     from gencoord.runtime.thinking import parse_thinking  # noqa: PLC0415
     from gencoord.tasks.team_files import AUTO  # noqa: PLC0415
 
@@ -210,7 +216,7 @@ def run_tasks(
     arguments = {
         "name": "tasks",
         "kind": "team",
-        "tasks": [str(path) for path in files],
+        "tasks": [os.path.abspath(path) for path in files],  # the run resumes from any working folder
         "format": fmt or AUTO,
         "modes": [mode.value],
         "surfaces": [surface.value],
@@ -222,9 +228,13 @@ def run_tasks(
     config = checked_experiment(arguments, "gencoord tasks run")  # the team experiment these arguments describe
     players_of(parse_team_roles(backend))  # a bad backend fails here, before any task runs
     plan = plan_run(config)  # a file that cannot be read at all fails here
+    if out is None:
+        out = create_run(plan, Path("runs"))
     if out.exists() and not out.is_dir():
         raise ConfigError("BAD_OUT", f"--out {out} is a file, not a folder")
     out.mkdir(parents=True, exist_ok=True)
+    if (out / MANIFEST).exists():
+        adopt_run(plan, out)  # another run's folder is refused here, before any progress is shown
     err = console(stderr=True)
 
     def echo(data: bytes) -> None:
@@ -270,11 +280,16 @@ def _said(out: Path, summary: RunSummary) -> str:
     """What the folder now holds, and what this command did to it (a resume may run nothing)."""
     from gencoord.eval.ray_runner import ray_line  # noqa: PLC0415 - see the note on imports above
     from gencoord.eval.runner import RECORDS, read_records, unique_records  # noqa: PLC0415
+    from gencoord.run.team_record import FAILED, REFUSED, SUCCEEDED, task_verdict  # noqa: PLC0415
 
     records, _ = unique_records(read_records(out))
-    wins = sum(1 for record in records if record["success"])
-    refused = sum(1 for record in records if record.get("refused"))
-    held = f"{wins}/{len(records)} team tasks succeeded" + (f" ({refused} refused as written)" if refused else "")
+    verdicts = Counter(task_verdict(record) for record in records)
+    counts = [f"{verdicts[SUCCEEDED]} succeeded", f"{verdicts[FAILED]} failed"]
+    if verdicts[REFUSED]:
+        counts.append(f"{verdicts[REFUSED]} refused before acting")
+    if summary.total > len(records):
+        counts.append(f"{summary.total - len(records)} not run")
+    held = f"{len(records)} team tasks: " + ", ".join(counts)
     if summary.ran == 0:
         did = "nothing ran: every task was already recorded"
     else:

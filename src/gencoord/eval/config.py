@@ -74,16 +74,10 @@ def checked_experiment(data: Mapping[str, Any], origin: str) -> Experiment:
 def _relative_to(base: Path, path: str) -> str:
     """``path`` against the config's folder, lexically (a config reached through a link keeps its neighbours).
 
-    The result stays relative to the working folder when it lies below it, so names in
-    records and tables stay short; elsewhere it is absolute.
+    Always absolute: a run folder's manifest keeps it, and the run must resume and report
+    from any working folder, with the same job keys.
     """
-    if Path(path).expanduser().is_absolute():
-        return str(Path(path).expanduser())
-    joined = Path(os.path.normpath(base.absolute() / path))
-    try:
-        return str(joined.relative_to(Path.cwd()))
-    except ValueError:
-        return str(joined)
+    return os.path.normpath(base.absolute() / Path(path).expanduser())
 
 
 def _backend_path(base: Path, name: str) -> str:

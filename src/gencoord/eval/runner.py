@@ -113,7 +113,7 @@ def _write_manifest(plan: RunPlan, run_dir: Path) -> None:
         raise ConfigError("BAD_OUTPUT", f"cannot write into {run_dir}: {exc.strerror}") from None
 
 
-def _adopt(plan: RunPlan, run_dir: Path) -> None:
+def adopt_run(plan: RunPlan, run_dir: Path) -> None:
     """A folder without a manifest becomes this plan's run; one that holds another config's run is refused."""
     if not (run_dir / MANIFEST).exists():
         _write_manifest(plan, run_dir)
@@ -250,7 +250,7 @@ def run_experiment(
     """
     plan = as_plan(run)
     with run_lock(run_dir):
-        _adopt(plan, run_dir)
+        adopt_run(plan, run_dir)
         return _run_locked(plan, run_dir, workers, progress, sink)
 
 

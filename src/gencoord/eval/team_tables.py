@@ -17,6 +17,7 @@ from typing import Any
 from gencoord.backends.spec import recorded_label
 from gencoord.eval.stats import clopper_pearson
 from gencoord.eval.tables import Table, counted
+from gencoord.run.team_record import REFUSED, task_verdict
 
 Record = Mapping[str, Any]
 
@@ -86,12 +87,15 @@ def _headline(records: Sequence[Record], refused: int) -> Table:
         groups[(_lead(record), record["mode"], record["surface"])].append(record)
     failed = sum(1 for record in records if not record["success"])
     outcome = (
-        f"All {len(records)} tasks that ran succeeded."
+        f"All {len(records)} tasks that acted succeeded."
         if not failed
-        else f"{failed} of {len(records)} tasks that ran did not succeed; why is tabled below."
+        else f"{len(records) - failed} tasks succeeded and {failed} failed (why is tabled below)."
     )
     if refused:
-        outcome += f" {refused} tasks were refused as written (tabled below) and count nowhere here."
+        outcome += (
+            f" {refused} more {'was' if refused == 1 else 'were'} refused before acting, each with its reason (tabled "
+            "below): in no cell and no rate here."
+        )
     table = Table(
         "team_headline",
         "Headline: team-task success by setting and team size",
@@ -102,9 +106,9 @@ def _headline(records: Sequence[Record], refused: int) -> Table:
             "success",
             "95% CI",
         ],
-        caption=f"{outcome} Cells: tasks that succeeded of those run at that team size. Success is the task's own "
-        "test on the final world within its time limit, with an exact (Clopper–Pearson) interval over tasks. "
-        "No paper reports these tasks, so there is no paper column.",
+        caption=f"{outcome} Cells: tasks that succeeded of those that acted at that team size. Success is the "
+        "task's own test on the final world within its time limit, with an exact (Clopper–Pearson) interval over "
+        "tasks. No paper reports these tasks, so there is no paper column.",
     )
     for (lead, mode, surface), rows in sorted(groups.items()):
         cells = []
@@ -216,20 +220,21 @@ def _failures(records: Sequence[Record]) -> Table:
 def _refused(records: Sequence[Record]) -> Table:
     table = Table(
         "team_refused",
-        "Refused as written",
+        "Refused before acting",
         ["file", "task", "code", "why"],
-        caption="Tasks their file could not give as written: each was refused alone, before any action, "
-        "and the rest of its file ran.",
+        caption="Tasks refused before any action, each alone while the rest of its file ran: unreadable as written, "
+        "or a goal out of the team's reach, with the reason.",
     )
     table.rows = [[Path(str(r["file"])).name, str(r["task"]), str(r["code"]), str(r["message"])] for r in records]
     return table
 
 
 def team_tables(records: Sequence[Record]) -> tuple[Table | None, list[Table]]:
-    """The headline and the detail tables of a team run; tasks refused as written get a table of their own and
-    count nowhere else."""
-    ran = [record for record in records if not record.get("refused")]
-    refused = [record for record in records if record.get("refused")]
+    """The headline and the detail tables of a team run. Each task counts under its one verdict: those refused
+    before acting get a table of their own and count nowhere else; a task an outage kept from running has no
+    record (the report says how many of the planned tasks are recorded)."""
+    ran = [record for record in records if task_verdict(record) != REFUSED]
+    refused = [record for record in records if task_verdict(record) == REFUSED]
     tables = [_success(ran), _traffic(ran)] if ran else []
     if any(record["model_calls"] or record.get("thinking_s") for record in ran):
         tables.append(_messages(ran))

@@ -10,21 +10,49 @@ does, then closes the world it made.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from gencoord.backends.registry import team_players
 from gencoord.dsl.surface import SurfaceName
+from gencoord.errors import WorldError
 from gencoord.prior.load import team_prior
 from gencoord.run.kinds import kind_of
+from gencoord.run.team import TeamResult
 from gencoord.run.team_choices import TeamMode
 from gencoord.run.team_record import team_record
 from gencoord.worlds.choice import WorldChoice, make_executor
 
 if TYPE_CHECKING:
     from gencoord.prior.prior import Prior
-    from gencoord.run.team import TeamResult
     from gencoord.tasks.team_files import AnyTask
     from gencoord.worlds.executor import Executor
+
+
+OUTAGE_RETRIES = 1
+"""Times a task an outage ended is run again from its start (the world restarts) before the run stops."""
+
+
+def run_through_outages(run: Callable[[], TeamResult]) -> TeamResult:
+    """``run``, again from the start after an outage; an outage that persists stops the run, resumably.
+
+    An outage (a server or bridge that died or stopped answering) is no outcome of the team's:
+    the task gets no record, so the report counts it as not run and the next run of the same
+    command runs it.
+    """
+    for attempt in range(OUTAGE_RETRIES + 1):
+        try:
+            return run()
+        except WorldError as error:
+            if not error.outage:
+                raise
+            if attempt == OUTAGE_RETRIES:
+                raise WorldError(
+                    error.reason,
+                    f"{error.message} (the world stayed down through {OUTAGE_RETRIES + 1} starts of this task, "
+                    "which is not recorded; run the same command again to resume)",
+                ) from None
+    raise AssertionError("unreachable: the loop returns or raises")
 
 
 def run_task(
@@ -42,8 +70,10 @@ def run_task(
     ``team`` names who plays (``planner``; ``lead=model:<checkpoint>,peers=api:<url>#<model>``),
     ``world`` where actions run (``sim``, ``minecraft`` or a plugin's, or a :class:`WorldChoice`
     with Minecraft's settings). Pass ``executor`` to run many tasks on one warm world; a world
-    made here is closed before returning. The result's ``success``, ``code`` and ``message``
-    say how it ended; :func:`task_record` turns it into the record ``gencoord tasks run`` writes.
+    made here is closed before returning. An outage (a server or bridge that dies) runs the task
+    again from its start once, then raises :class:`WorldError`: it is no outcome. The result's
+    ``success``, ``code`` and ``message`` say how it ended; :func:`task_record` turns it into the
+    record ``gencoord tasks run`` writes.
     """
     prior = prior or team_prior()
     players = team_players(team, prior)
@@ -51,7 +81,9 @@ def run_task(
     made = executor is None
     world_executor = make_executor(choice) if executor is None else executor
     try:
-        return kind_of(task).run(task, prior, TeamMode(mode), SurfaceName(surface), players, world_executor)
+        return run_through_outages(
+            lambda: kind_of(task).run(task, prior, TeamMode(mode), SurfaceName(surface), players, world_executor)
+        )
     finally:
         if made:
             world_executor.close()

@@ -43,7 +43,7 @@ from gencoord.backends.planner import PlannerBackend
 from gencoord.dsl import team_dialogue
 from gencoord.dsl.ast import Path, Proposal
 from gencoord.dsl.surface import SurfaceName
-from gencoord.errors import ConfigError, GencoordError, ParseError, WorldError
+from gencoord.errors import OUTAGES, ConfigError, GencoordError, ParseError, WorldError
 from gencoord.planning.feasibility import closure_items, diagnose, planning_game, quick_runs
 from gencoord.planning.planner import makespan, plan_team, single_crafter_makespan
 from gencoord.prior.contract import check_proposal
@@ -517,9 +517,10 @@ def executed(
 ) -> TeamResult:
     """Run an agreed commitment and judge it: H per hand-over, T, and the task's own test within its time limit.
 
-    The one ending of every team run (crafting, cooking, construction); a world that breaks down is the
-    task's outcome, never an exception. ``clock`` is when the protocol began. Under ``thinking``, nobody
-    acts before the exchange's messages are written: every agent first waits the time to commitment.
+    The one ending of every team run (crafting, cooking, construction). A world that refuses the team is
+    the task's outcome, never an exception; an outage (a dead server or bridge) raises: the task did not
+    run. ``clock`` is when the protocol began. Under ``thinking``, nobody acts before the exchange's
+    messages are written: every agent first waits the time to commitment.
     """
     protocol_s = time.perf_counter() - clock
     thought = (thinking or Thinking()).total(result.generations)
@@ -528,11 +529,16 @@ def executed(
     started = time.perf_counter()
     try:
         execution = run_checked(plan, program, world, executor)
-    except WorldError as error:  # a world that broke down or cannot host this team: the task's outcome
+    except WorldError as error:  # a world that cannot host this team: the task's outcome; an outage is not one
+        if error.outage:
+            raise
         seconds = {"protocol": protocol_s, "world": time.perf_counter() - started}
         return replace(
             result, code=error.reason, message=error.message, commitment=commitment, plan=plan, seconds=seconds
         )
+    died = next((r.failure for r in execution.records if r.failure is not None and r.failure.code in OUTAGES), None)
+    if died is not None:  # the server, bridge or a bot's connection died mid-episode: no outcome of the team's
+        raise WorldError(died.code, died.message)
     outcome = judge(plan, (), execution)
     judged = verdict(execution.final)
     in_time = execution.final.clock_s <= result.task.time_limit_s

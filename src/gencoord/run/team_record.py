@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from gencoord import __version__
@@ -35,8 +36,28 @@ SUMMARY_FIELDS = (
     "wire_bytes",
     "model_calls",
     "duration_s",
+    "verdict",
 )
-"""The fields of ``gencoord tasks run --jsonl``, in order: a contract scripts rely on."""
+"""The fields of ``gencoord tasks run --jsonl``, in order: a contract scripts rely on (new fields go last)."""
+
+SUCCEEDED, FAILED, REFUSED = "succeeded", "failed", "refused"
+"""A recorded task's one verdict. A fourth, *not run*, has no record: an outage stopped the run first."""
+
+
+def verdict_of(success: bool, feasible: bool | None) -> str:
+    """Succeeded; refused before acting (unreadable as written, or out of the team's reach, with its reason);
+    or failed: the terminal, ``--jsonl``, the records and both reports count each task under exactly one."""
+    if success:
+        return SUCCEEDED
+    return REFUSED if feasible is False else FAILED
+
+
+def task_verdict(record: Mapping[str, Any]) -> str:
+    """A record's verdict (records from before verdicts were written are judged from their fields)."""
+    verdict = record.get("verdict")
+    if isinstance(verdict, str):
+        return verdict
+    return verdict_of(bool(record.get("success")), False if record.get("refused") else record.get("feasible"))
 
 
 def summary(result: TeamResult) -> dict[str, Any]:
@@ -56,6 +77,7 @@ def summary(result: TeamResult) -> dict[str, Any]:
         "tokens": result.tokens,
         "thinking_s": round(result.thinking_s, 3),
         "duration_s": None if duration is None else round(duration, 3),
+        "verdict": verdict_of(result.success, result.feasible),
     }
 
 
@@ -110,6 +132,9 @@ def team_record(result: TeamResult, source: str, world: str, backend: str | None
         "handoff_checks": [] if execution is None else [observation_record(h) for h in execution.handoffs],
         "stages": None if result.outcome is None else result.outcome.stages,
         "protocol_s": round(result.seconds.get("protocol", 0.0), 6),
+        "wall_s": round(
+            sum(result.seconds.values()), 3
+        ),  # protocol and world on this machine's clock, beside duration_s
         "single_crafter_s": None if result.single_crafter_s is None else round(result.single_crafter_s, 3),
         "planned_makespan_s": None if result.planned_makespan_s is None else round(result.planned_makespan_s, 3),
         "notes": result.task.notes,
@@ -196,6 +221,8 @@ def refusal_record(
         "wire_bytes": 0,
         "model_calls": 0,
         "duration_s": None,
+        "verdict": REFUSED,
+        "wall_s": 0.0,
         "version": TEAM_RECORD_VERSION,
         "gencoord": __version__,
         "task_sha256": task_digest(refusal),

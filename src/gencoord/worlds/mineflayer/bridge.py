@@ -14,6 +14,7 @@ import contextlib
 import json
 import os
 import queue
+import re
 import shutil
 import signal
 import subprocess
@@ -131,7 +132,7 @@ class NodeBridge:
     def _read_stderr(self) -> None:
         assert self._process.stderr is not None
         for line in self._process.stderr:
-            self._stderr.append(line.rstrip())
+            self._stderr.append(_printable(line))
 
     def _died(self, doing: str) -> WorldError:
         reason = self._gone.message if self._gone is not None else "the Minecraft bridge exited"
@@ -183,3 +184,11 @@ class NodeBridge:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self._process.pid, signal.SIGKILL)
         self._process.wait()
+
+
+_TERMINAL_CODES = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def _printable(line: str) -> str:
+    """A line of the bridge's stderr as a message may quote it: terminal escapes (a prompt's cursor moves) removed."""
+    return _TERMINAL_CODES.sub("", line).strip()
