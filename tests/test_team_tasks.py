@@ -130,7 +130,7 @@ def test_tasks_check_prints_one_json_object_per_task() -> None:
     cake = next(line for line in lines if line["task"] == "cake_five")
     assert cake["feasible"] is False and cake["code"] == "UNREACHABLE_GOAL" and cake["agents"] == 5
     broken = runner.invoke(app, ["tasks", "check", str(FIXTURES / "mindcraft_unknown_item.json"), "--jsonl"])
-    assert broken.exit_code == 0  # one task refused, on its own line: the file is still read
+    assert broken.exit_code == 1  # its one task refused on its own line (the file is read: not 2), so none can run
     (refused,) = [json.loads(line) for line in broken.stdout.splitlines()]
     assert refused["code"] == "UNKNOWN_ITEM" and "did you mean 'oak_planks'" in refused["message"]
     forced = runner.invoke(app, ["tasks", "check", str(FIXTURES / "own_format.toml"), "--format", "mindcraft"])

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-from rich.table import Table
 from rich.text import Text
 
 from gencoord.cli.application import INTERRUPTED, ReadableGroup, Terminated, app, command, console, fail, stoppable
@@ -34,6 +33,8 @@ from gencoord.worlds.choice import DEFAULT_VIEW_PORT, WorldChoice
 
 if TYPE_CHECKING:
     from gencoord.eval.runner import RunSummary
+    from gencoord.prior.prior import Prior
+    from gencoord.tasks.team_files import TaskFile
 
 # The commands below import the planner, the worlds and the run engine when they run, not here: every other
 # command, and --help, starts without them.
@@ -66,66 +67,81 @@ def check(
     files: FilesArgument,
     fmt: FormatOption = None,
     jsonl: JsonlOption = False,
+    notes: Annotated[bool, typer.Option("--notes", help="Also each task's own notes, under its line.")] = False,
 ) -> None:
     """Validate task files and say, before any action, whether each goal is reachable and why not.
 
-    A task that cannot be read as written is refused on its own line, with its code; the
-    rest of its file is checked. Exit 0 when every file was read, whatever the verdicts; 2
+    One line per task, then a summary. A task that cannot be read as written is refused on
+    its own line, with its code; the rest of its file is checked. Notes every task of a file
+    shares are said once, under the file. Exit 0 when some task can run; 1 when none can; 2
     when a file cannot be read as a task file at all.
     """
     from gencoord.prior.load import team_prior  # noqa: PLC0415 - see the note on imports above
-    from gencoord.run.kinds import kind_of  # noqa: PLC0415
-    from gencoord.run.team_record import goal_record  # noqa: PLC0415
     from gencoord.tasks.team_files import AUTO, read_task_file  # noqa: PLC0415
 
     prior = team_prior()
     read = [read_task_file(path, fmt or AUTO, prior) for path in files]
-    out = console()
-    table = Table("file", "task", "agents", "goal", "feasible", "why not / notes")
-    for refusal, source in ((refusal, loaded.path) for loaded in read for refusal in loaded.refused):
-        if jsonl:
-            row = {"file": source, "task": refusal.task, "agents": 0, "goal": None, "feasible": False}
-            typer.echo(json.dumps({**row, "code": refusal.code, "message": refusal.message, "notes": []}))
-        else:
-            table.add_row(
-                *(Text(cell) for cell in (Path(source).name, refusal.task, "–", "–", "refused", refusal.message))
-            )
-    for path, task in ((Path(loaded.path), task) for loaded in read for task in loaded.tasks):
+    lines = [line for loaded in read for line in _checked(loaded, prior)]
+    if jsonl:
+        for line in lines:  # the goal as words is the terminal's; scripts read ``goal``
+            typer.echo(json.dumps({k: v for k, v in line.items() if k != "describe"}, ensure_ascii=False))
+    else:
+        _show_checked(read, lines, notes)
+    if not any(line["feasible"] is not False for line in lines):
+        raise typer.Exit(1)
+
+
+def _checked(loaded: TaskFile, prior: Prior) -> list[dict[str, Any]]:
+    """The ``--jsonl`` line of every task of a file: refusals as written first, then each task judged."""
+    from gencoord.run.kinds import kind_of  # noqa: PLC0415 - see the note on imports above
+    from gencoord.run.team_record import goal_record  # noqa: PLC0415
+
+    lines: list[dict[str, Any]] = [
+        {"file": loaded.path, "task": refusal.task, "agents": 0, "goal": None, "feasible": False}
+        | {"code": refusal.code, "message": refusal.message, "notes": []}
+        for refusal in loaded.refused
+    ]
+    for task in loaded.tasks:
         verdict = kind_of(task).judge(task, prior)
-        if jsonl:
-            typer.echo(
-                json.dumps(
-                    {
-                        "file": str(path),
-                        "task": task.id,
-                        "agents": len(task.agents),
-                        "goal": goal_record(task),
-                        "feasible": verdict.feasible,
-                        "code": verdict.code,
-                        "message": verdict.reason or None,
-                        "notes": task.notes,
-                    },
-                    ensure_ascii=False,
-                )
-            )
-            continue
-        feasible = {True: "yes", False: "no", None: "undecided"}[verdict.feasible]
-        why = "; ".join([verdict.reason, *task.notes] if verdict.reason else task.notes)
-        table.add_row(
-            *(
-                Text(cell)
-                for cell in (
-                    path.name,
-                    task.id,
-                    str(len(task.agents)),
-                    kind_of(task).describe(task),
-                    feasible,
-                    why,
-                )
-            )
+        lines.append(
+            {
+                "file": loaded.path,
+                "task": task.id,
+                "agents": len(task.agents),
+                "goal": goal_record(task),
+                "feasible": verdict.feasible,
+                "code": verdict.code,
+                "message": verdict.reason or None,
+                "notes": task.notes,
+                "describe": kind_of(task).describe(task),
+            }
         )
-    if not jsonl:
-        out.print(table)
+    return lines
+
+
+def _show_checked(read: list[TaskFile], lines: list[dict[str, Any]], notes: bool) -> None:
+    out = console()
+    for loaded in read:
+        mine = [line for line in lines if line["file"] == loaded.path]
+        shared = [note for note in (mine[0]["notes"] if mine else []) if all(note in line["notes"] for line in mine)]
+        out.print(Text(f"{loaded.path}: {len(mine)} tasks", style="bold"))
+        for line in mine:
+            said = {True: "can run", False: f"refused {line['code']}: {line['message']}", None: "undecided"}
+            agents = f"{line['agents']} agents" if line["agents"] else "–"
+            goal = line.get("describe") or "–"
+            out.print(Text(f"  {line['task']} · {agents} · {goal} · {said[line['feasible']]}"))
+            if notes:
+                for note in line["notes"]:
+                    if note not in shared:
+                        out.print(Text(f"      note: {note}", style="dim"))
+        for note in shared:
+            out.print(Text(f"  every task: {note}", style="dim"))
+    can = sum(1 for line in lines if line["feasible"] is not False)
+    codes = Counter(str(line["code"]) for line in lines if line["feasible"] is False)
+    refused = ", ".join(f"{code} {count}" for code, count in codes.most_common())
+    summary = f"{len(lines)} tasks in {len(read)} files: {can} can run"
+    summary += f", {sum(codes.values())} refused ({refused})" if codes else ""
+    out.print(Text(summary, style="bold"))
 
 
 def _echo_summary(record: dict[str, Any]) -> None:
@@ -187,8 +203,23 @@ def run_tasks(
     view_port: ViewPortOption = DEFAULT_VIEW_PORT,
     workers: Annotated[
         int | None,
-        typer.Option(min=1, help="Workers running tasks at once (default: one here; on Ray, what the cluster holds)."),
+        typer.Option(
+            min=0,
+            help="Workers running tasks at once, 0 for one per core (default: one; on Ray, what the cluster holds).",
+        ),
     ] = None,
+    task: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--task",
+            "--match",
+            metavar="ID|PATTERN",
+            help="Run only tasks whose id is this or matches this shell pattern (repeatable): --match '*golden*'.",
+        ),
+    ] = None,
+    repeats: Annotated[
+        int, typer.Option(min=1, help="Run each task N times, each with its own random draws and record.")
+    ] = 1,
     scheduler: SchedulerOption = None,
     ray_address: RayAddressOption = None,
     retries: RetriesOption = None,
@@ -224,6 +255,8 @@ def run_tasks(
         "thinking": parse_thinking(thinking).model_dump(),
         "world": choice.model_dump(),
         "execution": execution.model_dump(),
+        "match": task or [],
+        "repeats": repeats,
     }
     config = checked_experiment(arguments, "gencoord tasks run")  # the team experiment these arguments describe
     players_of(parse_team_roles(backend))  # a bad backend fails here, before any task runs

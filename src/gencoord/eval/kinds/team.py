@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 from functools import cache
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -48,6 +49,8 @@ class TeamExperimentConfig(BaseModel):
     backends: list[TeamRolesName] = Field(default=[parse_team_roles("planner")], min_length=1)  # who plays
     thinking: Thinking = Thinking()  # how long writing a message keeps its writer from acting (default: no time)
     clusters: PositiveInt | None = None  # keep only the first N tasks (a team task is its own cluster): reduced runs
+    match: list[str] = []  # keep only tasks whose id matches one of these shell patterns (``*golden*``, an exact id)
+    repeats: PositiveInt = 1  # run each task N times, each a task of its own (``<id>#2``…): its own seed and record
     output: str = "runs"
     workers: Annotated[int, Field(ge=0)] = 0
     bootstrap: BootstrapSpec = BootstrapSpec()
@@ -56,6 +59,8 @@ class TeamExperimentConfig(BaseModel):
 
     def summary(self) -> str:
         clusters = f" (first {self.clusters} tasks)" if self.clusters else ""
+        clusters += f" matching {' or '.join(self.match)}" if self.match else ""
+        clusters += f", each {self.repeats} times" if self.repeats > 1 else ""
         return (
             f"tasks from {', '.join(self.tasks)}{clusters}; modes {', '.join(self.modes)}; "
             f"surfaces {', '.join(self.surfaces)}; "
@@ -69,9 +74,12 @@ TeamTasks = tuple[tuple[str, AnyTask | Refusal], ...]
 
 
 def team_tasks_of(config: TeamExperimentConfig) -> TeamTasks:
-    """Every task of the config's files in order, cut to ``clusters``, then every refusal.
+    """Every task of the config's files in order, those ``match`` names, cut to ``clusters``, each ``repeats``
+    times, then every refusal. A repeat is the task under the id ``<id>#<n>``: the simulator rolls its random
+    drops from the id, so each repeat is its own draw.
 
-    Only a file that cannot be read as a task file at all is an error (ConfigError).
+    Only a file that cannot be read as a task file at all is an error (ConfigError), or a ``match`` that
+    names no task (NO_TASK_MATCHES).
     """
     if len(set(config.tasks)) != len(config.tasks):
         raise ConfigError("DUPLICATE_TASK", f"{config.name}: a task file is listed twice")
@@ -79,7 +87,18 @@ def team_tasks_of(config: TeamExperimentConfig) -> TeamTasks:
     files = [read_task_file(Path(path), config.format, prior) for path in config.tasks]
     tasks = [(path, task) for path, loaded in zip(config.tasks, files, strict=True) for task in loaded.tasks]
     refused = [(path, refusal) for path, loaded in zip(config.tasks, files, strict=True) for refusal in loaded.refused]
+    if config.match:
+        tasks = [(path, task) for path, task in tasks if any(fnmatchcase(task.id, p) for p in config.match)]
+        refused = [(path, r) for path, r in refused if any(fnmatchcase(r.task, p) for p in config.match)]
+        if not tasks and not refused:
+            raise ConfigError("NO_TASK_MATCHES", f"{config.name}: no task id matches {' or '.join(config.match)}")
     kept: list[tuple[str, AnyTask | Refusal]] = [*(tasks[: config.clusters] if config.clusters else tasks)]
+    if config.repeats > 1:
+        kept = [
+            (path, task if n == 1 or isinstance(task, Refusal) else task.model_copy(update={"id": f"{task.id}#{n}"}))
+            for path, task in kept
+            for n in range(1, config.repeats + 1)
+        ]
     return (*kept, *refused)
 
 
