@@ -134,9 +134,14 @@ def tower_to_walk_off(
             if not (free(tower.top) and free(above)):
                 continue  # the blueprint fills where the builder would stand: it could not come back to it
             top = tower.top
+            back: list[set[Cell]] = []  # where the builder can walk back to the top from: one reverse walk a tower
 
-            def and_back(feet: Cell, top: Cell = top) -> bool:  # it must come back down the way it went up
-                return within(feet) and terrain.walk_to(feet, lambda there: there == top, limit=3000) is not None
+            def and_back(feet: Cell, top: Cell = top, back: list[set[Cell]] = back) -> bool:
+                if not within(feet):
+                    return False
+                if not back:  # it must come back down the way it went up
+                    back.append(terrain.reaching(top, limit=3000))
+                return feet in back[0]
 
             with terrain.adding(tower.cells, "scaffolding"):
                 stand = terrain.walk_to(top, and_back, limit=3000)
