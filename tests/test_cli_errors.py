@@ -193,3 +193,10 @@ def test_resume_refuses_options_that_change_the_jobs(tmp_path: Path) -> None:
 def test_parse_json_output_is_one_object_per_message() -> None:
     result = runner.invoke(app, ["parse", "--json"], input="SELF -\r\nREQ -\r\n")
     assert result.exit_code == 0 and json.loads(result.stdout) == {"ok": True, "canonical": "SELF -\nREQ -"}
+
+
+def test_an_unknown_config_key_is_answered_with_the_nearest_known_one(tmp_path: Path) -> None:
+    config = tmp_path / "typo.toml"
+    config.write_text('name = "typo"\nkind = "team"\ntasks = ["t.json"]\nworkerz = 2\n', encoding="utf-8")
+    result = CliRunner().invoke(app, ["run", str(config)])
+    assert result.exit_code == 2 and "workerz" in result.stderr and "did you mean 'workers'?" in result.stderr

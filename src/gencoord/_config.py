@@ -8,6 +8,7 @@ and a stable reason code on the caller's error type.
 
 from __future__ import annotations
 
+import difflib
 import re
 import tomllib
 from importlib import resources
@@ -24,19 +25,35 @@ _UNION_TAG = re.compile(r"^(?:[A-Z]\w*|str|int|float|bool|none|(?:list|dict|tupl
 """How pydantic names the member of a union it tried; never a field of ours (those are snake_case)."""
 
 
-def validation_message(exc: ValidationError, tagged: bool = False) -> str:
+def _near_field(model: type[BaseModel], path: tuple[str, ...]) -> str:
+    """ " (did you mean 'workers'?)" for an unknown key at ``path`` of ``model``'s documents, or nothing."""
+    for part in path[:-1]:
+        field = model.model_fields.get(part)
+        inner = field.annotation if field is not None else None
+        if not (isinstance(inner, type) and issubclass(inner, BaseModel)):
+            return ""
+        model = inner
+    near = difflib.get_close_matches(path[-1], list(model.model_fields), n=1) if path else []
+    return f" (did you mean {near[0]!r}?)" if near else ""
+
+
+def validation_message(exc: ValidationError, tagged: bool = False, model: type[BaseModel] | None = None) -> str:
     """The most specific problem of a pydantic error: the field path, then what is wrong.
 
     Unions report one error per member they tried (``pool.str``, ``pool.PoolSpec.split``);
     the member names are not fields the user wrote, so they are dropped, and the deepest
     problem wins: it is the one that says what the user meant to write. A ``tagged`` union
     at the top (experiment configs by ``kind``) puts its tag first in every path; it is dropped too.
+    With ``model`` (the document's model), an unknown key is answered with the nearest known one.
     """
     problems: list[tuple[tuple[str, ...], str]] = []
     for error in exc.errors():
         parts = error["loc"][1:] if tagged else error["loc"]
         path = tuple(str(part) for part in parts if not _UNION_TAG.match(str(part)))
-        problems.append((path, re.sub(r"^Value error, ", "", error["msg"])))
+        message = re.sub(r"^Value error, ", "", error["msg"])
+        if error["type"] == "extra_forbidden" and model is not None:
+            message += _near_field(model, path)
+        problems.append((path, message))
     deepest = max(len(path) for path, _ in problems)
     chosen = [(path, message) for path, message in problems if len(path) == deepest]
     path = chosen[0][0]

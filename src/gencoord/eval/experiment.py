@@ -217,7 +217,8 @@ def experiment_from(data: Mapping[str, Any], origin: str = "<config>") -> Experi
     try:
         config: Experiment = _union(KINDS.version).validate_python(dict(data))
     except ValidationError as exc:
-        raise ConfigError("INVALID_CONFIG", f"{origin}: {validation_message(exc, tagged=True)}") from None
+        model = experiment_kind(_tag(data), origin).config
+        raise ConfigError("INVALID_CONFIG", f"{origin}: {validation_message(exc, tagged=True, model=model)}") from None
     return config
 
 

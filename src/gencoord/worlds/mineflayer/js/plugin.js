@@ -26,6 +26,8 @@ const THROWN_TO_RANGE = 6 // blocks: a hand-over is thrown from within reach
 const HANDED_TO_MS = 5000 // a declared receiver holds for the giver's next throw within this long
 const CHEST_SLOTS = 27
 const MAX_FILL = 32768 // vanilla /fill limit
+const MAX_FALL = 64 // blocks a drop falls at most before it rests
+const MIN_Y = -64 // the bottom of the 1.21 overworld
 
 const key = (p) => `${Math.floor(p.x)},${Math.floor(p.y)},${Math.floor(p.z)}`
 
@@ -539,6 +541,19 @@ module.exports.server = function (serv) {
     return ids.map((id) => [id, 1])
   }
 
+  // Where a drop comes to rest: it falls through what has no collision box (air, grass, flowers)
+  // onto the first block that has one, as vanilla's item physics settles it. The skills reckon the
+  // same cell (skills.js, restingCell) to walk to it.
+  function restingCell (world, position) {
+    const at = position.floored()
+    for (let fallen = 0; fallen < MAX_FALL && at.y > MIN_Y; fallen++) {
+      const below = registry.blocksByStateId[world.sync.getBlockStateId(at.offset(0, -1, 0))]
+      if (below && below.boundingBox !== 'empty') break
+      at.y -= 1
+    }
+    return at
+  }
+
   // ---------------------------------------------------------------- players
   function sendTabList (player) {
     if (!serv.supportFeature('playerInfoActionIsBitfield')) return
@@ -574,8 +589,9 @@ module.exports.server = function (serv) {
       if (cancelled) return
       data.dropBlock = false
       const held = player.inventory.slots[36 + player.heldItemSlot]
+      const rests = restingCell(player.world, data.position) // a log dug up a trunk drops to the ground
       for (const [type, count] of dropsOf(data.block, held)) {
-        spawnItem(player.world, data.position.offset(0.5, 0.1, 0.5), type, count, DROP_PICKUP_MS, player.username)
+        spawnItem(player.world, rests.offset(0.5, 0.1, 0.5), type, count, DROP_PICKUP_MS, player.username)
       }
     })
   })

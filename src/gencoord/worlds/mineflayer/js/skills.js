@@ -20,6 +20,8 @@ const GOTO_TIMEOUT_MS = 75000
 const GOTO_PROGRESS_BLOCKS = 0.5
 const PICKUP_TIMEOUT_MS = 4000
 const HANDOFF_TIMEOUT_MS = 6000
+const GOAL_CHANGED_TRIES = 3 // walks a goal set elsewhere may cut short before the walk gives up
+const STATION_PLACE_TRIES = 3 // placements of a station whose answer the server never sent
 const TOSS_CARRY = 1.8 // how far ahead of the thrower a thrown stack lands (the server's rule, as vanilla's throw)
 const PICKUP_FLAT = 1.5 // vanilla's pickup reach, flat
 const TOSS_PICKUP_MS = 2000 // vanilla: nobody picks up a thrown stack for 40 ticks
@@ -108,12 +110,14 @@ async function goto (bot, point, range, { level = false, straight = false, stand
   const started = Date.now()
   let closest = bot.entity.position.distanceTo(target)
   let lastProgress = started
+  let over = false // the watchdog has ended this walk: a goal changed after that is not chased again
   let timer
   const watchdog = new Promise((resolve, reject) => {
     timer = setInterval(() => {
       const now = Date.now()
       const gap = bot.entity.position.distanceTo(target)
       if (arrived()) {
+        over = true
         bot.pathfinder.setGoal(null)
         resolve()
         return
@@ -124,6 +128,7 @@ async function goto (bot, point, range, { level = false, straight = false, stand
       }
       const stalled = now - lastProgress > GOTO_STALL_MS
       if (stalled || now - started > GOTO_TIMEOUT_MS) {
+        over = true
         bot.pathfinder.setGoal(null)
         reject(new SkillFailure('PATH_TIMEOUT', stalled
           ? `${bot.username} came no closer for ${GOTO_STALL_MS / 1000} s (${gap.toFixed(1)} blocks away)`
@@ -131,13 +136,25 @@ async function goto (bot, point, range, { level = false, straight = false, stand
       }
     }, 250)
   })
+  const pursue = async () => {
+    // "The goal was changed before it could be completed!": something set another goal mid-walk (a
+    // herd animal's or a receiver's position moved on); the walk replans towards its own goal
+    for (let tries = 1; ; tries++) {
+      try {
+        return await bot.pathfinder.goto(goal)
+      } catch (err) {
+        if (over || arrived() || !/goal was changed/i.test(err.message) || tries >= GOAL_CHANGED_TRIES) throw err
+      }
+    }
+  }
   try {
-    await Promise.race([bot.pathfinder.goto(goal), watchdog])
+    await Promise.race([pursue(), watchdog])
   } catch (err) {
     if (err instanceof SkillFailure) throw err
     const code = err.name === 'NoPath' || /no path/i.test(err.message) ? 'NO_PATH' : 'PATH_FAILED'
     throw new SkillFailure(code, `${bot.username} cannot get there: ${err.message}`)
   } finally {
+    over = true
     clearInterval(timer)
   }
   if (straight) await closeIn(bot, target, arrived)
@@ -192,7 +209,7 @@ const cellKey = (p) => `${p.x},${p.y},${p.z}`
 
 async function obtainBlock (ctx, bot, action) {
   const ref = ctx.layout.refs[action.source]
-  withinReach(bot, ref.position, action.source)
+  await reachRef(bot, ref, action.source)
   const blockType = bot.registry.blocksByName[action.block]
   if (!blockType) throw new SkillFailure('NOT_BREAKABLE', `${action.block} cannot be broken`)
   const cells = (ctx.layout.resources[action.source] ?? [])
@@ -240,6 +257,27 @@ function inPickupReach (bot, cell) {
   return withinPickup(bot.entity.position, cell.offset(0.5, 0.1, 0.5))
 }
 
+// Where a dug block's drop comes to rest: it falls through what has no collision box onto the
+// first block that has one (the server's rule, plugin.js restingCell, as vanilla's item physics).
+// A log dug up a trunk lies at the trunk's foot, not in the air where the log was.
+function restingCell (bot, position) {
+  const at = position.clone()
+  for (let fallen = 0; fallen < 64; fallen++) {
+    const below = bot.blockAt(at.offset(0, -1, 0))
+    if (!below || below.boundingBox !== 'empty') break
+    at.y -= 1
+  }
+  return at
+}
+
+// A bot about to act on a ref it is out of reach of (pushed off by a teammate, or back from
+// fetching a stack) walks back into reach first, as a player would; then the reach is checked.
+async function reachRef (bot, ref, what) {
+  const [x, y, z] = ref.position
+  if (bot.entity.position.distanceTo(new Vec3(x + 0.5, y, z + 0.5)) > REACH) await goto(bot, { x, y, z }, REF_RANGE)
+  withinReach(bot, ref.position, what)
+}
+
 async function digAndCollect (ctx, bot, action, blockType, target) {
   const tool = bot.pathfinder.bestHarvestTool(target)
   if (blockType.harvestTools && !(tool && blockType.harvestTools[tool.type])) {
@@ -254,13 +292,14 @@ async function digAndCollect (ctx, bot, action, blockType, target) {
     await goto(bot, target.position.offset(0.5, 0, 0.5), 2)
   }
   await bot.dig(target, true)
-  if (inPickupReach(bot, target.position)) {
+  const rests = restingCell(bot, target.position)
+  if (inPickupReach(bot, rests)) {
     owed.set(bot.username, { ...owed.get(bot.username), [drop]: expected })
     return
   }
   await collectOwed(bot)
-  // out of reach: items lie where they drop (no item physics), so walk over at once
-  await goto(bot, target.position.offset(0.5, 0, 0.5), 1, { straight: true }) // the drop lies at the block's middle
+  // out of reach: walk over at once to where it rests (the middle of the cell it fell to)
+  await goto(bot, rests.offset(0.5, 0, 0.5), 1, { straight: true })
   const collected = () => countOf(bot, drop) >= expected
   await waitFor(collected, PICKUP_TIMEOUT_MS,
     () => new SkillFailure('DROP_NOT_COLLECTED', `${bot.username} dug ${action.block} but picked up no ${drop}`))
@@ -424,11 +463,17 @@ async function collectStacks (ctx, receiver, onlyIdle = false) {
   if (!owed || (onlyIdle && ctx.acting.has(name))) return
   ctx.owedStacks.delete(name)
   const walk = (async () => {
-    for (const where of owed) {
-      const at = await where()
-      if (!at) continue // picked up already
-      if (!withinPickup(receiver.entity.position, at)) await goto(receiver, at, 1, { straight: true })
-      await settles(async () => (await where()) === null, TOSS_PICKUP_MS + TOSS_GRACE_MS)
+    for (const [index, where] of owed.entries()) {
+      try {
+        const at = await where()
+        if (!at) continue // picked up already
+        if (!withinPickup(receiver.entity.position, at)) await goto(receiver, at, 1, { straight: true })
+        // still lying there (the walk ended beside it, a level off): owed again, for the next call to retry
+        if (!(await settles(async () => (await where()) === null, TOSS_PICKUP_MS + TOSS_GRACE_MS))) oweStack(ctx, name, where)
+      } catch (err) {
+        for (const left of owed.slice(index)) oweStack(ctx, name, left) // a walk that failed is tried again later
+        throw err
+      }
     }
   })()
   ctx.fetching.set(name, walk.catch(() => {}))
@@ -441,7 +486,7 @@ async function collectStacks (ctx, receiver, onlyIdle = false) {
 
 async function openChest (ctx, bot, name) {
   const ref = ctx.layout.refs[name]
-  withinReach(bot, ref.position, name)
+  await reachRef(bot, ref, name)
   const block = blockAt(bot, ref.position)
   if (!block.name.includes('chest')) throw new SkillFailure('NO_CONTAINER', `${name} is ${block.name}, not a chest`)
   return bot.openContainer(block)
@@ -501,7 +546,7 @@ async function craftItem (ctx, bot, action) {
   } else {
     const ref = ctx.layout.refs[action.station]
     if (ref.block !== 'crafting_table') throw new SkillFailure('WRONG_STATION', `${action.station} is not a crafting_table`)
-    withinReach(bot, ref.position, action.station)
+    await reachRef(bot, ref, action.station)
     table = blockAt(bot, ref.position)
     if (table.name !== 'crafting_table') throw new SkillFailure('STATION_NOT_PLACED', `no crafting_table has been placed at ${action.station} yet`)
     if (ctx.mayBeBusy.has(action.station)) await stationFree(bot, table, action.station)
@@ -815,21 +860,30 @@ async function stepAside (ctx, bot, action) {
 async function placeStation (ctx, bot, action) {
   const ref = ctx.layout.refs[action.station]
   if (ref.block !== action.item) throw new SkillFailure('WRONG_STATION', `${action.station} takes a ${ref.block}, not ${action.item}`)
-  withinReach(bot, ref.position, action.station)
+  await reachRef(bot, ref, action.station)
   if (blockAt(bot, ref.position).name !== 'air') throw new SkillFailure('STATION_OCCUPIED', `a ${blockAt(bot, ref.position).name} already stands at ${action.station}`)
   need(bot, action.item, 1)
   const ground = blockAt(bot, [ref.position[0], ref.position[1] - 1, ref.position[2]])
   await bot.equip(itemId(bot, action.item), 'hand')
-  await bot.placeBlock(ground, new Vec3(0, 1, 0))
-  await waitFor(() => blockAt(bot, ref.position).name === action.item, 2000,
-    () => new SkillFailure('PLACE_FAILED', `${action.station} shows ${blockAt(bot, ref.position).name} after placing`))
+  const standing = () => blockAt(bot, ref.position).name === action.item
+  // the server's answer to a placement can be lost under load ("Server did not answer the
+  // placement"): the block is looked for, and the placement made again while it is not there
+  for (let tries = 1; !standing(); tries++) {
+    try {
+      await bot.placeBlock(ground, new Vec3(0, 1, 0))
+    } catch (err) {
+      if (tries >= STATION_PLACE_TRIES || !/did not answer|timeout|timed out/i.test(err.message)) throw err
+    }
+    if (await settles(standing, 2000)) break
+    if (tries >= STATION_PLACE_TRIES) throw new SkillFailure('PLACE_FAILED', `${action.station} shows ${blockAt(bot, ref.position).name} after placing`)
+  }
 }
 
 // ------------------------------------------------------------------ furnaces
 async function openFurnaceAt (ctx, bot, name) {
   const ref = ctx.layout.refs[name]
   if (ref.block !== 'furnace' && ref.block !== 'smoker') throw new SkillFailure('WRONG_STATION', `${name} is not a furnace or a smoker`)
-  withinReach(bot, ref.position, name)
+  await reachRef(bot, ref, name)
   const block = blockAt(bot, ref.position)
   if (block.name !== ref.block) throw new SkillFailure('STATION_NOT_PLACED', `no ${ref.block} stands at ${name}`)
   return bot.openFurnace(block)
