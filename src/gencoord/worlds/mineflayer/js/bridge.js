@@ -282,17 +282,19 @@ async function holdings () {
 // With `around`, the answer carries every inventory just before and just after: what a
 // hand-over check compares.
 async function act ({ action, around = false }) {
-  // a receiver walks onto the stacks thrown out of its reach first (see giveItem)
-  const bot = state.bots[action.agent]
-  if (bot) {
-    const before = bot.entity.position.clone()
-    await collectStacks(context(), bot)
-    // only a bot the pickup walked off comes back; one that was never there fails as in the simulator
-    const walked = bot.entity.position.distanceTo(before) > 0.5
-    if (walked && action.name !== 'go_to') await backInReach(context(), bot, action)
-  }
+  // busy from here: a giver waiting on this bot must not start walking it to a stack meanwhile
+  // (two walks at once on one bot end each other: "The goal was changed before it could be completed!")
   state.acting.add(action.agent)
   try {
+    // a receiver walks onto the stacks thrown out of its reach first (see giveItem)
+    const bot = state.bots[action.agent]
+    if (bot) {
+      const before = bot.entity.position.clone()
+      await collectStacks(context(), bot)
+      // only a bot the pickup walked off comes back; one that was never there fails as in the simulator
+      const walked = bot.entity.position.distanceTo(before) > 0.5
+      if (walked && action.name !== 'go_to') await backInReach(context(), bot, action)
+    }
     return await actAfterSettling(action, around)
   } finally {
     state.acting.delete(action.agent)

@@ -232,14 +232,21 @@ async function obtainBlock (ctx, bot, action) {
 // Drops a bot has dug but not picked up yet. A drop that lies within the bot's pickup reach
 // flies to it during vanilla's 10-tick pickup delay while the bot already digs the next
 // block; before anything else (walking away, handing over, crafting) the bot settles them.
-const owed = new Map() // username → { item → the count its inventory must reach }
+const owed = new Map() // username → { item → { count its inventory must reach, cells its drops rest in } }
 
+// A bot that walked off before its drops flew in (to fetch a stack thrown short of it) walks back
+// onto them, as a player would, rather than leave them on the ground.
 async function collectOwed (bot) {
   const mine = owed.get(bot.username)
   if (!mine) return
   owed.delete(bot.username)
-  for (const [item, count] of Object.entries(mine)) {
-    await waitFor(() => countOf(bot, item) >= count, PICKUP_TIMEOUT_MS,
+  for (const [item, { count, cells }] of Object.entries(mine)) {
+    const collected = () => countOf(bot, item) >= count
+    for (const cell of cells) {
+      if (collected()) break
+      if (!inPickupReach(bot, cell)) await goto(bot, cell.offset(0.5, 0, 0.5), 1, { straight: true })
+    }
+    await waitFor(collected, PICKUP_TIMEOUT_MS,
       () => new SkillFailure('DROP_NOT_COLLECTED', `${bot.username} dug ${item} but picked up ${countOf(bot, item)} of ${count}`))
   }
 }
@@ -285,7 +292,7 @@ async function digAndCollect (ctx, bot, action, blockType, target) {
     throw new SkillFailure('NOT_HARVESTABLE', `${action.block} drops nothing without one of: ${names.join(', ')}`)
   }
   const drop = ctx.drops[action.block] ?? action.block
-  const expected = Math.max(countOf(bot, drop), owed.get(bot.username)?.[drop] ?? 0) + 1
+  const expected = Math.max(countOf(bot, drop), owed.get(bot.username)?.[drop]?.count ?? 0) + 1
   if (tool) await bot.equip(tool, 'hand')
   if (target.position.distanceTo(bot.entity.position.offset(0, 1.6, 0)) > REACH) {
     await collectOwed(bot) // about to walk away from what is still on the ground
@@ -294,7 +301,8 @@ async function digAndCollect (ctx, bot, action, blockType, target) {
   await bot.dig(target, true)
   const rests = restingCell(bot, target.position)
   if (inPickupReach(bot, rests)) {
-    owed.set(bot.username, { ...owed.get(bot.username), [drop]: expected })
+    const earlier = owed.get(bot.username)?.[drop]?.cells ?? []
+    owed.set(bot.username, { ...owed.get(bot.username), [drop]: { count: expected, cells: [...earlier, rests] } })
     return
   }
   await collectOwed(bot)
