@@ -99,7 +99,23 @@ function withinReach (bot, pos, what) {
 // stays at the thrower's height, out of the receiver's pickup reach. Either way the walk
 // returns once the bot stands on the ground: whatever it does next starts from rest, not from
 // the top of a jump or half-way down a fall.
-async function goto (bot, point, range, { level = false, straight = false, stand = null } = {}) {
+// One walk at a time per bot: a giver walking its receiver onto a stack and the receiver's own
+// next action (a hunt, a dig) would otherwise set goals over each other and end both walks
+// ("The goal was changed before it could be completed!"). A second walk waits for the first.
+const walks = new Map() // username → the walk in progress
+
+async function goto (bot, point, range, options = {}) {
+  while (walks.has(bot.username)) await walks.get(bot.username).catch(() => {})
+  const walk = walkTo(bot, point, range, options)
+  walks.set(bot.username, walk)
+  try {
+    return await walk
+  } finally {
+    if (walks.get(bot.username) === walk) walks.delete(bot.username)
+  }
+}
+
+async function walkTo (bot, point, range, { level = false, straight = false, stand = null } = {}) {
   const target = new Vec3(point.x, point.y, point.z)
   const near = new goals.GoalNear(target.x, target.y, target.z, range)
   const goal = stand ?? (level ? new goals.GoalCompositeAll([near, new goals.GoalY(target.y)]) : near)
