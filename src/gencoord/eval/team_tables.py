@@ -217,6 +217,26 @@ def _failures(records: Sequence[Record]) -> Table:
     return table
 
 
+def _axes(records: Sequence[Record]) -> Table | None:
+    """Success by what MINDcraft's generators vary (plan availability, depth, blocked actions, cooking
+    variant, dishes, levels), each axis on its own rows: the breakdown its papers report."""
+    table = Table(
+        "team_axes",
+        "Team tasks: success by what MINDcraft varies",
+        ["axis", "value", "tasks", "succeeded", "success"],
+        caption="Tasks that acted, by each axis on its own. The planner plans with full recipe knowledge whatever "
+        "the plan availability: its rows are an upper bound for agents that must be told a recipe or find one.",
+    )
+    values: dict[tuple[str, str], list[Record]] = defaultdict(list)
+    for record in records:
+        for axis, value in (record.get("axes") or {}).items():
+            values[(axis, str(value))].append(record)
+    for (axis, value), rows in sorted(values.items()):
+        wins = sum(1 for row in rows if row["success"])
+        table.rows.append([axis, value, str(len(rows)), str(wins), _pct(wins, len(rows))])
+    return table if table.rows else None
+
+
 def _refused(records: Sequence[Record]) -> Table:
     table = Table(
         "team_refused",
@@ -236,6 +256,9 @@ def team_tables(records: Sequence[Record]) -> tuple[Table | None, list[Table]]:
     ran = [record for record in records if task_verdict(record) != REFUSED]
     refused = [record for record in records if task_verdict(record) == REFUSED]
     tables = [_success(ran), _traffic(ran)] if ran else []
+    axes = _axes(ran)
+    if axes is not None:
+        tables.append(axes)
     if any(record["model_calls"] or record.get("thinking_s") for record in ran):
         tables.append(_messages(ran))
     if any(not record["success"] for record in ran):

@@ -8,6 +8,7 @@ on its type, so a new kind is one entry here and a runner of its own.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -56,6 +57,7 @@ class TaskKind:
     run: Runner
     goal: Callable[[Any], dict[str, Any]]  # the record's ``goal``
     describe: Callable[[Any], str]  # the goal in a table cell
+    axes: Callable[[Any], dict[str, str]]  # where the task sits on what MINDcraft's generators vary
 
 
 def _judged(verdict: _Verdict) -> Judgement:
@@ -80,6 +82,25 @@ def _build_text(task: BuildTask) -> str:
     return f"blueprint {width}×{levels}×{depth}, {sum(task.blueprint.needs().values())} blocks"
 
 
+def _crafting_axes(task: TeamTask) -> dict[str, str]:
+    """MINDcraft's crafting axes: who may look the plan up, the recipe depth its id names, blocked commands."""
+    planners = sum(agent.can_plan for agent in task.agents)
+    plan = "full" if planners == len(task.agents) else "none" if planners == 0 else "partial"
+    depth = re.search(r"depth_(\d+)", task.id)
+    blocked = planners < len(task.agents) or any(agent.blocked for agent in task.agents)  # !getCraftingPlan too
+    return {
+        "plan available": plan,
+        "depth": depth.group(1) if depth else "–",
+        "blocked actions": "some" if blocked else "none",
+    }
+
+
+def _cooking_axes(task: CookingTask) -> dict[str, str]:
+    """MINDcraft's cooking variant: hells kitchen, a recipe withheld from some agent, or plain."""
+    variant = "hells kitchen" if task.own_work else "blocked recipe" if task.recipes else "plain"
+    return {"variant": variant, "dishes": str(len(task.goal_items()))}
+
+
 def _judge_cooking(task: CookingTask, prior: Prior) -> Judgement:
     planned = plan_cooking(task, cooking_lead(task), prior)
     return Judgement(planned.feasible, planned.code, planned.reason)
@@ -100,6 +121,7 @@ CRAFTING = TaskKind(
     ),
     _crafting_goal,
     lambda task: f"{task.goal.count} {task.goal.item}",
+    _crafting_axes,
 )
 COOKING = TaskKind(
     "cooking",
@@ -116,6 +138,7 @@ COOKING = TaskKind(
     ),
     _cooking_goal,
     lambda task: "; ".join(goal.describe() for goal in task.goals),
+    _cooking_axes,
 )
 CONSTRUCTION = TaskKind(
     "construction",
@@ -132,6 +155,7 @@ CONSTRUCTION = TaskKind(
     ),
     _build_goal,
     _build_text,
+    lambda task: {"levels": str(task.blueprint.size()[1])},
 )
 
 KINDS: dict[type, TaskKind] = {TeamTask: CRAFTING, CookingTask: COOKING, BuildTask: CONSTRUCTION}

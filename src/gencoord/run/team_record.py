@@ -103,6 +103,7 @@ def team_record(result: TeamResult, source: str, world: str, backend: str | None
         "file": source,
         "source": result.task.source,
         "goal": goal_record(result.task),
+        "axes": kind_of(result.task).axes(result.task),
         "build": None if result.built is None else build_record(result),
         "recipe_bytes": result.recipe_bytes,
         "time_limit_s": result.task.time_limit_s,
