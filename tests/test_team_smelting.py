@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
@@ -116,3 +117,23 @@ def test_the_shipped_smelting_tasks_succeed_on_the_simulator() -> None:
         assert result.success, (task.id, result.code, result.message)
         assert result.execution is not None
         assert any(r.action.name == "furnace_collect" and r.ok for r in result.execution.records), task.id
+
+
+@pytest.mark.parametrize(
+    ("goal", "bag", "said"),
+    [
+        ("iron_pickaxe", {"stick": 2}, "needs 3 iron_ingot, team has none (via iron_pickaxe → iron_ingot)"),
+        ("golden_carrot", {"carrot": 1}, "needs 1 gold_ingot, team has none (via golden_carrot → gold_nugget →"),
+        ("clock", {"redstone": 1}, "needs 4 gold_ingot, team has none"),
+        ("oak_door", {}, "needs 2 oak_log, team has none (via oak_door → oak_planks → oak_log)"),
+    ],
+)
+def test_what_is_missing_is_named_as_a_person_fetches_it(goal: str, bag: dict[str, int], said: str) -> None:
+    """Ingots, not the ore or raw-gold block they could be smelted or unpacked from, and no fuel for ore nobody
+    has; but logs, not the planks a recipe really makes from them."""
+    task = TeamTask(
+        id="short", agents=[TeamAgent(name="a", inventory=bag)], goal=TeamGoal(item=goal), world=TeamWorld(furnace=True)
+    )
+    verdict = diagnose(task, PRIOR)
+    assert not verdict.feasible and verdict.code == "UNREACHABLE_GOAL"
+    assert said in verdict.reason and "also short" not in verdict.reason, verdict.reason

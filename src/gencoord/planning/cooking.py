@@ -148,7 +148,9 @@ def _holder_choices(task: CookingTask, lead: str, prior: Prior) -> list[dict[int
 def _deal(task: CookingTask, lead: str, prior: Prior, dishes: list[Dish]) -> CookingPlan:
     """Deal ``dishes`` out one by one, each to the maker (and station) whose taking it ends soonest."""
     holdings = {agent.name: dict(agent.inventory) for agent in task.agents}
+    start = {agent.name: dict(agent.inventory) for agent in task.agents}
     blocked = {agent.name: agent.blocked for agent in task.agents}
+    bars = _givers_only(prior)
     paths: Paths = defaultdict(list)
     makers: list[tuple[str, str]] = []
     stations: list[tuple[str, str]] = []
@@ -159,11 +161,12 @@ def _deal(task: CookingTask, lead: str, prior: Prior, dishes: list[Dish]) -> Coo
         found: tuple[float, str, str, Paths] | None = None
         why: tuple[str, str] | None = None
         for maker in crew:
-            bars = {
-                name: _givers_only(prior) if task.own_work and name != maker else blocked[name] for name in holdings
-            }
+            givers = {name for name in holdings if task.own_work and name != maker}
             agents = [
-                TeamAgent(name=name, inventory=_positive(holdings[name]), blocked=bars[name]) for name in holdings
+                TeamAgent(name=name, inventory=_positive(holdings[name]), blocked=blocked[name])
+                if name not in givers
+                else TeamAgent(name=name, inventory=_still_held(holdings[name], start[name]), blocked=bars)
+                for name in holdings
             ]
             sub = dish_task(task, agents, dish)
             try:
@@ -200,6 +203,12 @@ def _makers(task: CookingTask, dish: Dish) -> list[str]:
     """Who may make ``dish``: its holder first (no hand-over at the end), then everyone else in order."""
     names = [agent.name for agent in task.agents]
     return [dish.holder] + [name for name in names if name != dish.holder] if dish.holder in names else names
+
+
+def _still_held(now: dict[str, int], start: dict[str, int]) -> dict[str, int]:
+    """What a hells-kitchen teammate may still give: what it held at the start and has not used or given,
+    never what it made for its own dish (a spare bowl of its own is its own cooking, not the other's)."""
+    return {item: kept for item, count in start.items() if (kept := min(count, now.get(item, 0))) > 0}
 
 
 def _givers_only(prior: Prior) -> list[str]:

@@ -259,6 +259,25 @@ def _in_cooks_words(
     return Shortfall(item, max(consumed, held.get(item, 0) + 1), held.get(item, 0), chain[:at])
 
 
+def _as_fetched(
+    missing: list[Shortfall],
+    goal: str,
+    used: list[tuple[str, Recipe]],
+    runs: np.ndarray,
+    held: dict[str, int],
+    game: GameData,
+) -> list[Shortfall]:
+    """Every shortfall in a cook's words, once each; one that lies below another's item is moot (no fuel is
+    missing for ore nobody has: the ingots are)."""
+    named: dict[str, Shortfall] = {}
+    for short in missing:
+        said = short if short.item in (goal, TABLE) else _in_cooks_words(short, used, runs, held, game)
+        if said.item not in named or said.needed > named[said.item].needed:
+            named[said.item] = said
+    above = set(named) - {goal}
+    return [short for short in named.values() if not above & set(short.via)]
+
+
 def _step(result: str, ingredient: str, used: list[tuple[str, Recipe]]) -> Recipe | None:
     return next((recipe for made, recipe in used if made == result and ingredient in recipe.ingredients), None)
 
@@ -274,22 +293,12 @@ def _fetched(game: GameData, item: str, recipe: Recipe, held: dict[str, int]) ->
     return any(set(back.ingredients) == {item} for back in game.recipes.get(only, ()))
 
 
-def _mineral(game: GameData, item: str | None) -> bool:
+def _mineral(game: GameData, item: str) -> bool:
     """Whether ``item`` is mined: a block only a tool harvests, or dropped only by such blocks."""
-    if item is None:
-        return False
     if item in game.blocks:
         return game.blocks[item].harvest_tools is not None
     sources = game.sources_of(item)
     return bool(sources) and all(game.blocks[block].harvest_tools is not None for block in sources)
-
-
-def _packing(game: GameData, item: str, recipe: Recipe) -> bool:
-    """A one-ingredient recipe whose ingredient is in turn made from ``item`` alone (a reversible pack)."""
-    if len(recipe.ingredients) != 1:
-        return False
-    (source,) = recipe.ingredients
-    return any(set(back.ingredients) == {item} for back in game.recipes.get(source, ()))
 
 
 def _gatherable(task: TeamTask) -> set[str]:
@@ -338,11 +347,9 @@ def diagnose(task: TeamTask, prior: Prior) -> Feasibility:
     if not missing:
         runs = tuple((result, recipe, int(x[column])) for column, (result, recipe) in enumerate(variants) if x[column])
         return Feasibility(True, None, "", crafts=crafts, runs=runs, places_table=bool(table_needed and x[-1] > 0))
+    missing = _as_fetched(missing, goal, used, x[:n_variants][x[:n_variants] > 0], held, game)
     missing.sort(key=lambda short: (short.item == goal, short.item == TABLE, -len(short.via), short.item))
     first = missing[0]
-    if first.item not in (goal, TABLE):
-        runs_used = x[:n_variants][x[:n_variants] > 0]
-        first = _in_cooks_words(first, used, runs_used, held, game)
     if first.item == TABLE and table_needed:
         return Feasibility(
             False,
