@@ -22,6 +22,7 @@ const PICKUP_TIMEOUT_MS = 4000
 const HANDOFF_TIMEOUT_MS = 6000
 const GOAL_CHANGED_TRIES = 3 // walks a goal set elsewhere may cut short before the walk gives up
 const STATION_PLACE_TRIES = 3 // placements of a station whose answer the server never sent
+const STATION_WAIT_MS = 30000 // how long a bot waits for a teammate's batch to leave a shared furnace or smoker
 const TOSS_CARRY = 1.8 // how far ahead of the thrower a thrown stack lands (the server's rule, as vanilla's throw)
 const PICKUP_FLAT = 1.5 // vanilla's pickup reach, flat
 const TOSS_PICKUP_MS = 2000 // vanilla: nobody picks up a thrown stack for 40 ticks
@@ -921,15 +922,32 @@ function stationRules (ctx, name) {
   return { recipes: smoker ? rules.smoking : rules.smelting, perItem: smoker ? rules.ticksPerSmoke : rules.ticksPerItem, burn: (item) => Math.floor((rules.fuel[item] ?? 0) * scale) }
 }
 
+// The station's window once `ready` holds of it, looked at again every second for up to
+// STATION_WAIT_MS (another bot's batch in it is taken out by that bot); then `refused` of what it shows.
+async function servedBy (ctx, bot, name, ready, refused) {
+  const until = Date.now() + STATION_WAIT_MS
+  for (;;) {
+    const furnace = await openFurnaceAt(ctx, bot, name)
+    if (ready(furnace)) return furnace
+    const failure = refused(furnace)
+    bot.closeWindow(furnace)
+    if (Date.now() > until) throw failure
+    await sleep(1000)
+  }
+}
+
 async function furnaceLoad (ctx, bot, action) {
   const rules = ctx.furnace
   const station = stationRules(ctx, action.station)
   if (action.slot === 'input' && !(action.item in station.recipes)) throw new SkillFailure('NOT_SMELTABLE', `${action.item} does not cook or smelt at ${action.station}`)
   if (action.slot === 'fuel' && !(action.item in rules.fuel)) throw new SkillFailure('NOT_FUEL', `${action.item} is not a furnace fuel`)
-  const furnace = await openFurnaceAt(ctx, bot, action.station)
+  // a teammate's batch still cooking in the input: wait for it to clear, as a player would, rather
+  // than fail at once (the worlds' clocks differ by a little). A teammate's output waiting to be
+  // taken does not stop a load: the station cooks it once the output is taken, as vanilla's does.
+  const clear = (f) => action.slot !== 'input' || !f.inputItem() || f.inputItem().name === action.item
+  const furnace = await servedBy(ctx, bot, action.station, clear,
+    (f) => new SkillFailure('SLOT_OCCUPIED', `${action.station}'s input holds ${f.inputItem()?.name}`))
   try {
-    const input = furnace.inputItem()
-    if (action.slot === 'input' && input && input.name !== action.item) throw new SkillFailure('SLOT_OCCUPIED', `${action.station}'s input holds ${input.name}`)
     need(bot, action.item, action.count)
     const id = itemId(bot, action.item)
     if (action.slot === 'input') await furnace.putInput(id, null, action.count)
@@ -941,7 +959,9 @@ async function furnaceLoad (ctx, bot, action) {
 
 async function furnaceCollect (ctx, bot, action) {
   const rules = stationRules(ctx, action.station)
-  const furnace = await openFurnaceAt(ctx, bot, action.station)
+  const ours = (f) => !f.outputItem() || f.outputItem().name === action.item // a teammate's output is taken first
+  const furnace = await servedBy(ctx, bot, action.station, ours,
+    (f) => new SkillFailure('WRONG_OUTPUT', `${action.station} makes ${f.outputItem()?.name}, not ${action.item}`))
   let before = 0
   try {
     await waitFor(() => furnace.totalProgress !== null, 2000, () => new SkillFailure('FURNACE_SILENT', `${action.station} sent no progress`))
