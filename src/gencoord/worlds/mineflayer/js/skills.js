@@ -207,6 +207,7 @@ async function goTo (ctx, bot, action) {
     const peer = ctx.bots[action.target]
     if (!peer) throw new SkillFailure('UNKNOWN_AGENT', `${action.target} is not in this world`)
     await goto(bot, peer.entity.position, 2.5, { level: true })
+    arrivedAt.delete(bot.username)
     return
   }
   const ref = ctx.layout.refs[action.target]
@@ -218,6 +219,7 @@ async function goTo (ctx, bot, action) {
   // near enough to act on the ref from where the bot stops (resource areas and sites
   // are blocks around it, not one block)
   await goto(bot, { x, y, z }, REF_RANGE)
+  arrivedAt.set(bot.username, action.target)
 }
 
 // Blocks a bot is digging right now: two bots working one resource area dig different blocks.
@@ -270,6 +272,7 @@ async function collectOwed (bot) {
 
 function forgetOwed () {
   owed.clear() // a new episode: what the last one left on the ground is cleared with it
+  arrivedAt.clear()
 }
 
 // vanilla's pickup check (1.5 blocks flat and up or down), less a hair for rounding
@@ -294,11 +297,16 @@ function restingCell (bot, position) {
   return at
 }
 
-// A bot about to act on a ref it is out of reach of (pushed off by a teammate, or back from
-// fetching a stack) walks back into reach first, as a player would; then the reach is checked.
+// The ref each bot last walked to (its go_to arrived there). A bot about to act on that ref and
+// now out of reach of it was displaced (pushed off by teammates in a crowd, or off fetching a
+// stack): it walks back first, as a player would. A bot that never walked there fails
+// OUT_OF_REACH, as in the simulator.
+const arrivedAt = new Map() // username → ref name
+
 async function reachRef (bot, ref, what) {
   const [x, y, z] = ref.position
-  if (bot.entity.position.distanceTo(new Vec3(x + 0.5, y, z + 0.5)) > REACH) await goto(bot, { x, y, z }, REF_RANGE)
+  const away = bot.entity.position.distanceTo(new Vec3(x + 0.5, y, z + 0.5)) > REACH
+  if (away && arrivedAt.get(bot.username) === what) await goto(bot, { x, y, z }, REF_RANGE)
   withinReach(bot, ref.position, what)
 }
 
