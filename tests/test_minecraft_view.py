@@ -55,16 +55,19 @@ def test_the_view_shows_the_world_in_a_browser(prior: Prior, tmp_path: Path) -> 
         executor.reset(conformance_world(prior))
         assert executor.view_url == f"http://127.0.0.1:{port}"
         shot = tmp_path / "view.png"
-        subprocess.run(
-            ["node", str(SCREENSHOT), executor.view_url, str(shot), "12000", str(JS_DIR / "node_modules")],
-            check=True,
-            timeout=90,
-        )
+        for wait_ms in ("12000", "24000", "36000"):  # a loaded machine renders slower: look again, longer
+            subprocess.run(
+                ["node", str(SCREENSHOT), executor.view_url, str(shot), wait_ms, str(JS_DIR / "node_modules")],
+                check=True,
+                timeout=120,
+            )
+            pixels = np.asarray(Image.open(shot).convert("RGB")).astype(int)
+            red, green, blue = pixels[..., 0], pixels[..., 1], pixels[..., 2]
+            grass = (green > red + 20) & (green > blue + 20)
+            sky = (blue > red + 20) & (blue > 150)
+            if grass.mean() > 0.2:
+                break
     finally:
         executor.close()
-    pixels = np.asarray(Image.open(shot).convert("RGB")).astype(int)
-    red, green, blue = pixels[..., 0], pixels[..., 1], pixels[..., 2]
-    grass = (green > red + 20) & (green > blue + 20)
-    sky = (blue > red + 20) & (blue > 150)
     assert grass.mean() > 0.2, f"only {grass.mean():.0%} of the view is grass: the world did not render"
     assert sky.mean() > 0.05, f"only {sky.mean():.0%} of the view is sky"
