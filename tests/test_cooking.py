@@ -213,20 +213,19 @@ def _keeps_hells_kitchen_rules(task: CookingTask, paths: object) -> None:
                 assert path.agent in makers, (path.agent, step)
 
 
+def _hells_kitchen(first: str, second: str, bags: dict[str, dict[str, int]] | None = None) -> CookingTask:
+    """A two-dish hells kitchen in MINDcraft's shape (a list target), with ``bags`` as ``initial_inventory``."""
+    raw: dict[str, object] = {"agent_count": 2, "type": "cooking", "target": [first, second], "timeout": 300}
+    if bags is not None:
+        raw["initial_inventory"] = bags
+    [task] = read_task_file(_write_json({f"t_{first}_{second}_hells_kitchen": raw}), prior=PRIOR).tasks
+    assert isinstance(task, CookingTask)
+    return task
+
+
 def test_hells_kitchen_hands_over_what_a_teammate_holds_and_nothing_else() -> None:
-    document = {
-        "multiagent_cooking_golden_apple_cake_hells_kitchen": {
-            "agent_count": 2,
-            "type": "cooking",
-            "target": ["golden_apple", "cake"],
-            "timeout": 300,
-            "initial_inventory": {
-                "0": {"gold_ingot": 4, "apple": 1, "milk_bucket": 2},
-                "1": {"gold_ingot": 4, "milk_bucket": 1, "egg": 1},
-            },
-        }
-    }
-    [task] = read_task_file(_write_json(document), prior=PRIOR).tasks
+    bags = {"0": {"gold_ingot": 4, "apple": 1, "milk_bucket": 2}, "1": {"gold_ingot": 4, "milk_bucket": 1, "egg": 1}}
+    task = _hells_kitchen("golden_apple", "cake", bags)
     assert isinstance(task, CookingTask) and task.own_work
     result = run_cooking_task(task, PRIOR)
     assert result.success, (result.code, result.message)
@@ -237,16 +236,7 @@ def test_hells_kitchen_hands_over_what_a_teammate_holds_and_nothing_else() -> No
 
 
 def test_hells_kitchen_without_the_gold_is_refused_in_a_cooks_words() -> None:
-    document = {
-        "multiagent_cooking_golden_carrot_bread_hells_kitchen": {
-            "agent_count": 2,
-            "type": "cooking",
-            "target": ["golden_carrot", "bread"],
-            "timeout": 300,
-        }
-    }
-    [task] = read_task_file(_write_json(document), prior=PRIOR).tasks
-    assert isinstance(task, CookingTask)
+    task = _hells_kitchen("golden_carrot", "bread")
     result = run_cooking_task(task, PRIOR)
     assert not result.success and result.execution is None and result.code == "UNREACHABLE_GOAL"
     assert "needs 1 gold_ingot" in (result.message or ""), result.message
