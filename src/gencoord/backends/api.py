@@ -16,6 +16,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import islice
+from typing import cast
 
 import openai
 from openai.types import CompletionUsage
@@ -28,12 +29,15 @@ from gencoord.dsl.ast import Proposal
 from gencoord.dsl.dialogue import ASK, DONE, FINAL, MORE, PREPOSITIONS, VERBS, scripted
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import BackendError, ConfigError
+from gencoord.models.chat import messages
 from gencoord.prior.prior import Prior
 from gencoord.prior.views import PriorView
 from gencoord.protocol.generation import GenerationRequest, Reply, Stage
 from gencoord.protocol.response import Response
 from gencoord.tasks.context import LocalContext
 
+MAX_NEW_TOKENS = 512
+"""A tuned model's answer budget, as in process (``gencoord.models.generate``): an eight-agent plan runs long."""
 _TRANSIENT = (openai.APIConnectionError, openai.APITimeoutError, openai.RateLimitError, openai.InternalServerError)
 _FENCE = re.compile(r"^```[a-z]*\n|\n?```$")
 GRAMMAR = (
@@ -180,8 +184,14 @@ class ApiBackend:
         price_in_per_mtok: float | None = None,
         price_out_per_mtok: float | None = None,
         stream: bool = False,
+        tuned: bool = False,
     ) -> None:
-        """Prices are per million tokens; unset, they come from $GENCOORD_API_PRICE_IN / _OUT (else none)."""
+        """Prices are per million tokens; unset, they come from $GENCOORD_API_PRICE_IN / _OUT (else none).
+
+        ``tuned``: the served model is one ``gencoord finetune`` tuned on the team rows; it is sent the messages it
+        was trained on (:mod:`gencoord.models.chat`) instead of the rules and worked examples an untuned model
+        needs, so it reads over the API exactly what it reads in process.
+        """
         key = api_key or os.environ.get("GENCOORD_API_KEY") or os.environ.get("OPENAI_API_KEY") or "not-needed"
         self.client = openai.OpenAI(base_url=base_url, api_key=key, timeout=timeout_s, max_retries=0)
         self.model = model
@@ -194,7 +204,8 @@ class ApiBackend:
         )
         self.usage = Usage()
         self.stream = stream  # take the answer as server-sent chunks (usage from the last one, where sent)
-        self.name = f"api:{model}"
+        self.tuned = tuned
+        self.name = f"{'served' if tuned else 'api'}:{model}"
         self.speaks = True  # under the free-form surface it writes its own sentences
 
     def _example_proposals(self, context: LocalContext) -> Iterator[tuple[str, str, Proposal]]:
@@ -254,6 +265,13 @@ class ApiBackend:
         return f"{GRAMMAR}\n\n" + "\n\n".join(shown)
 
     def generate(self, context: LocalContext, request: GenerationRequest) -> Reply:
+        if self.tuned:
+            if request.stage not in TEAM_STAGES:
+                raise BackendError(
+                    "TEAM_MODEL_ONLY", f"{self.name} was fine-tuned on team messages; it cannot play {request.stage}"
+                )
+            tuned = cast(list[ChatCompletionMessageParam], messages(team_input(context, request, self.prior)))
+            return self.complete(tuned, max_tokens=MAX_NEW_TOKENS)
         if request.stage in TEAM_STAGES:
             system = team_instructions(request.stage, self.prior, context.surface)
             user = team_input(context, request, self.prior)

@@ -279,6 +279,13 @@ def _tokenizer_info(tokenizer_json: str) -> Any:
 
 
 @cache
+def _hf_compiler(tokenizer: Any, vocab_size: int) -> Any:
+    """One grammar compiler per Hugging Face tokenizer (reading a 49k vocabulary takes a while); it caches
+    the grammars it compiles. ``vocab_size``: the model's logits, which may be padded past the tokenizer's."""
+    return xgr.GrammarCompiler(xgr.TokenizerInfo.from_huggingface(tokenizer, vocab_size=vocab_size))
+
+
+@cache
 def _compiled(tokenizer_json: str, grammar: str) -> Any:
     return xgr.GrammarCompiler(_tokenizer_info(tokenizer_json)).compile_grammar(grammar)
 
@@ -295,9 +302,8 @@ def logits_processor(
     grammar = grammar_for(prior, context, request)
     codec = loaded.codec
     if not isinstance(codec, TextCodec):
-        tokenizer = codec.tokenizer  # type: ignore[attr-defined]
-        info = xgr.TokenizerInfo.from_huggingface(tokenizer)
-        return xgr.contrib.hf.LogitsProcessor(xgr.GrammarCompiler(info).compile_grammar(grammar))
+        compiler = _hf_compiler(codec.tokenizer, loaded.model.config.vocab_size)  # type: ignore[attr-defined]
+        return xgr.contrib.hf.LogitsProcessor(compiler.compile_grammar(grammar))
     tokenizer_json = codec.tokenizer.to_str()
     bound = codec.for_prompt(prompt)
     if not bound.names:

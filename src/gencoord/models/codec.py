@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Mapping, Sequence
-from typing import Protocol
+from typing import Protocol, Self
 
 from tokenizers import Tokenizer
 from transformers import PreTrainedTokenizerBase
@@ -20,6 +20,10 @@ class Codec(Protocol):
     pad: int
 
     def encode(self, text: str) -> list[int]: ...
+
+    def encode_prompt(self, text: str) -> list[int]:
+        """A prompt's ids as the model reads it (a chat model: inside its chat template)."""
+        ...
 
     def decode(self, ids: Sequence[int]) -> str: ...
 
@@ -108,6 +112,9 @@ class TextCodec:
                 ids += [self._character(character) for character in piece]
         return ids
 
+    def encode_prompt(self, text: str) -> list[int]:
+        return self.encode(text)
+
     def _character(self, character: str) -> int:
         known = self.tokenizer.token_to_id(character)
         return self.unk if known is None else known
@@ -132,10 +139,13 @@ class HfCodec:
     def encode(self, text: str) -> list[int]:
         return list(self.tokenizer.encode(text, add_special_tokens=False))
 
+    def encode_prompt(self, text: str) -> list[int]:
+        return self.encode(text)
+
     def decode(self, ids: Sequence[int]) -> str:
         return str(self.tokenizer.decode([i for i in ids if i not in (self.eos, self.pad)]))
 
-    def for_prompt(self, prompt: str, shuffle: random.Random | None = None) -> HfCodec:
+    def for_prompt(self, prompt: str, shuffle: random.Random | None = None) -> Self:
         """A subword tokenizer spells any name: one codec serves every prompt."""
         return self
 

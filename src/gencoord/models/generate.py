@@ -30,7 +30,7 @@ def generate(
     to parse as the model's own failure, instead of being decoded at positions it was never trained on.
     """
     codec = codec.for_prompt(prompt)
-    ids = torch.tensor([codec.encode(prompt)], device=model.device)
+    ids = torch.tensor([codec.encode_prompt(prompt)], device=model.device)
     context = getattr(model.config, "max_position_embeddings", None)
     if isinstance(context, int):
         max_new = min(max_new, context - int(ids.shape[1]))

@@ -40,7 +40,7 @@ class TrainReport(BaseModel):
 class CheckpointManifest(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    kind: Literal["tiny", "hf"]
+    kind: Literal["tiny", "hf", "lora"]  # lora: an adapter on a pretrained base (``base``, ``provenance``)
     target: Target
     surface: SurfaceName
     view: PriorView
@@ -52,7 +52,8 @@ class CheckpointManifest(BaseModel):
     config_sha256: str
     report: TrainReport
     versions: dict[str, str]
-    base: str | None = None  # hf: the model fine-tuned
+    base: str | None = None  # hf: the model fine-tuned; lora: the base the adapter applies to
+    provenance: dict[str, str] | None = None  # lora: the base's source, licence, package, quantization, digest
     settings: dict[str, bool | int | float] | None = None  # hf: the optimizer settings; tiny: the preset (renaming …)
     rows: int | None = None  # hf: training rows
     data: str | None = None  # tiny: how rows were drawn

@@ -24,7 +24,7 @@ def masked_batch(
     encoded = []
     for row in rows:
         bound = codec.for_prompt(row.prompt, shuffle)
-        prompt, target = bound.encode(row.prompt), [*bound.encode(row.target), codec.eos]
+        prompt, target = bound.encode_prompt(row.prompt), [*bound.encode(row.target), codec.eos]
         encoded.append((prompt + target, [-100] * len(prompt) + target))
     width = max(len(ids) for ids, _ in encoded)
     ids = torch.full((len(rows), width), codec.pad)

@@ -33,7 +33,7 @@ from gencoord.prior.load import team_prior
 from gencoord.protocol.generation import Stage
 from gencoord.train.common import exact_match, masked_batch
 from gencoord.train.data import SupervisionRow
-from gencoord.train.team_data import HELD_OUT, TRAINING, team_rows
+from gencoord.train.team_data import HELD_OUT, SMALL_TEAMS, TRAINING, team_rows
 from gencoord.train.tiny import TinyPreset, build_model, build_tokenizer, save
 
 TEAM_PIECES = r"[a-z_]+\.[a-z_]+\(|[A-Za-z_]+|\d| > |\n|."
@@ -71,7 +71,7 @@ class TeamPreset(TinyPreset):
     dealt_at_random: bool = False  # slots dealt at random per row; False: in order of first occurrence, as at run time
 
 
-def _by_stage(rows: Iterator[SupervisionRow], roles: TeamRoles = TeamRoles.EVERY) -> Callable[[Stage], SupervisionRow]:
+def by_stage(rows: Iterator[SupervisionRow], roles: TeamRoles = TeamRoles.EVERY) -> Callable[[Stage], SupervisionRow]:
     """Draw the next row of a given stage from one endless stream: rows of the roles' other stages wait their
     turn, rows of stages outside the roles are dropped."""
     waiting: dict[str, deque[SupervisionRow]] = {stage.value: deque() for stage, _ in role_shares(roles)}
@@ -86,7 +86,7 @@ def _by_stage(rows: Iterator[SupervisionRow], roles: TeamRoles = TeamRoles.EVERY
     return next_of
 
 
-def _batch(
+def stage_batch(
     next_of: Callable[[Stage], SupervisionRow], size: int, rng: random.Random, roles: TeamRoles
 ) -> list[SupervisionRow]:
     stages = [stage for stage, _ in role_shares(roles)]
@@ -114,20 +114,29 @@ def fixed_team_rows(
 
 
 def team_evaluation_rows(
-    count: int, seed: int, surface: SurfaceName = SurfaceName.DSL, roles: TeamRoles = TeamRoles.EVERY
+    count: int,
+    seed: int,
+    surface: SurfaceName = SurfaceName.DSL,
+    roles: TeamRoles = TeamRoles.EVERY,
+    sizes: tuple[int, ...] = SMALL_TEAMS,
 ) -> tuple[list[SupervisionRow], list[SupervisionRow]]:
     """``count`` rows of each of the roles' stages from training item families and from held-out ones."""
-    seen = [row for rows in held_out_rows(count, seed, TRAINING, surface, roles).values() for row in rows]
-    unseen = [row for rows in held_out_rows(count, seed, HELD_OUT, surface, roles).values() for row in rows]
+    seen = [row for rows in held_out_rows(count, seed, TRAINING, surface, roles, sizes).values() for row in rows]
+    unseen = [row for rows in held_out_rows(count, seed, HELD_OUT, surface, roles, sizes).values() for row in rows]
     return seen, unseen
 
 
 def held_out_rows(
-    count: int, seed: int, split: str, surface: SurfaceName = SurfaceName.DSL, roles: TeamRoles = TeamRoles.EVERY
+    count: int,
+    seed: int,
+    split: str,
+    surface: SurfaceName = SurfaceName.DSL,
+    roles: TeamRoles = TeamRoles.EVERY,
+    sizes: tuple[int, ...] = SMALL_TEAMS,
 ) -> dict[str, list[SupervisionRow]]:
     """``count`` rows of each of the roles' stages from ``split``, drawn with their own seed (never the training
     stream's)."""
-    next_of = _by_stage(team_rows(team_prior(), seed + 10_000, split, surface), roles)
+    next_of = by_stage(team_rows(team_prior(), seed + 10_000, split, surface, sizes), roles)
     return {stage.value: [next_of(stage) for _ in range(count)] for stage, _ in role_shares(roles)}
 
 
@@ -169,13 +178,13 @@ def train_team(
         return 0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress))
 
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
-    next_of = _by_stage(team_rows(prior, seed, TRAINING, surface), roles)
+    next_of = by_stage(team_rows(prior, seed, TRAINING, surface), roles)
     started = time.perf_counter()
     deadline = None if minutes is None else started + 60 * minutes
     losses: list[float] = []
     model.train()
     for step in range(steps):
-        batch = _batch(next_of, preset.batch, rng, roles)
+        batch = stage_batch(next_of, preset.batch, rng, roles)
         ids, labels, mask = masked_batch(batch, codec, rng if preset.dealt_at_random else None)
         loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
         optimizer.zero_grad()

@@ -75,7 +75,13 @@ class Recorder:
         return reply
 
 
-def draw_task(prior: Prior, rng: random.Random, split: str, agents: tuple[int, ...] = (2, 2, 2, 3, 4)) -> TeamTask:
+SMALL_TEAMS = (2, 2, 2, 3, 4)
+"""Team sizes the tiny team checkpoints were trained on (drawn uniformly from this tuple)."""
+EVERY_SIZE = (2, 2, 3, 3, 4, 4, 5, 5, 6, 7, 8)
+"""Team sizes from 2 to 8, the benchmark's own (2–5) twice as often as the larger ones."""
+
+
+def draw_task(prior: Prior, rng: random.Random, split: str, agents: tuple[int, ...] = SMALL_TEAMS) -> TeamTask:
     """A generated MINDcraft-format crafting task whose goal's family belongs to ``split``."""
     world = mindcraft_world()
     while True:
@@ -158,12 +164,17 @@ def _counterfactuals(
 
 
 def team_rows(
-    prior: Prior, seed: int, split: str = TRAINING, surface: SurfaceName = SurfaceName.DSL
+    prior: Prior,
+    seed: int,
+    split: str = TRAINING,
+    surface: SurfaceName = SurfaceName.DSL,
+    sizes: tuple[int, ...] = SMALL_TEAMS,
 ) -> Iterator[SupervisionRow]:
-    """Endless rows of ``split``: a fresh task each time, its rows shuffled; deterministic in ``seed``."""
+    """Endless rows of ``split``: a fresh task each time (its team size drawn from ``sizes``), its rows shuffled;
+    deterministic in ``seed``."""
     rng = random.Random(seed)
     while True:
-        task = draw_task(prior, rng, split)
+        task = draw_task(prior, rng, split, sizes)
         try:
             rows = task_rows(task, prior, rng, split, surface)
         except GencoordError:  # a drawn task the planner cannot carry out gives no row to learn from

