@@ -47,6 +47,7 @@ ROOT = Path(__file__).parents[1]
 CHECKPOINT = ROOT / "src" / "gencoord" / "experiments" / "checkpoints" / "tiny-team"
 LEAD = CHECKPOINT.with_name("tiny-team-lead")
 WORDS = CHECKPOINT.with_name("tiny-team-words")
+PRETRAINED = CHECKPOINT.with_name("smollm2-team")
 MINDCRAFT = ROOT.parent / "shared" / "data" / "mindcraft" / "crafting" / "filtered_train_tasks.json"
 ROLES = {"team_lead": "lead", "team_have": "peer HAVE", "team_response": "peer decision"}
 
@@ -82,6 +83,19 @@ def settings(checkpoint: Path, lead: Path, words: Path) -> list[tuple[str, str, 
     return rows
 
 
+def pretrained_settings(adapter: Path) -> list[tuple[str, str, SurfaceName]]:
+    """The pretrained model (SmolLM2-135M-Instruct with the fine-tuned adapter) in every role, and leading alone."""
+    checked, constrained = f"checked:{adapter}", f"constrained:{adapter}"
+    return [
+        (
+            "SmolLM2+LoRA: checked lead, constrained peers (every role)",
+            f"lead={checked},peers={constrained}",
+            SurfaceName.DSL,
+        ),
+        ("SmolLM2+LoRA: checked lead, rule peers", f"lead={checked},peers=rule", SurfaceName.DSL),
+    ]
+
+
 def measure(name: str, roles: str, surface: SurfaceName, suites: dict[str, list[TeamTask]]) -> dict[str, Any]:
     prior = team_prior()
     players = team_players(roles, prior)
@@ -107,6 +121,9 @@ def measure(name: str, roles: str, surface: SurfaceName, suites: dict[str, list[
                 "model_calls": sum(reply.model_calls for reply in said),
                 "mean_ms": 1000 * statistics.fmean(reply.latency_s for reply in said),
                 "output_tokens": statistics.fmean(reply.output_tokens or 0 for reply in said),
+                "tokens_per_s": sum(reply.output_tokens or 0 for reply in said)
+                / max(1e-9, sum(reply.latency_s for reply in said)),
+                "calls_per_message": sum(reply.model_calls for reply in said) / len(said),
             }
         row["suites"][suite] = {
             "tasks": len(done),
@@ -138,20 +155,29 @@ def main() -> None:
     parser.add_argument("--lead", type=Path, default=LEAD, help="a team model kept for the lead's role")
     parser.add_argument("--words", type=Path, default=WORDS, help="a team model trained on the dialogue's words")
     parser.add_argument("--tasks", type=int, default=60, help="held-out generated tasks")
+    parser.add_argument(
+        "--pretrained",
+        type=Path,
+        nargs="?",
+        const=PRETRAINED,
+        help="measure the fine-tuned pretrained model (this adapter; default the shipped one) instead of the tiny ones",
+    )
+    parser.add_argument("--sizes", default="2,3,4,5", help="team sizes of the held-out generated tasks")
     parser.add_argument("--mindcraft", type=Path, default=MINDCRAFT)
     parser.add_argument("--seed", type=int, default=20261204)
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "team_models.json")
     args = parser.parse_args()
     torch.set_num_threads(2)
     prior, rng = team_prior(), random.Random(args.seed)
-    suites = {"held-out generated": [draw_task(prior, rng, HELD_OUT) for _ in range(args.tasks)]}
+    sizes = tuple(int(size) for size in args.sizes.split(","))
+    suites = {"held-out generated": [draw_task(prior, rng, HELD_OUT, sizes) for _ in range(args.tasks)]}
     if args.mindcraft.exists():
         suites["MINDcraft crafting train"] = list(read_task_file(args.mindcraft, prior=prior).tasks)
     started = time.perf_counter()
-    rows = [
-        measure(name, roles, surface, suites)
-        for name, roles, surface in settings(args.checkpoint, args.lead, args.words)
-    ]
+    chosen = (
+        pretrained_settings(args.pretrained) if args.pretrained else settings(args.checkpoint, args.lead, args.words)
+    )
+    rows = [measure(name, roles, surface, suites) for name, roles, surface in chosen]
     console = Console()
     for suite, tasks in suites.items():
         table = Table(title=f"{suite}: {len(tasks)} tasks")
@@ -171,13 +197,13 @@ def main() -> None:
                 *(f"{roles[r]['mean_ms']:.0f}" if r in roles else "–" for r in ("lead", "peer HAVE", "peer decision")),
             )
         console.print(table)
+    measured = (args.pretrained or args.checkpoint).resolve()
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(
         json.dumps(
             {
-                "checkpoint": str(
-                    args.checkpoint.relative_to(ROOT) if args.checkpoint.is_relative_to(ROOT) else args.checkpoint
-                ),
+                "checkpoint": str(measured.relative_to(ROOT) if measured.is_relative_to(ROOT) else measured),
+                "sizes": sizes,
                 "seed": args.seed,
                 "seconds": time.perf_counter() - started,
                 "machine": {

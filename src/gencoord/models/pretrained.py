@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import hashlib
 import importlib.metadata
+import os
+import tempfile
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -22,6 +24,7 @@ from typing import Any
 
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedTokenizerBase
+from transformers.utils import logging as hf_logging
 
 from gencoord.errors import ConfigError
 from gencoord.models.chat import messages
@@ -113,21 +116,57 @@ def provenance(name: str) -> dict[str, str]:
     return {"base": str(path), "sha256": file_digest(path) if path.is_file() else "folder"}
 
 
+def cache_root() -> Path:
+    """Where dequantized bases are kept: $GENCOORD_CACHE, else ~/.cache/gencoord."""
+    return Path(os.environ.get("GENCOORD_CACHE") or Path.home() / ".cache" / "gencoord") / "models"
+
+
 def load_base(name: str) -> tuple[Any, PreTrainedTokenizerBase]:
-    """The base model (float32 on the CPU, bf16 on a GPU) and its tokenizer, from local files only."""
+    """The base model (float32 on the CPU, bf16 on a GPU) and its tokenizer, from local files only.
+
+    A GGUF file is dequantized once (about half a minute, and a few GB of memory while it runs) and
+    kept as a plain folder under :func:`cache_root`, named by the file's digest; later loads read
+    that folder in seconds.
+    """
     path = base_file(name)
-    dtype = torch.bfloat16 if torch.cuda.is_available() else torch.float32
+    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
     if path.suffix == ".gguf":
-        gguf: dict[str, Any] = {"gguf_file": path.name}
-        folder = path.parent
-    else:
-        gguf, folder = {}, path
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True, **gguf)
-        model: Any = AutoModelForCausalLM.from_pretrained(folder, local_files_only=True, dtype=dtype, **gguf)
-    except ImportError as exc:  # transformers needs the gguf package to read a .gguf file
-        raise ConfigError("MODEL_NOT_INSTALLED", f"cannot read {path}: {exc}") from None
+        cached = cache_root() / f"{path.stem}-{file_digest(path)[:16]}"
+        if not (cached / "config.json").is_file():
+            _dequantized(path, cached)
+        path = cached
+    dtype = torch.bfloat16 if torch.cuda.is_available() else torch.float32
+    tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
+    model: Any = AutoModelForCausalLM.from_pretrained(path, local_files_only=True, dtype=dtype)
     return model.to("cuda" if torch.cuda.is_available() else "cpu"), tokenizer
+
+
+def _dequantized(gguf: Path, folder: Path) -> None:
+    """The GGUF file as a full-precision Hugging Face folder, written whole or not at all (a temporary folder
+    renamed into place, so concurrent loaders never read half of one)."""
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name, local_files_only=True)
+        model = AutoModelForCausalLM.from_pretrained(
+            gguf.parent, gguf_file=gguf.name, local_files_only=True, dtype=torch.float32
+        )
+    except ImportError as exc:  # transformers needs the gguf package to read a .gguf file
+        raise ConfigError("MODEL_NOT_INSTALLED", f"cannot read {gguf}: {exc}") from None
+    config = model.config
+    if hasattr(config, "quantization_config"):  # the weights are full precision now; a saved folder must not say GGUF
+        del config.quantization_config
+    plain: Any = AutoModelForCausalLM.from_config(config, dtype=torch.float32)  # type: ignore[no-untyped-call]
+    plain.load_state_dict(model.state_dict())
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=folder.parent) as staging:
+        plain.save_pretrained(staging)
+        tokenizer.save_pretrained(staging)
+        try:
+            os.rename(staging, folder)
+        except OSError:  # another process put it there first: theirs is the same file's
+            if not (folder / "config.json").is_file():
+                raise
+        else:
+            Path(staging).mkdir()  # for the context manager to remove
 
 
 class ChatCodec(HfCodec):
