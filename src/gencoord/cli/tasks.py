@@ -168,8 +168,10 @@ def run_tasks(
     backend: Annotated[
         str,
         typer.Option(
-            help="Who plays: a lead (planner, model:<checkpoint>, constrained:<checkpoint>, api:<url>#<model>) with "
-            "rule peers, or lead=<backend>,peers=<backend> (peers: rule, model:…, constrained:…, api:…).",
+            help="Who plays: a lead (planner, model:<checkpoint>, constrained:<checkpoint>, checked:<checkpoint>, "
+            "api:<url>#<model>, served:<url>#<model>) with rule peers, or lead=<backend>,peers=<backend> (peers: "
+            "rule, model:…, constrained:…, api:…, served:…). A checkpoint may be a fine-tuned pretrained model "
+            "(gencoord finetune), e.g. lead=checked:CKPT,peers=constrained:CKPT.",
         ),
     ] = "planner",
     mode: Annotated[
