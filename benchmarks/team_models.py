@@ -84,15 +84,14 @@ def settings(checkpoint: Path, lead: Path, words: Path) -> list[tuple[str, str, 
 
 
 def pretrained_settings(adapter: Path) -> list[tuple[str, str, SurfaceName]]:
-    """The pretrained model (SmolLM2-135M-Instruct with the fine-tuned adapter) in every role, and leading alone."""
-    checked, constrained = f"checked:{adapter}", f"constrained:{adapter}"
+    """The pretrained model (SmolLM2-135M-Instruct with the fine-tuned adapter) in every role: a checked lead,
+    constrained peers."""
     return [
         (
             "SmolLM2+LoRA: checked lead, constrained peers (every role)",
-            f"lead={checked},peers={constrained}",
+            f"lead=checked:{adapter},peers=constrained:{adapter}",
             SurfaceName.DSL,
-        ),
-        ("SmolLM2+LoRA: checked lead, rule peers", f"lead={checked},peers=rule", SurfaceName.DSL),
+        )
     ]
 
 

@@ -178,6 +178,7 @@ def train_lora(
     )
     out.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out)
+    _plain_adapter(out, base)
     config = {"spec": spec.fields(), "settings": asdict(settings), "base": base, "sizes": sizes, "roles": roles.value}
     stages = ", ".join(stage.value for stage, _ in role_shares(roles))
     CheckpointManifest.of(
@@ -195,6 +196,16 @@ def train_lora(
         versions={"gencoord": __version__, "torch": torch.__version__, "python": platform.python_version()},
     ).write(out)
     return report
+
+
+def _plain_adapter(out: Path, base: str) -> None:
+    """The adapter without peft's blank model card, naming its base as the manifest does (not this machine's
+    path to it)."""
+    (out / "README.md").unlink(missing_ok=True)
+    config_path = out / "adapter_config.json"
+    config = json.loads(config_path.read_text(encoding="utf-8"))
+    config["base_model_name_or_path"] = base
+    config_path.write_text(json.dumps(config, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
 
 def _mean(scores: dict[str, float] | None, rows: Sequence[SupervisionRow]) -> float | None:
