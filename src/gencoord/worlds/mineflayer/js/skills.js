@@ -20,8 +20,7 @@ const GOTO_TIMEOUT_MS = 75000
 const GOTO_PROGRESS_BLOCKS = 0.5
 const PICKUP_TIMEOUT_MS = 4000
 const HANDOFF_TIMEOUT_MS = 6000
-const GOAL_CHANGED_TRIES = 3 // walks a goal set elsewhere (or a planning timeout) may cut short before the walk gives up
-const REPLANNED = /goal was changed|took to long to decide path/i // the pathfinder's words for a walk worth planning again
+const GOAL_CHANGED_TRIES = 3 // walks a goal set elsewhere may cut short before the walk gives up
 const STATION_PLACE_TRIES = 3 // placements of a station whose answer the server never sent
 const STATION_WAIT_MS = 30000 // how long a bot waits for a teammate's batch to leave a shared furnace or smoker
 const TOSS_CARRY = 1.8 // how far ahead of the thrower a thrown stack lands (the server's rule, as vanilla's throw)
@@ -156,13 +155,12 @@ async function walkTo (bot, point, range, { level = false, straight = false, sta
   })
   const pursue = async () => {
     // "The goal was changed before it could be completed!": something set another goal mid-walk (a
-    // herd animal's or a receiver's position moved on); "Took to long to decide path to goal!": the
-    // pathfinder's thinking budget ran out on a loaded machine. Either way the walk plans again
+    // herd animal's or a receiver's position moved on); the walk replans towards its own goal
     for (let tries = 1; ; tries++) {
       try {
         return await bot.pathfinder.goto(goal)
       } catch (err) {
-        if (over || arrived() || !REPLANNED.test(err.message) || tries >= GOAL_CHANGED_TRIES) throw err
+        if (over || arrived() || !/goal was changed/i.test(err.message) || tries >= GOAL_CHANGED_TRIES) throw err
       }
     }
   }
