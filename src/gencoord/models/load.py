@@ -8,13 +8,13 @@ from typing import Any
 
 import torch
 from tokenizers import Tokenizer
-from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, Qwen3ForCausalLM
+from transformers import PreTrainedModel, Qwen3ForCausalLM
 from transformers.utils import logging as hf_logging
 
 from gencoord.errors import ConfigError
 from gencoord.models.codec import Codec, HfCodec, TextCodec
 from gencoord.models.manifest import CheckpointManifest
-from gencoord.models.pretrained import ChatCodec, load_base, provenance
+from gencoord.models.pretrained import ChatCodec, load_base, load_folder, provenance
 from gencoord.models.spec import ModelSpec
 
 
@@ -35,12 +35,8 @@ def device() -> torch.device:
 
 def load_pretrained(path: Path) -> tuple[Any, HfCodec]:
     """A Hugging Face causal LM and its tokenizer from a local folder (bf16 on a GPU), never downloading."""
-    if not (path / "config.json").exists():
-        raise ConfigError("NOT_A_MODEL", f"{path} is not a Hugging Face checkpoint folder (no config.json)")
-    dtype = torch.bfloat16 if torch.cuda.is_available() else torch.float32
-    tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
-    model: Any = AutoModelForCausalLM.from_pretrained(path, local_files_only=True, dtype=dtype)
-    return model.to(device()), HfCodec(tokenizer)
+    model, tokenizer = load_folder(path)
+    return model, HfCodec(tokenizer)
 
 
 def adapted(path: Path, manifest: CheckpointManifest) -> tuple[Any, ChatCodec]:

@@ -135,6 +135,13 @@ def load_base(name: str) -> tuple[Any, PreTrainedTokenizerBase]:
         if not (cached / "config.json").is_file():
             _dequantized(path, cached)
         path = cached
+    return load_folder(path)
+
+
+def load_folder(path: Path) -> tuple[Any, PreTrainedTokenizerBase]:
+    """A Hugging Face causal LM and its tokenizer from a local folder (bf16 on a GPU), never downloading."""
+    if not (path / "config.json").exists():
+        raise ConfigError("NOT_A_MODEL", f"{path} is not a Hugging Face checkpoint folder (no config.json)")
     dtype = torch.bfloat16 if torch.cuda.is_available() else torch.float32
     tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
     model: Any = AutoModelForCausalLM.from_pretrained(path, local_files_only=True, dtype=dtype)
