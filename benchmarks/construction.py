@@ -8,7 +8,9 @@ houses per team size (2, 3, 4, 5 and 8 agents) from ``tasks/generate_houses.py``
 materials, room count, windows and carpets drawn from the producer's axes. Reported side by side:
 
   * by team size and by each generator axis (rooms, materials, windows, carpets): tasks refused
-    before any action (with their codes), built, and success;
+    before any action (with their codes), houses with cells vanilla cannot hold as asked (a
+    carpet over air: no build reaches zero mismatches, so they are built to the best score),
+    built, success of the houses some build can finish, and the lowest score;
   * per house: blocks, scaffolding (blocks under floating parts, and tower blocks pillared up
     and dug down), wire bytes of the exchange, and the bytes the same commitment costs with
     every cell spelled out; planning seconds (judging and drafting, dry runs included);
@@ -106,7 +108,9 @@ def _measure(task: BuildTask) -> dict[str, object]:
         **_axes(task),
         "blocks": len(task.blueprint.blocks()),
         "refused": not result.feasible,
+        "unbuildable_cells": len(verdict.unbuildable),
         "success": result.success,
+        "score": None if result.built is None else round(result.built.score, 4),
         "code": result.code,
         "message": result.message,
         "planning_s": round(planning_s, 3),
@@ -129,6 +133,7 @@ def _measure(task: BuildTask) -> dict[str, object]:
 
 def _summary(rows: list[dict[str, object]]) -> dict[str, object]:
     feasible = [r for r in rows if not r["refused"]]
+    possible = [r for r in feasible if not r["unbuildable_cells"]]  # houses some build finishes at zero mismatches
     codes: dict[str, int] = defaultdict(int)
     for row in rows:
         if not row["success"]:
@@ -144,6 +149,11 @@ def _summary(rows: list[dict[str, object]]) -> dict[str, object]:
         "success_of_buildable": round(sum(bool(r["success"]) for r in feasible) / len(feasible), 3)
         if feasible
         else None,
+        "with_unbuildable_cells": sum(bool(r["unbuildable_cells"]) for r in rows),
+        "success_of_possible": round(sum(bool(r["success"]) for r in possible) / len(possible), 3)
+        if possible
+        else None,
+        "min_score": min(values("score"), default=None),
         "codes": dict(sorted(codes.items())),
         "median_blocks": _median(values("blocks")),
         "median_planning_s": _median(values("planning_s")),
@@ -209,15 +219,18 @@ def _minecraft(tasks: list[BuildTask], rows: dict[str, dict[str, object]], per_s
 
 def _print(console: Console, title: str, groups: dict[str, dict[str, object]], label: str) -> None:
     table = Table(title=title)
-    columns = (label, "tasks", "refused", "built", "of buildable", "planning s", "wire B", "share B", "cells B")
+    columns = (label, "tasks", "refused", "unbuildable", "built", "of possible", "min score", "planning s", "wire B")
+    columns += ("share B", "cells B")
     for column in (*columns, "scaffold", "tower", "team/alone", "blocks/s/agent"):
         table.add_column(column, justify="right")
     for value, row in groups.items():
         keys = (
             "tasks",
             "refused",
+            "with_unbuildable_cells",
             "succeeded",
-            "success_of_buildable",
+            "success_of_possible",
+            "min_score",
             "median_planning_s",
             "median_wire_bytes",
             "median_proposal_bytes_share",
@@ -261,7 +274,7 @@ def main() -> None:
     summary |= {"gencoord": __version__, "python": platform.python_version(), "machine": platform.machine()}
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-    console = Console()
+    console = Console(width=200)
     if shipped_rows:
         _print(console, f"{args.folder.name}: by team size", summary["shipped"]["by_agents"], "agents")  # type: ignore[index]
     if generated_rows:

@@ -95,17 +95,30 @@ def test_what_no_team_can_build_is_refused_with_its_own_code() -> None:
     verdicts = {task.id: judge_build(task) for task in loaded.tasks if isinstance(task, BuildTask)}
     assert verdicts["floating"].code == "MISSING_MATERIALS" and "2 scaffolding blocks" in verdicts["floating"].reason
     assert verdicts["floating_with_dirt"].feasible
-    assert verdicts["hanging_carpet"].code == "UNSUPPORTED_CELL" and "blue_carpet" in verdicts["hanging_carpet"].reason
+    hanging = verdicts["hanging_carpet"]
+    assert hanging.feasible and hanging.code == "UNSUPPORTED_CELL" and "blue_carpet" in hanging.reason
+    assert [u.block for u in hanging.unbuildable] == ["blue_carpet"]
     assert verdicts["short_of_gold"].code == "MISSING_MATERIALS" and "gold_block" in verdicts["short_of_gold"].reason
     assert verdicts["hollow_room"].feasible
 
 
 def test_an_unbuildable_task_is_refused_before_any_action() -> None:
     tasks = _load(FIXTURES / "hard_cases.json")
-    for name in ("floating", "short_of_gold", "hanging_carpet"):
+    for name in ("floating", "short_of_gold"):
         result = run_build_task(tasks[name], PRIOR)
         assert not result.feasible and not result.success
         assert result.execution is None and result.commitment is None
+
+
+def test_a_cell_vanilla_cannot_hold_is_left_out_and_the_rest_built_to_the_best_score() -> None:
+    task = _load(FIXTURES / "hard_cases.json")["hanging_carpet"]
+    result = run_build_task(task, PRIOR)
+    assert result.feasible and not result.success and result.code == "UNSUPPORTED_CELL"
+    assert result.built is not None and result.execution is not None
+    (miss,) = result.built.mismatched  # the carpet alone: every other cell as the blueprint asks
+    assert miss.expected == "blue_carpet" and miss.actual == AIR
+    assert result.built.score == pytest.approx(1 - 1 / len(task.blueprint.blocks()))
+    assert "vanilla cannot hold" in (result.message or "")
 
 
 def test_an_experiment_load_refuses_a_construction_task_by_name() -> None:

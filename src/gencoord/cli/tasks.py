@@ -126,7 +126,11 @@ def _show_checked(read: list[TaskFile], lines: list[dict[str, Any]], notes: bool
         shared = [note for note in (mine[0]["notes"] if mine else []) if all(note in line["notes"] for line in mine)]
         out.print(Text(f"{loaded.path}: {len(mine)} tasks", style="bold"))
         for line in mine:
-            said = {True: "can run", False: f"refused {line['code']}: {line['message']}", None: "undecided"}
+            said = {
+                True: f"can run; {line['message']}" if line["message"] else "can run",
+                False: f"refused {line['code']}: {line['message']}",
+                None: "undecided",
+            }
             agents = f"{line['agents']} agents" if line["agents"] else "–"
             goal = line.get("describe") or "–"
             out.print(Text(f"  {line['task']} · {agents} · {goal} · {said[line['feasible']]}"))

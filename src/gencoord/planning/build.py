@@ -60,10 +60,26 @@ CellForm = Literal["share", "cells"]
 
 
 @dataclass(frozen=True, slots=True)
+class Unbuildable:
+    """A blueprint cell no build can fill as asked, and why: the rest is built and the check counts it."""
+
+    cell: Cell
+    block: str
+    why: str
+
+    def describe(self) -> str:
+        x, y, z = self.cell
+        return f"{self.block} at offset {x},{y},{z}: {self.why}"
+
+
+@dataclass(frozen=True, slots=True)
 class BuildVerdict:
+    """Whether the team can build; a feasible verdict with ``UNSUPPORTED_CELL`` builds all but ``unbuildable``."""
+
     feasible: bool
-    code: str | None  # MISSING_MATERIALS, UNSUPPORTED_CELL, NO_BUILDER
+    code: str | None  # MISSING_MATERIALS, NO_BUILDER; UNSUPPORTED_CELL when feasible but not every cell
     reason: str
+    unbuildable: tuple[Unbuildable, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,10 +90,41 @@ class BuildPlan:
     scaffolding: int = 0  # temporary blocks placed (and broken again)
 
 
-def placements(task: BuildTask) -> dict[Cell, str]:
-    """The cells an agent places (a door's upper half comes with its lower half)."""
+def unbuildable(task: BuildTask) -> tuple[Unbuildable, ...]:
+    """The cells vanilla cannot hold as the blueprint asks, first by level.
+
+    MINDcraft's generator leaves a carpet over air now and then (a room's floor carved out
+    under it), or a door whose upper half the blueprint fills with a wall block. Vanilla
+    drops a carpet once the block under it goes, and a door takes both its cells, so such a
+    cell costs one mismatch whatever is built: it is left out, and the rest is built.
+    """
     blocks = task.blueprint.blocks()
-    return {cell: blocks[cell] for cell in placed_cells(blocks)}
+    found = [
+        Unbuildable(
+            cell,
+            blocks[cell],
+            f"it fills the cell above it too, where the blueprint wants {blocks.get(offset(cell, ABOVE), AIR)}",
+        )
+        for cell in placed_cells(blocks)
+        if two_high(blocks[cell]) and blocks.get(offset(cell, ABOVE)) != blocks[cell]
+    ]
+    found += [
+        Unbuildable(
+            cell,
+            blocks[cell],
+            "it stands only on a block below it, and the blueprint leaves that cell empty "
+            "(vanilla drops it once the block under it is broken)",
+        )
+        for cell in scaffolding(task).stranded
+    ]
+    return tuple(sorted(found, key=lambda u: (u.cell[1], u.cell[2], u.cell[0])))
+
+
+def placements(task: BuildTask) -> dict[Cell, str]:
+    """The cells an agent places: a door's upper half comes with its lower half, and no unbuildable cell."""
+    blocks = task.blueprint.blocks()
+    skipped = {u.cell for u in unbuildable(task)}
+    return {cell: blocks[cell] for cell in placed_cells(blocks) if cell not in skipped}
 
 
 def scaffolding(task: BuildTask) -> Scaffolding:
@@ -111,28 +158,7 @@ def judge_build(task: BuildTask) -> BuildVerdict:
     ]
     if short:
         return BuildVerdict(False, "MISSING_MATERIALS", "too few materials across the team: " + "; ".join(short))
-    blocks = task.blueprint.blocks()
-    for cell in sorted(wanted, key=lambda c: (c[1], c[2], c[0])):
-        above = offset(cell, ABOVE)
-        if two_high(wanted[cell]) and blocks.get(above) != wanted[cell]:
-            x, y, z = cell
-            return BuildVerdict(
-                False,
-                "CELL_CONFLICT",
-                f"the {wanted[cell]} at offset {x},{y},{z} fills the cell above it too, where the blueprint wants "
-                f"{blocks.get(above, AIR)}: no build reaches zero mismatches",
-            )
     scaffold = scaffolding(task)
-    if scaffold.stranded:
-        x, y, z = scaffold.stranded[0]
-        block = task.blueprint.blocks()[scaffold.stranded[0]]
-        return BuildVerdict(
-            False,
-            "UNSUPPORTED_CELL",
-            f"{len(scaffold.stranded)} of the blueprint's cells cannot stand even with scaffolding, first {block} "
-            f"at offset {x},{y},{z}: it stands only on a block below it, and the blueprint leaves that cell empty "
-            "(vanilla drops it once the block under it is broken)",
-        )
     if scaffold_block(task, len(scaffold.cells)) is None:
         spare = ", ".join(f"{block} {max(0, held.get(block, 0) - needs.get(block, 0))}" for block in SCAFFOLD_BLOCKS)
         return BuildVerdict(
@@ -153,6 +179,16 @@ def judge_build(task: BuildTask) -> BuildVerdict:
                 "MISSING_MATERIALS",
                 f"{n} {block} needed; only {usable} are held by agents that may place or hand them over",
             )
+    skipped = unbuildable(task)
+    if skipped:
+        cells = len(task.blueprint.blocks())
+        return BuildVerdict(
+            True,
+            "UNSUPPORTED_CELL",
+            f"{len(skipped)} of {cells} cells cannot be built as the blueprint asks, so it scores at most "
+            f"{1 - len(skipped) / max(cells, 1):.3f}; the rest is built. First: {skipped[0].describe()}",
+            skipped,
+        )
     return BuildVerdict(True, None, "")
 
 
@@ -301,14 +337,18 @@ def _proposal(paths: dict[str, list[Task]], lead: str) -> Proposal:
 
 
 def build_makespan(task: BuildTask, proposal: Proposal, lead: str, prior: Prior) -> float | None:
-    """The simulated finish of ``proposal`` from ``task``'s bags; None when it fails or leaves a mismatch."""
+    """The simulated finish of ``proposal`` from ``task``'s bags.
+
+    None when it fails or leaves a mismatch a build could fill (the unbuildable cells aside).
+    """
     episode, world = build_world(task)
     holdings = {agent.name: dict(agent.inventory) for agent in task.agents}
     final = dry_run(proposal, lead, holdings, episode, world, prior)
     if final is None:
         return None
     built = score_build(task.blueprint.relative(), final.blocks.get(BUILD_SITE, {}))
-    return final.clock_s if built.success else None
+    skipped = {u.cell for u in unbuildable(task)}
+    return final.clock_s if all(miss.cell in skipped for miss in built.mismatched) else None
 
 
 def _drafting(task: BuildTask) -> tuple[dict[Cell, str], Scaffolding, str]:

@@ -5,8 +5,9 @@ goal. The lead (the first agent that may look the plan up) knows its own bag:
 
 1. One bounded supply question to each peer, ``ASK <block> ...`` naming the blueprint's
    blocks and the blocks scaffolding is made of, and one ``HAVE`` answer. A blueprint the team cannot build (too few
-   materials, a cell nothing holds up, nobody allowed to place) is refused here, before any
-   action, naming what is missing.
+   materials, nobody allowed to place) is refused here, before any action, naming what is
+   missing. Cells vanilla cannot hold as asked (a carpet over air) are left out and the rest
+   is built: the outcome is ``UNSUPPORTED_CELL`` at the best score any build reaches.
 2. The lead's planner (``planning/build.py``, a deterministic rule: zero model calls, and
    the record says so) writes the SELF+REQ commitment: per agent, its hand-overs and one
    ``build.place`` task whose cell list is its placement order. It is contract-checked, and
@@ -27,7 +28,7 @@ from gencoord.backends.base import Backend
 from gencoord.backends.peer import RulePeer
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import GencoordError
-from gencoord.planning.build import SCAFFOLD_BLOCKS, alone_makespan, judge_build, plan_build
+from gencoord.planning.build import SCAFFOLD_BLOCKS, alone_makespan, judge_build, plan_build, unbuildable
 from gencoord.prior.prior import Prior
 from gencoord.protocol.supply import MAX_ASKED, SupplyQuery
 from gencoord.protocol.wire import Wire
@@ -115,16 +116,19 @@ def run_build_task(
     except GencoordError as error:
         return finish(code=error.reason, message=error.message, failure=str(error.code))
 
+    skipped = unbuildable(task)
+
     def blueprint_check(final: WorldSnapshot) -> Verdict:
         built = score_build(task.blueprint.relative(), final.blocks.get(BUILD_SITE, {}))
         if built.success:
             return Verdict(True, extra={"built": built})
+        differ = f"{built.mismatches} of {built.matches + built.mismatches} cells differ (score {built.score:.3f})"
+        if {miss.cell for miss in built.mismatched} <= {u.cell for u in skipped}:
+            message = f"{differ}, each one vanilla cannot hold; first {skipped[0].describe()}"
+            return Verdict(False, "UNSUPPORTED_CELL", message, {"built": built})
         first = built.mismatched[0]
         x, y, z = first.cell
-        message = (
-            f"{built.mismatches} of {built.matches + built.mismatches} cells differ (score {built.score:.3f}); "
-            f"first at offset {x},{y},{z}: {first.expected} expected, {first.actual} found"
-        )
+        message = f"{differ}; first at offset {x},{y},{z}: {first.expected} expected, {first.actual} found"
         return Verdict(False, "BLUEPRINT_MISMATCH", message, {"built": built})
 
     return executed(result, commitment, plan, program, world, executor, clock, blueprint_check, thinking)

@@ -144,9 +144,12 @@ class _Compiler:
         raise CompileError("UNKNOWN_SKILL", f"{ident}: no executor actions for skill {skill!r}")
 
     def build(self, task: PlannedTask) -> list[Action]:
-        """Each placement in order; each scaffolding block broken once the last of the task's blocks beside it stands.
+        """Each placement in order, then the task's scaffolding broken, the last placed first.
 
-        A teammate's block beside it is waited for (``_support``).
+        Breaking at the end (not once the agent's own blocks beside it stand) keeps every
+        wait pointing backwards: a break waits for the teammates' blocks beside it
+        (``_support``), and those wait only for placements earlier in the build order, so a
+        team's commitment cannot deadlock on its scaffolding.
         """
         actor, ident, site_name = task.actor, task.id, _need(task, "site")
         site = self.world.builds.get(site_name)
@@ -166,19 +169,11 @@ class _Compiler:
             raise CompileError(error.reason, f"{ident}: {error.message}", Location(key=key)) from None
         except ShareError as error:
             raise CompileError("SHARE_OUT_OF_RANGE", f"{ident}: {error}", Location(key=key)) from None
-        position = {cell: index for index, (_, cell) in enumerate(placements)}
-        breaks: dict[int, list[Action]] = {}
-        for block, cell in placements:
-            if is_temporary(block):  # down once the last of its own blocks beside it stands
-                last = max(
-                    position[near] for near in (cell, *(offset(cell, f) for f in NEIGHBOURS)) if near in position
-                )
-                breaks.setdefault(last, []).append(BreakAt(actor, ident, site_name, cell, block_of(block)))
-        steps: list[Action] = []
-        for index, (block, cell) in enumerate(placements):
-            steps.append(PlaceAt(actor, ident, site_name, cell, block_of(block)))
-            steps += reversed(breaks.get(index, []))
-        return steps
+        steps: list[Action] = [PlaceAt(actor, ident, site_name, cell, block_of(block)) for block, cell in placements]
+        temporary = [
+            BreakAt(actor, ident, site_name, cell, block_of(block)) for block, cell in placements if is_temporary(block)
+        ]
+        return steps + temporary[::-1]
 
     def obtain(self, task: PlannedTask) -> list[Action]:
         item, quantity = _need(task, "item"), _int(task, "q")
