@@ -9,6 +9,7 @@ names shares of the shared blueprint; the generator spans the producer's axes.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,7 @@ from gencoord.dsl.ast import Task
 from gencoord.dsl.cells import format_share, parse_cells, parse_share, placed_counts
 from gencoord.dsl.parse import WIRE_CAP_BYTES
 from gencoord.errors import ParseError
-from gencoord.planning.build import judge_build, plan_build, unbuildable
+from gencoord.planning.build import judge_build, placements, plan_build, unbuildable
 from gencoord.prior.episode import Ref
 from gencoord.prior.load import team_prior
 from gencoord.run.build import run_build_task
@@ -260,7 +261,8 @@ def test_a_generated_house_is_built_but_for_the_cells_no_build_can_place(
         assert result.success, (result.code, result.message)
     assert result.execution is not None and result.execution.final.clock_s <= task.time_limit_s
     bags = raw["initial_inventory"]
-    block = next(b for b in sorted(bags["0"]) if b not in ("diamond_pickaxe", "dirt", "dark_oak_door") and bags["0"][b])
-    bags["0"][block] -= 1  # the team holds exactly what the blueprint uses, doors apart: now one short
+    used = Counter(placements(task).values())  # what the buildable cells take: the team holds exactly that
+    block = next(b for b in sorted(bags["0"]) if bags["0"][b] and b != "dirt" and used[b] == task.holdings().get(b))
+    bags["0"][block] -= 1  # now one short
     short = run_build_task(_task(raw, tmp_path_factory.mktemp("short")), PRIOR)
     assert not short.feasible and short.code == "MISSING_MATERIALS" and block in (short.message or "")

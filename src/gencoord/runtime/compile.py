@@ -294,8 +294,10 @@ def _support(actions: list[Action], deps: list[tuple[int, ...]]) -> None:
     The supporter is the block under it, else the neighbour first in the site's build order
     (``worlds/placing.build_order``), which every agent's cells follow.
 
-    Support from the placer's own earlier placements needs no wait (its actions run in
-    order); a cell held up by another agent's block waits for that block. A commitment that
+    A cell beside a block its own agent placed earlier needs no wait (its actions run in
+    order), even when a teammate's block comes earlier in the build order: a team building
+    side by side then waits only where its parts meet, not down a chain of ceilings; a cell
+    held up by another agent's block alone waits for that block. A commitment that
     lists each agent's cells in build order (the planner's) cannot deadlock: every wait points
     to a cell earlier in that order.
 
@@ -323,6 +325,14 @@ def _support(actions: list[Action], deps: list[tuple[int, ...]]) -> None:
             if action.cell != cell or cell[1] == 0:
                 continue
             faces = NEIGHBOURS[:1] if needs_floor(action.block) else NEIGHBOURS
+            if any(
+                (near := offset(cell, face)) in cells
+                and cells[near] < index
+                and actions[cells[near]].agent == action.agent
+                and not needs_floor(blocks[near])
+                for face in faces
+            ):
+                continue  # a block it placed itself, earlier, gives it a face: nothing to wait for
             earlier = [
                 near
                 for face in faces

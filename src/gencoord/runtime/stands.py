@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 
 from gencoord.dsl.cells import Cell
 from gencoord.worlds.actions import Action, BreakAt, DigDown, Pillar, PlaceAt, Program, StepAside
-from gencoord.worlds.placing import ABOVE, NEIGHBOURS, build_order, needs_floor, offset
+from gencoord.worlds.placing import ABOVE, BELOW, NEIGHBOURS, build_order, needs_floor, offset
 from gencoord.worlds.spec import BuildSite, WorldSpec
 from gencoord.worlds.standing import Terrain, body_cells, choose_stand, feet_cell, reaches
 from gencoord.worlds.towers import Tower, tower_to, tower_to_walk_off
@@ -143,7 +143,52 @@ def place_builders(program: Program, world: WorldSpec) -> Program:
     deps: list[tuple[int, ...]] = [() for _ in out]
     for old, new in moved.items():
         deps[new] = tuple(sorted({*(moved[d] for d in program.deps[old]), *extra.get(new, [])}))
+    _footing(out, deps)
     return Program(tuple(out), tuple(deps), tuple(moved[h] for h in program.handoffs))
+
+
+def _feet(action: Action) -> Cell | None:
+    """Where ``action``'s agent stands while it acts, as planned."""
+    if isinstance(action, PlaceAt | BreakAt):
+        return action.stand
+    if isinstance(action, StepAside):
+        return action.feet
+    if isinstance(action, Pillar):
+        return action.cell  # it jumps from there
+    return None
+
+
+def _footing(actions: list[Action], deps: list[tuple[int, ...]]) -> None:
+    """Make standing on a teammate's block wait for it, and breaking a block wait for teammates that stand on it.
+
+    The stands were planned in one merged order, but builders act side by side on the real
+    clock: a builder planned onto a teammate's tower must not arrive before the tower rises,
+    and the teammate must not dig it down while the builder still stands on it. (Only what
+    bears a builder's feet is kept in order: the other blocks of its walk are the world's to
+    judge.) Every wait added points back in ``actions``, so no deadlock can follow.
+    """
+    placer: dict[tuple[str, Cell], int] = {}  # the action that put the block standing in a cell
+    standing: dict[tuple[str, Cell], list[int]] = {}  # the actions whose agent stands on a cell's block
+    for index, action in enumerate(actions):
+        site = getattr(action, "site", None)
+        if site is None:
+            continue
+        added: set[int] = set()
+        if isinstance(action, DigDown | BreakAt):
+            users = standing.pop((site, action.cell), [])
+            added.update(user for user in users if actions[user].agent != action.agent)
+            placer.pop((site, action.cell), None)
+        feet = _feet(action)
+        if feet is not None:
+            under = (site, offset(feet, BELOW))
+            put = placer.get(under)
+            if put is not None and actions[put].agent != action.agent:
+                added.add(put)
+            standing.setdefault(under, []).append(index)
+        if isinstance(action, PlaceAt | Pillar):
+            placer[(site, action.cell)] = index
+        if added:
+            deps[index] = tuple(sorted({*deps[index], *added}))
 
 
 def _out_of_the_way(

@@ -668,31 +668,46 @@ const twoHigh = (name) => name.endsWith('_door')
 const FACES = [new Vec3(0, -1, 0), new Vec3(0, 1, 0), new Vec3(1, 0, 0), new Vec3(-1, 0, 0), new Vec3(0, 0, 1), new Vec3(0, 0, -1)]
 const PLACE_REACH = 4.5 // vanilla's block interaction range, from the eyes
 const STAND_REACH = 4.0 // where a builder stops: the cell's centre this far from its eyes at most
+// A bot stands anywhere on its block, up to its edge, so its eyes can be 0.7 off the block's
+// middle the stand was chosen by: one found out of reach steps to a stand this close instead.
+const CLOSE_REACH = 3.5
+const STAND_TRIES = 3
+const STAND_WAIT_TICKS = 10 // a teammate crossing the stand is off it within half a second
 const OCCUPIED_MS = 15000 // a teammate standing in the cell steps aside at the start of its next action, or at once when idle
 const PLACED_MS = 2000
-const PILLAR_TRIES = 3
+const PILLAR_TRIES = 6 // a jump whose block the server refused (it still heard the feet in the cell, under load) is tried again
 const PILLAR_PLACED_MS = 600 // a placed block's update reaches the client within a tick or two
 
 // Where a builder may stand to place at `cell`: its eyes within reach of the cell's centre, and
 // its body (feet and head) out of every cell a block of the blueprint is still to fill, so no
 // builder stands where a teammate's block goes next.
 class StandToPlace extends goals.Goal {
-  constructor (cells, keep) {
+  constructor (cells, keep, reach = STAND_REACH) {
     super()
     this.cells = cells
     this.keep = keep
+    this.reach = reach
     this.centre = cells[0].offset(0.5, 0.5, 0.5)
   }
 
   heuristic (node) {
-    return Math.max(0, new Vec3(node.x + 0.5, node.y + EYE_HEIGHT, node.z + 0.5).distanceTo(this.centre) - STAND_REACH)
+    return Math.max(0, new Vec3(node.x + 0.5, node.y + EYE_HEIGHT, node.z + 0.5).distanceTo(this.centre) - this.reach)
   }
 
   isEnd (node) {
     const inside = this.cells.some((c) => c.x === node.x && c.z === node.z && (c.y === node.y || c.y === node.y + 1))
     const inTheWay = this.keep.has(cellKey(node)) || this.keep.has(cellKey({ x: node.x, y: node.y + 1, z: node.z }))
-    return !inside && !inTheWay && new Vec3(node.x + 0.5, node.y + EYE_HEIGHT, node.z + 0.5).distanceTo(this.centre) <= STAND_REACH
+    return !inside && !inTheWay && new Vec3(node.x + 0.5, node.y + EYE_HEIGHT, node.z + 0.5).distanceTo(this.centre) <= this.reach
   }
+}
+
+// Within reach of `cells`, stepping closer when the bot stands at its block's edge, out of reach
+// of what the stand's middle reaches: a stand the simulator chose by the middle of its block.
+async function closeEnough (bot, cells, keep) {
+  const centre = cells[0].offset(0.5, 0.5, 0.5)
+  if (withinPlaceReach(bot, centre)) return
+  const close = new StandToPlace(cells, keep, CLOSE_REACH)
+  await goto(bot, centre, CLOSE_REACH, { stand: close }).catch(() => {})
 }
 
 function solid (block) {
@@ -769,8 +784,15 @@ async function placeAt (ctx, bot, action) {
     .map(cellKey))
   for (const wanted of ctx.wanted.keys()) keep.add(wanted)
   const stand = new StandToPlace(cells, keep)
-  const missed = await standPlanned(bot, build, action.stand)
+  let missed = await standPlanned(bot, build, action.stand)
   if (!stand.isEnd(bot.entity.position.floored()) && !withinPlaceReach(bot, stand.centre)) await goto(bot, stand.centre, STAND_REACH, { stand })
+  // pushed off its stand (a teammate walking through, on the real clock rather than the plan's):
+  // back onto it, else to any stand close enough
+  for (let tries = 0; tries < STAND_TRIES && !withinPlaceReach(bot, stand.centre); tries++) {
+    await bot.waitForTicks(STAND_WAIT_TICKS)
+    missed = await standPlanned(bot, build, action.stand)
+    await closeEnough(bot, cells, keep)
+  }
   const eyes = bot.entity.position.offset(0, EYE_HEIGHT, 0)
   const gap = eyes.distanceTo(stand.centre)
   if (gap > PLACE_REACH) throw new SkillFailure('OUT_OF_REACH', `${bot.username} is ${gap.toFixed(1)} blocks from ${action.site} cell ${where} (reach ${PLACE_REACH})${missed}`)
@@ -804,11 +826,37 @@ async function placeAt (ctx, bot, action) {
 async function standPlanned (bot, build, feet) {
   if (!feet) return ''
   const target = new Vec3(build.origin[0] + feet[0], build.origin[1] + feet[1], build.origin[2] + feet[2])
-  if (bot.entity.position.floored().equals(target)) return ''
-  const goal = new goals.GoalBlock(target.x, target.y, target.z)
-  const missed = await goto(bot, target.offset(0.5, 0, 0.5), 0.5, { stand: goal }).then(() => '', (err) => err.message)
-  const at = bot.entity.position.floored().minus(new Vec3(...build.origin))
-  return missed ? ` (its planned stand ${feet.join(',')} not reached from ${at.x},${at.y},${at.z}: ${missed})` : ''
+  if (!bot.entity.position.floored().equals(target)) {
+    const goal = new goals.GoalBlock(target.x, target.y, target.z)
+    const missed = await goto(bot, target.offset(0.5, 0, 0.5), 0.5, { stand: goal }).then(() => '', (err) => err.message)
+    const at = bot.entity.position.floored().minus(new Vec3(...build.origin))
+    if (missed) return ` (its planned stand ${feet.join(',')} not reached from ${at.x},${at.y},${at.z}: ${missed})`
+  }
+  await centre(bot)
+  return ''
+}
+
+// The simulator stands a builder in the middle of its block; a real bot stops anywhere on it, up
+// to its edge: 0.7 off in reach, and under a ledge beside it, where a tower's jump hits its head.
+// Sneaking (which keeps a bot from stepping off an edge) it walks to the middle.
+const CENTRED = 0.15
+const CENTRING_MS = 1500
+async function centre (bot) {
+  const middle = bot.entity.position.floored().offset(0.5, 0, 0.5)
+  const off = () => Math.hypot(bot.entity.position.x - middle.x, bot.entity.position.z - middle.z)
+  if (off() <= CENTRED) return
+  const deadline = Date.now() + CENTRING_MS
+  bot.setControlState('sneak', true)
+  try {
+    while (off() > CENTRED && Date.now() < deadline) {
+      await bot.lookAt(middle.offset(0, EYE_HEIGHT, 0), true)
+      bot.setControlState('forward', true)
+      await bot.waitForTicks(1)
+      bot.setControlState('forward', false)
+    }
+  } finally {
+    bot.clearControlStates()
+  }
 }
 
 function withinPlaceReach (bot, centre) {
@@ -832,6 +880,7 @@ async function breakAt (ctx, bot, action) {
   if (!withinPlaceReach(bot, centre)) {
     await goto(bot, centre, STAND_REACH, { stand: new StandToPlace([pos], new Set()) })
   }
+  await closeEnough(bot, [pos], new Set())
   if (!withinPlaceReach(bot, centre)) throw new SkillFailure('OUT_OF_REACH', `${bot.username} is ${bot.entity.position.offset(0, EYE_HEIGHT, 0).distanceTo(centre).toFixed(1)} blocks from ${action.site} cell ${where} (reach ${PLACE_REACH})`)
   await bot.dig(found, true)
   await waitFor(() => blockAt(bot, [pos.x, pos.y, pos.z]).name === 'air', PLACED_MS,
