@@ -95,16 +95,26 @@ def pretrained_settings(adapter: Path) -> list[tuple[str, str, SurfaceName]]:
     ]
 
 
-def measure(name: str, roles: str, surface: SurfaceName, suites: dict[str, list[TeamTask]]) -> dict[str, Any]:
+def measure(
+    name: str, roles: str, surface: SurfaceName, suites: dict[str, list[TeamTask]], progress: Path
+) -> dict[str, Any]:
+    """One setting on every suite; each task's outcome is appended to ``progress`` as it ends.
+
+    A pretrained model takes minutes a task on a CPU, so a run cut short still leaves its
+    tasks' outcomes behind.
+    """
     prior = team_prior()
     players = team_players(roles, prior)
-    results: dict[str, list[TeamResult]] = {
-        suite: [
-            run_team_task(task, prior, surface=surface, lead_backend=players.lead, peer_backend=players.peers)
-            for task in tasks
-        ]
-        for suite, tasks in suites.items()
-    }
+    results: dict[str, list[TeamResult]] = defaultdict(list)
+    for suite, tasks in suites.items():
+        for task in tasks:
+            began = time.perf_counter()
+            result = run_team_task(task, prior, surface=surface, lead_backend=players.lead, peer_backend=players.peers)
+            results[suite].append(result)
+            line = {"setting": name, "suite": suite, "task": task.id, "agents": len(task.agents)}
+            line |= {"success": result.success, "code": result.code, "wall_s": round(time.perf_counter() - began, 1)}
+            with progress.open("a", encoding="utf-8") as out:
+                out.write(json.dumps(line) + "\n")
     row: dict[str, Any] = {"setting": name, "roles": roles, "surface": surface.value, "suites": {}}
     for suite, done in results.items():
         by_agents: dict[int, list[bool]] = defaultdict(list)
@@ -176,8 +186,12 @@ def main() -> None:
     chosen = (
         pretrained_settings(args.pretrained) if args.pretrained else settings(args.checkpoint, args.lead, args.words)
     )
-    rows = [measure(name, roles, surface, suites) for name, roles, surface in chosen]
+    progress = args.out.with_suffix(".progress.jsonl")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    progress.unlink(missing_ok=True)
     console = Console()
+    console.print(f"each task's outcome as it ends: {progress}")
+    rows = [measure(name, roles, surface, suites, progress) for name, roles, surface in chosen]
     for suite, tasks in suites.items():
         table = Table(title=f"{suite}: {len(tasks)} tasks")
         columns = ("setting", "success", "by agents", "parse failures", "wire B", "tokens", "lead ms", "HAVE ms")
@@ -197,7 +211,6 @@ def main() -> None:
             )
         console.print(table)
     measured = (args.pretrained or args.checkpoint).resolve()
-    args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(
         json.dumps(
             {
