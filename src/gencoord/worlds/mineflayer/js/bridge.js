@@ -21,6 +21,7 @@ const { addRecipes } = require('./recipes')
 const { SKILLS, SkillFailure, backInReach, collectOwed, collectStacks, forgetOwed, inventoryOf, sleep } = require('./skills')
 
 const LOGIN_TIMEOUT_MS = 20000
+const THINK_TIMEOUT_MS = 15000 // a path search, all bots of a team sharing the thread
 const SETUP_TIMEOUT_MS = 15000
 const SERVER_TIMEOUT_MS = 20000
 
@@ -83,6 +84,9 @@ function joinBot ({ host, port, version, username }) {
       movements.allow1by1towers = false
       movements.scafoldingBlocks = []
       bot.pathfinder.setMovements(movements)
+      // every bot of a team searches its paths in this one process: five builders in a house of a
+      // thousand blocks each get a fifth of the thread, and 5 s (the default) ran out mid-search
+      bot.pathfinder.thinkTimeout = THINK_TIMEOUT_MS
       if (state.embedded) {
         // the embedded server says when login is complete (it may re-send the spawn position until then)
         await new Promise((resolve) => {

@@ -793,8 +793,7 @@ async function placeAt (ctx, bot, action) {
     missed = await standPlanned(bot, build, action.stand)
     await closeEnough(bot, cells, keep)
   }
-  const eyes = bot.entity.position.offset(0, EYE_HEIGHT, 0)
-  const gap = eyes.distanceTo(stand.centre)
+  const gap = standingEyes(bot).distanceTo(stand.centre)
   if (gap > PLACE_REACH) throw new SkillFailure('OUT_OF_REACH', `${bot.username} is ${gap.toFixed(1)} blocks from ${action.site} cell ${where} (reach ${PLACE_REACH})${missed}`)
   if (occupant(ctx, cells)) {
     const keys = cells.map(cellKey)
@@ -859,8 +858,16 @@ async function centre (bot) {
   }
 }
 
+// Reach as the simulator measures it, from the eyes over the middle of the block the bot stands
+// on: a bot off the middle (it stops anywhere on its block) leans in as a player would. Vanilla's
+// server accepts a click up to a block past the client's 4.5 anyway.
+function standingEyes (bot) {
+  const { x, y, z } = bot.entity.position
+  return new Vec3(Math.floor(x) + 0.5, y + EYE_HEIGHT, Math.floor(z) + 0.5)
+}
+
 function withinPlaceReach (bot, centre) {
-  return bot.entity.position.offset(0, EYE_HEIGHT, 0).distanceTo(centre) <= PLACE_REACH
+  return standingEyes(bot).distanceTo(centre) <= PLACE_REACH
 }
 
 function siteCell (ctx, action, cell) {
@@ -881,7 +888,7 @@ async function breakAt (ctx, bot, action) {
     await goto(bot, centre, STAND_REACH, { stand: new StandToPlace([pos], new Set()) })
   }
   await closeEnough(bot, [pos], new Set())
-  if (!withinPlaceReach(bot, centre)) throw new SkillFailure('OUT_OF_REACH', `${bot.username} is ${bot.entity.position.offset(0, EYE_HEIGHT, 0).distanceTo(centre).toFixed(1)} blocks from ${action.site} cell ${where} (reach ${PLACE_REACH})`)
+  if (!withinPlaceReach(bot, centre)) throw new SkillFailure('OUT_OF_REACH', `${bot.username} is ${standingEyes(bot).distanceTo(centre).toFixed(1)} blocks from ${action.site} cell ${where} (reach ${PLACE_REACH})`)
   await bot.dig(found, true)
   await waitFor(() => blockAt(bot, [pos.x, pos.y, pos.z]).name === 'air', PLACED_MS,
     () => new SkillFailure('BREAK_FAILED', `${action.site} cell ${where} still holds ${action.block} after breaking it`))
@@ -895,9 +902,12 @@ async function pillar (ctx, bot, action) {
   const { build, pos } = siteCell(ctx, action, action.cell)
   const where = action.cell.join(',')
   need(bot, action.block, 1)
-  await standPlanned(bot, build, action.cell)
-  const feet = bot.entity.position.floored()
-  if (!feet.equals(pos)) throw new SkillFailure('NO_STAND', `${bot.username} cannot stand at ${action.site} cell ${where} to pillar up`)
+  let missed = await standPlanned(bot, build, action.cell)
+  for (let tries = 0; tries < STAND_TRIES && !bot.entity.position.floored().equals(pos); tries++) {
+    await bot.waitForTicks(STAND_WAIT_TICKS) // a teammate crossing the column is off it within half a second
+    missed = await standPlanned(bot, build, action.cell)
+  }
+  if (!bot.entity.position.floored().equals(pos)) throw new SkillFailure('NO_STAND', `${bot.username} cannot stand at ${action.site} cell ${where} to pillar up${missed}`)
   const below = blockAt(bot, [pos.x, pos.y - 1, pos.z])
   if (!solid(below)) throw new SkillFailure('NO_SUPPORT', `nothing under ${action.site} cell ${where} to pillar up from`)
   await bot.equip(itemId(bot, action.block), 'hand')
