@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from gencoord.dsl.ast import PeerRequest, Proposal, Task
 from gencoord.errors import ResolutionError
 from gencoord.planning.feasibility import closure_items, planning_game
-from gencoord.planning.planner import DELIVER_SKILL, SMELT_SKILLS, dry_run, plan_team
+from gencoord.planning.planner import DELIVER_SKILL, SMELT_SKILLS, dry_run, dry_run_why, plan_team
 from gencoord.prior.ledger import consumption, production
 from gencoord.prior.prior import Prior
 from gencoord.tasks.cooking import CookingTask
@@ -160,6 +160,7 @@ def _deal(task: CookingTask, lead: str, prior: Prior, dishes: list[Dish]) -> Coo
         crew = [dish.holder] if task.own_work else _makers(task, dish)
         found: tuple[float, str, str, Paths] | None = None
         why: tuple[str, str] | None = None
+        short = ""  # why the first draft that planned fell short on its dry run
         for maker in crew:
             givers = {name for name in holdings if task.own_work and name != maker}
             agents = [
@@ -181,11 +182,15 @@ def _deal(task: CookingTask, lead: str, prior: Prior, dishes: list[Dish]) -> Coo
             for station, variant in _station_variants(own, task):
                 merged = _merged(paths, variant)
                 timed = _timed(task, proposal_of(merged, lead), lead, prior, done)
-                if timed is not None and (found is None or timed < found[0]):
+                if isinstance(timed, str):
+                    short = short or timed
+                elif found is None or timed < found[0]:
                     found = (timed, maker, station, variant)
         if found is None:
             code, reason = why or ("NO_ASSIGNMENT", "no agent can make it with the skills it has")
-            if why is None:
+            if why is None and short:  # a plan that fell short on the dry run: a herd's drops rolled low, say
+                code, reason = "DRY_RUN_SHORT", f"every draft fell short on the simulator's dry run, first: {short}"
+            elif why is None:
                 reason = f"no agent can be given {dish.count} {dish.item} without breaking another dish's plan"
             return CookingPlan(code, f"{dish.count} {dish.item} for {dish.holder}: {reason}")
         seconds, maker, station, variant = found
@@ -260,13 +265,13 @@ def _after(holdings: dict[str, dict[str, int]], paths: Paths, prior: Prior) -> d
     return after
 
 
-def _timed(task: CookingTask, proposal: Proposal, lead: str, prior: Prior, dishes: list[Dish]) -> float | None:
-    """The dry run's completion time when every dish of ``dishes`` is held at the end; else None."""
+def _timed(task: CookingTask, proposal: Proposal, lead: str, prior: Prior, dishes: list[Dish]) -> float | str:
+    """The dry run's completion time when every dish of ``dishes`` is held at the end; else why not."""
     episode, world = team_world(task, prior)
     holdings = {agent.name: dict(agent.inventory) for agent in task.agents}
-    final = dry_run(proposal, lead, holdings, episode, world, prior)
+    final, why = dry_run_why(proposal, lead, holdings, episode, world, prior)
     if final is None:
-        return None
+        return why
     owed: dict[str, dict[str, int]] = defaultdict(dict)
     for dish in dishes:
         owed[dish.holder][dish.item] = owed[dish.holder].get(dish.item, 0) + dish.count
@@ -275,5 +280,5 @@ def _timed(task: CookingTask, proposal: Proposal, lead: str, prior: Prior, dishe
         if holder not in final.inventories and holder != ANY:
             bags = [final.containers.get(holder) or {}]
         if not any(all(bag.get(item, 0) >= count for item, count in items.items()) for bag in bags):
-            return None
+            return f"{holder} ends without {', '.join(f'{count} {item}' for item, count in sorted(items.items()))}"
     return final.clock_s

@@ -406,18 +406,34 @@ def dry_run(
     prior: Prior,
 ) -> WorldSnapshot | None:
     """``proposal`` checked, resolved, compiled and run on the simulator; its final world, None when any step fails."""
+    return dry_run_why(proposal, lead, holdings, episode, world, prior)[0]
+
+
+def dry_run_why(
+    proposal: Proposal,
+    lead: str,
+    holdings: dict[str, dict[str, int]],
+    episode: PublicEpisode,
+    world: WorldSpec,
+    prior: Prior,
+) -> tuple[WorldSnapshot | None, str]:
+    """:func:`dry_run`, with why it fell short when it did (the first failing step, as the world said it)."""
     try:
         check_proposal(proposal, lead, prior, episode)
         plan = materialize(resolve_team(proposal, lead, holdings, prior, episode), prior, episode)
         program = compile_plan(plan, world, prior.game)
-    except GencoordError:
-        return None
+    except GencoordError as error:
+        return None, f"{error.reason}: {error.message}"
     executor = SimExecutor(prior.game)
     executor.reset(world)
     records = executor.run(program, 0, len(program.actions))
-    if len(records) < len(program.actions) or not all(record.ok for record in records):
-        return None
-    return executor.snapshot()
+    failed = next((record for record in records if record.failure is not None), None)
+    if failed is not None and failed.failure is not None:
+        action = failed.action
+        return None, f"{action.agent} {action.name}: {failed.failure.code}: {failed.failure.message}"
+    if len(records) < len(program.actions):
+        return None, f"the run stopped after {len(records)} of {len(program.actions)} actions"
+    return executor.snapshot(), ""
 
 
 @dataclass(frozen=True, slots=True)
