@@ -159,34 +159,38 @@ def _feet(action: Action) -> Cell | None:
 
 
 def _footing(actions: list[Action], deps: list[tuple[int, ...]]) -> None:
-    """Make standing on a teammate's block wait for it, and breaking a block wait for teammates that stand on it.
+    """Keep in order what bears a builder's body: its floor, and the cells it stands in or fills.
 
     The stands were planned in one merged order, but builders act side by side on the real
-    clock: a builder planned onto a teammate's tower must not arrive before the tower rises,
-    and the teammate must not dig it down while the builder still stands on it. (Only what
-    bears a builder's feet is kept in order: the other blocks of its walk are the world's to
-    judge.) Every wait added points back in ``actions``, so no deadlock can follow.
+    clock. So a builder planned onto a teammate's tower waits for the tower to rise; the
+    teammate waits to dig it down until nobody stands on it; and a builder planned into a
+    cell (to stand, or to pillar up a tower of its own) where a teammate's tower stood waits
+    for that tower to come down. (The other blocks of a walk are the world's to judge.)
+    Every wait added points back in ``actions``, so no deadlock can follow.
     """
     placer: dict[tuple[str, Cell], int] = {}  # the action that put the block standing in a cell
+    cleared: dict[tuple[str, Cell], int] = {}  # the action that last took a cell's block away
     standing: dict[tuple[str, Cell], list[int]] = {}  # the actions whose agent stands on a cell's block
     for index, action in enumerate(actions):
         site = getattr(action, "site", None)
         if site is None:
             continue
-        added: set[int] = set()
+        needed: set[int] = set()
         if isinstance(action, DigDown | BreakAt):
-            users = standing.pop((site, action.cell), [])
-            added.update(user for user in users if actions[user].agent != action.agent)
+            needed.update(standing.pop((site, action.cell), []))
             placer.pop((site, action.cell), None)
         feet = _feet(action)
         if feet is not None:
             under = (site, offset(feet, BELOW))
-            put = placer.get(under)
-            if put is not None and actions[put].agent != action.agent:
-                added.add(put)
+            needed.update(i for i in (placer.get(under),) if i is not None)
+            needed.update(i for cell in (feet, offset(feet, ABOVE)) if (i := cleared.get((site, cell))) is not None)
             standing.setdefault(under, []).append(index)
         if isinstance(action, PlaceAt | Pillar):
+            needed.update(i for i in (cleared.get((site, action.cell)),) if i is not None)
             placer[(site, action.cell)] = index
+        if isinstance(action, DigDown | BreakAt):
+            cleared[(site, action.cell)] = index
+        added = {i for i in needed if actions[i].agent != action.agent}
         if added:
             deps[index] = tuple(sorted({*deps[index], *added}))
 

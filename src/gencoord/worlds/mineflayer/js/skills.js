@@ -825,11 +825,18 @@ async function placeAt (ctx, bot, action) {
 async function standPlanned (bot, build, feet) {
   if (!feet) return ''
   const target = new Vec3(build.origin[0] + feet[0], build.origin[1] + feet[1], build.origin[2] + feet[2])
-  if (!bot.entity.position.floored().equals(target)) {
+  const there = () => bot.entity.position.floored().equals(target)
+  // a walk ends the moment the bot is in the cell, and a bot crossing it at a run (or a jump) can
+  // carry on out of it before it lands: it walks back
+  let missed = ''
+  for (let tries = 0; tries < STAND_TRIES && !there(); tries++) {
     const goal = new goals.GoalBlock(target.x, target.y, target.z)
-    const missed = await goto(bot, target.offset(0.5, 0, 0.5), 0.5, { stand: goal }).then(() => '', (err) => err.message)
+    missed = await goto(bot, target.offset(0.5, 0, 0.5), 0.5, { stand: goal }).then(() => '', (err) => err.message)
+    if (missed) break
+  }
+  if (!there()) {
     const at = bot.entity.position.floored().minus(new Vec3(...build.origin))
-    if (missed) return ` (its planned stand ${feet.join(',')} not reached from ${at.x},${at.y},${at.z}: ${missed})`
+    return ` (its planned stand ${feet.join(',')} not reached from ${at.x},${at.y},${at.z}${missed ? ': ' + missed : ''})`
   }
   await centre(bot)
   return ''
