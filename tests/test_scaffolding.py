@@ -28,7 +28,8 @@ from gencoord.tasks.blueprint import AIR, Blueprint
 from gencoord.tasks.build import BuildTask
 from gencoord.tasks.generate_houses import MATERIALS, house_blueprint, house_task
 from gencoord.tasks.team_files import read_task_file
-from gencoord.worlds.actions import BreakAt, DigDown, Pillar, PlaceAt, Program
+from gencoord.runtime.stands import footing
+from gencoord.worlds.actions import Action, BreakAt, DigDown, Pillar, PlaceAt, Program
 from gencoord.worlds.placing import build_order, needs_floor, plan_scaffold, supported
 from gencoord.worlds.sim.executor import SimExecutor
 from gencoord.worlds.spec import AgentSpec, BuildSite, WorldSpec
@@ -266,3 +267,17 @@ def test_a_generated_house_is_built_but_for_the_cells_no_build_can_place(
     bags["0"][block] -= 1  # now one short
     short = run_build_task(_task(raw, tmp_path_factory.mktemp("short")), PRIOR)
     assert not short.feasible and short.code == "MISSING_MATERIALS" and block in (short.message or "")
+
+
+def test_builders_on_the_real_clock_keep_in_order_what_bears_their_bodies() -> None:
+    """The stands are planned in one merged order; real builders act side by side (``runtime/stands.py``)."""
+    actions: list[Action] = [
+        Pillar("b", "b#1", "site", (5, 1, 4), "dirt"),  # b's tower
+        PlaceAt("a", "a#1", "site", (6, 3, 4), "stone", stand=(5, 2, 4)),  # a stands on b's tower
+        DigDown("b", "b#1", "site", (5, 1, 4), "dirt"),  # b digs it down
+        Pillar("a", "a#1", "site", (5, 1, 4), "dirt"),  # a pillars up the same column
+        PlaceAt("a", "a#1", "site", (2, 0, 2), "stone", stand=(1, 0, 2)),  # on the ground: nothing to wait for
+    ]
+    deps: list[tuple[int, ...]] = [() for _ in actions]
+    footing(actions, deps)
+    assert deps == [(), (0,), (1,), (2,), ()]

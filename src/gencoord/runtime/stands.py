@@ -143,7 +143,7 @@ def place_builders(program: Program, world: WorldSpec) -> Program:
     deps: list[tuple[int, ...]] = [() for _ in out]
     for old, new in moved.items():
         deps[new] = tuple(sorted({*(moved[d] for d in program.deps[old]), *extra.get(new, [])}))
-    _footing(out, deps)
+    footing(out, deps)
     return Program(tuple(out), tuple(deps), tuple(moved[h] for h in program.handoffs))
 
 
@@ -158,7 +158,7 @@ def _feet(action: Action) -> Cell | None:
     return None
 
 
-def _footing(actions: list[Action], deps: list[tuple[int, ...]]) -> None:
+def footing(actions: list[Action], deps: list[tuple[int, ...]]) -> None:
     """Keep in order what bears a builder's body: its floor, and the cells it stands in or fills.
 
     The stands were planned in one merged order, but builders act side by side on the real
