@@ -24,11 +24,11 @@ from gencoord.planning.build import judge_build, placements, plan_build, unbuild
 from gencoord.prior.episode import Ref
 from gencoord.prior.load import team_prior
 from gencoord.run.build import run_build_task
+from gencoord.runtime.stands import footing
 from gencoord.tasks.blueprint import AIR, Blueprint
 from gencoord.tasks.build import BuildTask
 from gencoord.tasks.generate_houses import MATERIALS, house_blueprint, house_task
 from gencoord.tasks.team_files import read_task_file
-from gencoord.runtime.stands import footing
 from gencoord.worlds.actions import Action, BreakAt, DigDown, Pillar, PlaceAt, Program
 from gencoord.worlds.placing import build_order, needs_floor, plan_scaffold, supported
 from gencoord.worlds.sim.executor import SimExecutor
