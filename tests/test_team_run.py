@@ -22,7 +22,7 @@ from gencoord.errors import ParseError, ResolutionError
 from gencoord.eval.config import find_experiment, load_experiment
 from gencoord.eval.experiment import plan_run
 from gencoord.eval.kinds.team import TeamExperimentConfig, team_tasks_of
-from gencoord.planning.planner import dry_run_why, plan_team
+from gencoord.planning.planner import dry_run, plan_team
 from gencoord.prior import Prior
 from gencoord.prior.load import team_prior
 from gencoord.protocol.resolve import resolve_team
@@ -326,9 +326,9 @@ def test_a_dry_run_that_falls_short_says_which_step_and_why() -> None:
     assert plan.proposal is not None
     holdings = {agent.name: dict(agent.inventory) for agent in task.agents}
     episode, world = team_world(task, PRIOR)
-    final, why = dry_run_why(plan.proposal, "smith", holdings, episode, world, PRIOR)
+    final, why = dry_run(plan.proposal, "smith", holdings, episode, world, PRIOR)
     assert final is not None and why == ""
     robbed = _task({"smith": {"iron_ingot": 2, "stick": 2}, "miner": {}}, "iron_pickaxe")
     _, empty_world = team_world(robbed, PRIOR)  # the miner's ingot, in the lead's view, is not in the world
-    final, why = dry_run_why(plan.proposal, "smith", holdings, episode, empty_world, PRIOR)
+    final, why = dry_run(plan.proposal, "smith", holdings, episode, empty_world, PRIOR)
     assert final is None and why.startswith("miner give_item: MISSING_ITEMS"), why

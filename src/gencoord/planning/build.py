@@ -348,7 +348,7 @@ def build_makespan(task: BuildTask, proposal: Proposal, lead: str, prior: Prior)
     """
     episode, world = build_world(task)
     holdings = {agent.name: dict(agent.inventory) for agent in task.agents}
-    final = dry_run(proposal, lead, holdings, episode, world, prior)
+    final, _ = dry_run(proposal, lead, holdings, episode, world, prior)
     if final is None:
         return None
     built = score_build(task.blueprint.relative(), final.blocks.get(BUILD_SITE, {}))

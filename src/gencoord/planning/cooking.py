@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from gencoord.dsl.ast import PeerRequest, Proposal, Task
 from gencoord.errors import ResolutionError
 from gencoord.planning.feasibility import closure_items, planning_game
-from gencoord.planning.planner import DELIVER_SKILL, SMELT_SKILLS, dry_run, dry_run_why, plan_team
+from gencoord.planning.planner import DELIVER_SKILL, SMELT_SKILLS, dry_run, plan_team
 from gencoord.prior.ledger import consumption, production
 from gencoord.prior.prior import Prior
 from gencoord.tasks.cooking import CookingTask
@@ -95,7 +95,7 @@ def cooking_makespan(task: CookingTask, proposal: Proposal, lead: str, prior: Pr
     """The team's simulated completion time for ``proposal``; None when its dry run misses a goal or fails."""
     episode, world = team_world(task, prior)
     holdings = {agent.name: dict(agent.inventory) for agent in task.agents}
-    final = dry_run(proposal, lead, holdings, episode, world, prior)
+    final, _ = dry_run(proposal, lead, holdings, episode, world, prior)
     return final.clock_s if final is not None and task.goal_met(final.inventories, final.containers) else None
 
 
@@ -269,7 +269,7 @@ def _timed(task: CookingTask, proposal: Proposal, lead: str, prior: Prior, dishe
     """The dry run's completion time when every dish of ``dishes`` is held at the end; else why not."""
     episode, world = team_world(task, prior)
     holdings = {agent.name: dict(agent.inventory) for agent in task.agents}
-    final, why = dry_run_why(proposal, lead, holdings, episode, world, prior)
+    final, why = dry_run(proposal, lead, holdings, episode, world, prior)
     if final is None:
         return why
     owed: dict[str, dict[str, int]] = defaultdict(dict)

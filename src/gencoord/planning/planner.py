@@ -393,7 +393,7 @@ def makespan(task: TeamTask, proposal: Proposal, lead: str, prior: Prior) -> flo
     """
     episode, world = team_world(task, prior)
     holdings = {agent.name: dict(agent.inventory) for agent in task.agents}
-    final = dry_run(proposal, lead, holdings, episode, world, prior)
+    final, _ = dry_run(proposal, lead, holdings, episode, world, prior)
     return final.clock_s if final is not None and task.goal_met(final.inventories, final.containers) else None
 
 
@@ -404,20 +404,11 @@ def dry_run(
     episode: PublicEpisode,
     world: WorldSpec,
     prior: Prior,
-) -> WorldSnapshot | None:
-    """``proposal`` checked, resolved, compiled and run on the simulator; its final world, None when any step fails."""
-    return dry_run_why(proposal, lead, holdings, episode, world, prior)[0]
-
-
-def dry_run_why(
-    proposal: Proposal,
-    lead: str,
-    holdings: dict[str, dict[str, int]],
-    episode: PublicEpisode,
-    world: WorldSpec,
-    prior: Prior,
 ) -> tuple[WorldSnapshot | None, str]:
-    """:func:`dry_run`, with why it fell short when it did (the first failing step, as the world said it)."""
+    """``proposal`` checked, resolved, compiled and run on the simulator.
+
+    Its final world and "", or None and why it fell short (the first failing step, as the world said it).
+    """
     try:
         check_proposal(proposal, lead, prior, episode)
         plan = materialize(resolve_team(proposal, lead, holdings, prior, episode), prior, episode)
