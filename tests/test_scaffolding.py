@@ -24,7 +24,7 @@ from gencoord.planning.build import judge_build, placements, plan_build, unbuild
 from gencoord.prior.episode import Ref
 from gencoord.prior.load import team_prior
 from gencoord.run.build import run_build_task
-from gencoord.runtime.stands import footing
+from gencoord.runtime.stands import footing, keep_ways_open
 from gencoord.tasks.blueprint import AIR, Blueprint
 from gencoord.tasks.build import BuildTask
 from gencoord.tasks.generate_houses import MATERIALS, house_blueprint, house_task
@@ -33,7 +33,7 @@ from gencoord.worlds.actions import Action, BreakAt, DigDown, Pillar, PlaceAt, P
 from gencoord.worlds.placing import build_order, needs_floor, plan_scaffold, supported
 from gencoord.worlds.sim.executor import SimExecutor
 from gencoord.worlds.spec import AgentSpec, BuildSite, WorldSpec
-from gencoord.worlds.standing import REACH, Terrain, eye_reach
+from gencoord.worlds.standing import REACH, Terrain, Way, eye_reach
 
 PRIOR = team_prior()
 FIXTURES = Path(__file__).parent / "fixtures" / "construction"
@@ -281,3 +281,37 @@ def test_builders_on_the_real_clock_keep_in_order_what_bears_their_bodies() -> N
     deps: list[tuple[int, ...]] = [() for _ in actions]
     footing(actions, deps)
     assert deps == [(), (0,), (1,), (2,), ()]
+
+
+def test_a_teammate_fills_a_cell_a_walk_relies_on_only_after_the_walk() -> None:
+    """Walks are planned in the merged order; on the real clock a faster teammate must not close one first."""
+    actions: list[Action] = [
+        PlaceAt("a", "a#1", "site", (6, 0, 4), "stone", stand=(4, 0, 4)),  # a walks through (5, 0, 4)
+        PlaceAt("b", "b#1", "site", (5, 0, 4), "stone", stand=(5, 0, 6)),  # b fills it: after a's walk
+        PlaceAt("a", "a#1", "site", (7, 0, 4), "stone", stand=(8, 0, 4)),  # a's later walk goes round it
+        Pillar("b", "b#1", "site", (9, 0, 9), "dirt"),  # b's tower
+        PlaceAt("a", "a#1", "site", (9, 3, 8), "stone", stand=(9, 2, 8)),  # a's walk steps over b's tower top
+        PlaceAt("a", "a#1", "site", (1, 0, 1), "stone", stand=(2, 0, 1)),  # nothing of b's: no wait
+        DigDown("b", "b#1", "site", (9, 0, 9), "dirt"),  # b's tower comes down after a's walk over it
+    ]
+    ways = {
+        0: Way(frozenset({(4, 0, 4), (5, 0, 4), (5, 1, 4)})),
+        2: Way(frozenset({(8, 0, 4), (8, 1, 4)})),
+        4: Way(frozenset({(9, 1, 9)}), frozenset({(9, 0, 9)})),
+        5: Way(frozenset({(2, 0, 1)})),
+    }
+    deps: list[tuple[int, ...]] = [() for _ in actions]
+    keep_ways_open(actions, deps, ways)
+    assert deps == [(), (0,), (), (), (3,), (), (4,)]
+
+
+def test_a_way_prefers_floors_that_stay_to_a_teammates_tower() -> None:
+    """A walk across a teammate's tower waits for it; one that can go round it does, and waits for nothing."""
+    deck = {(x, y, z): "stone" for x in range(6) for y in (0, 1) for z in range(3)}  # a deck a level up
+    flat = Terrain((6, 5, 3), deck)
+    straight = flat.way_between((0, 2, 1), (5, 2, 1))
+    assert (3, 1, 1) in straight.floors and (3, 2, 1) in straight.clear
+    round_it = flat.way_between((0, 2, 1), (5, 2, 1), shaky=frozenset({(3, 1, 1)}))
+    assert (3, 1, 1) not in round_it.floors and round_it.clear.isdisjoint({(3, 2, 1)})
+    assert flat.way_between((0, 2, 1), (0, 2, 1)).clear == frozenset({(0, 2, 1), (0, 3, 1), (0, 4, 1)})
+    assert flat.way_between((0, 2, 1), (3, 1, 1)) == Way()  # into the deck: no walk, nothing to order

@@ -26,13 +26,15 @@ from gencoord.dsl.cells import Cell
 from gencoord.worlds.actions import Action, BreakAt, DigDown, Pillar, PlaceAt, Program, StepAside
 from gencoord.worlds.placing import ABOVE, BELOW, NEIGHBOURS, build_order, needs_floor, offset
 from gencoord.worlds.spec import BuildSite, WorldSpec
-from gencoord.worlds.standing import Terrain, body_cells, choose_stand, feet_cell, reaches
+from gencoord.worlds.standing import Terrain, Way, body_cells, choose_stand, feet_cell, reaches
 from gencoord.worlds.towers import Tower, tower_to, tower_to_walk_off
 
 TOWER_BLOCK = "dirt"
 """What builders pillar up with: MINDcraft gives every agent 128."""
 MAX_TOWER = 16
 """The highest tower a builder pillars up."""
+PILLAR_HEAD_ROOM = 3
+"""Empty cells over a tower's step a jump needs: the body risen one block, and the top of the jump."""
 LOOK_AHEAD = 24
 """Blocks to come that a builder weighs when it picks where to pillar up: the tower that reaches most."""
 
@@ -109,6 +111,7 @@ def place_builders(program: Program, world: WorldSpec) -> Program:
     out: list[Action] = []
     moved: dict[int, int] = {}
     extra: dict[int, list[int]] = {}  # a placement waits for the teammates that step out of its way
+    ways: dict[int, Way] = {}  # what each placement's walk and stand rely on
     for index in order:
         action = program.actions[index]
         if not isinstance(action, PlaceAt | BreakAt) or action.site not in world.builds:
@@ -126,11 +129,16 @@ def place_builders(program: Program, world: WorldSpec) -> Program:
         key = (action.agent, action.site)
         upcoming = tuple(ahead.get(key, [])[done.get(key, 0) : done.get(key, 0) + LOOK_AHEAD])
         done[key] = done.get(key, 0) + placing
-        out += _stand_for(builder, terrain, action, placing, _free_for_towers(site, terrain), upcoming)
+        came_from = builder.feet
+        climbed = _stand_for(builder, terrain, action, placing, _free_for_towers(site, terrain), upcoming)
+        ways.update(_tower_ways(climbed, len(out), terrain, came_from))
+        out += climbed
+        way = Way() if climbed else terrain.way_between(came_from, builder.feet, _towers_of_others(builders, key))
         asides = _out_of_the_way(builders, (action.agent, action.site), terrain, action) if placing else []
         extra[len(out) + len(asides)] = list(range(len(out), len(out) + len(asides)))
         out += asides
         moved[index] = len(out)
+        ways[len(out)] = way | Way(frozenset([builder.feet, offset(builder.feet, ABOVE)]))
         out.append(replace(action, stand=builder.feet))
         if placing:
             terrain.place(body_cells(action.cell, action.block), action.block)
@@ -144,6 +152,7 @@ def place_builders(program: Program, world: WorldSpec) -> Program:
     for old, new in moved.items():
         deps[new] = tuple(sorted({*(moved[d] for d in program.deps[old]), *extra.get(new, [])}))
     footing(out, deps)
+    keep_ways_open(out, deps, ways)
     return Program(tuple(out), tuple(deps), tuple(moved[h] for h in program.handoffs))
 
 
@@ -193,6 +202,83 @@ def footing(actions: list[Action], deps: list[tuple[int, ...]]) -> None:
         added = {i for i in needed if actions[i].agent != action.agent}
         if added:
             deps[index] = tuple(sorted({*deps[index], *added}))
+
+
+def _towers_of_others(builders: dict[tuple[str, str], _Builder], key: tuple[str, str]) -> frozenset[Cell]:
+    """The cells of the towers standing on ``key``'s site that are not its builder's."""
+    agent, site = key
+    return frozenset(
+        cell
+        for (other, where), builder in builders.items()
+        if other != agent and where == site
+        for tower in [*builder.left, *([builder.tower] if builder.tower else [])]
+        for cell in tower.cells
+    )
+
+
+def _tower_ways(climbed: list[Action], first: int, terrain: Terrain, came_from: Cell) -> dict[int, Way]:
+    """What each move up or off a tower relies on: a step's head room, the walk to its foot, the walk off.
+
+    ``climbed`` are the moves just planned (their blocks already in ``terrain``), from index ``first``.
+    """
+    ways: dict[int, Way] = {}
+    feet = came_from
+    for index, step in enumerate(climbed, first):
+        if isinstance(step, Pillar):
+            head_room = frozenset(offset(step.cell, (0, up, 0)) for up in range(1, PILLAR_HEAD_ROOM + 1))
+            ways[index] = Way(head_room)
+            if index == first:  # it walks straight to the tower's foot
+                with terrain.without(s.cell for s in climbed if isinstance(s, Pillar)):
+                    ways[index] |= terrain.way_between(feet, step.cell)
+            feet = offset(step.cell, ABOVE)
+        elif isinstance(step, StepAside):
+            ways[index] = terrain.way_between(feet, step.feet) | Way(frozenset([step.feet, offset(step.feet, ABOVE)]))
+            feet = step.feet
+    return ways
+
+
+def keep_ways_open(actions: list[Action], deps: list[tuple[int, ...]], ways: dict[int, Way]) -> None:
+    """Keep a builder's walk as planned on the real clock: open, and on the floors it was planned over.
+
+    The stands and walks were planned in one merged order (the simulator's), where a block
+    a teammate places later in that order is not there yet, and one placed earlier is. On
+    the real clock a faster teammate may place the first kind before the walk and close it
+    (mineflayer's "No path to the goal"), and a slower one may not yet have placed a floor
+    the walk crosses (a tower's top to step off by). So a block placed into a cell that an
+    earlier action's walk or stand relies on (``ways``: action index → its way) waits for
+    that action; a walk waits for each step of a teammate's tower it crosses, and the tower
+    comes down only after the walks planned over it before. (A walk over a teammate's
+    blocks of the house does not wait for them: waiting for every floor cost the 5-agent
+    houses half their speed, and a missing floor leaves a walk below it.) Every wait
+    points back in ``actions``, so no deadlock can follow.
+    """
+    relying: dict[tuple[str, Cell], dict[str, int]] = {}  # (site, cell) → agent → its latest action relying on it
+    tower: dict[tuple[str, Cell], int] = {}  # (site, cell) → the step up a tower that put its block there
+    stepped_on: dict[tuple[str, Cell], dict[str, int]] = {}  # (site, cell) → agent → its latest walk over it
+    for index, action in enumerate(actions):
+        site = getattr(action, "site", None)
+        if site is None:
+            continue
+        filled: frozenset[Cell] = frozenset()
+        if isinstance(action, PlaceAt):
+            filled = body_cells(action.cell, action.block)
+        elif isinstance(action, Pillar):
+            filled = frozenset([action.cell])
+        needed = {earlier for cell in filled for earlier in relying.pop((site, cell), {}).values()}
+        if isinstance(action, DigDown | BreakAt):
+            tower.pop((site, action.cell), None)
+            needed.update(stepped_on.pop((site, action.cell), {}).values())
+        way = ways.get(index, Way())
+        needed.update(i for cell in way.floors if (i := tower.get((site, cell))) is not None)
+        needed = {i for i in needed if actions[i].agent != action.agent}
+        if needed:
+            deps[index] = tuple(sorted({*deps[index], *needed}))
+        if isinstance(action, Pillar):
+            tower[(site, action.cell)] = index
+        for cell in way.clear:
+            relying.setdefault((site, cell), {})[action.agent] = index
+        for cell in way.floors:
+            stepped_on.setdefault((site, cell), {})[action.agent] = index
 
 
 def _out_of_the_way(

@@ -46,6 +46,17 @@ class Stand:
     climbs: int
 
 
+@dataclass(frozen=True, slots=True)
+class Way:
+    """The cells a builder's walk and stand rely on: those that must stay empty, and the floors it steps on."""
+
+    clear: frozenset[Cell] = frozenset()
+    floors: frozenset[Cell] = frozenset()
+
+    def __or__(self, other: Way) -> Way:
+        return Way(self.clear | other.clear, self.floors | other.floors)
+
+
 def eye_reach(feet: Cell, cell: Cell) -> float:
     """Distance from the eyes of a builder whose feet are in ``feet`` to the centre of ``cell``."""
     return math.dist(
@@ -188,8 +199,26 @@ class Terrain:
             self._ways_out[start] = _relied_on(route)
         return route is not None
 
-    def _route(self, start: Cell, arrived: Callable[[Cell], bool], limit: int) -> list[Cell] | None:
-        """The feet cells of the fewest-moves walk from ``start`` to where ``arrived`` holds."""
+    def way_between(self, start: Cell, end: Cell, shaky: frozenset[Cell] = frozenset(), limit: int = 4000) -> Way:
+        """What a fewest-moves walk from ``start`` to ``end`` relies on; an empty way when there is none.
+
+        A teammate's block in one of its clear cells, placed before the walk on the real clock,
+        closes the walk, and a floor above the ground not yet placed leaves a gap in it:
+        ``runtime/stands.py`` orders both around the walk. A walk off the ``shaky`` floors
+        (teammates' towers, there only for a while) is taken when there is one. With no walk
+        within ``limit`` cells (a builder that climbs a tower instead) nothing is ordered.
+        """
+        route = self._route(start, lambda feet: feet == end, limit, shaky) if shaky else None
+        route = route or self._route(start, lambda feet: feet == end, limit)
+        if route is None:
+            return Way()
+        clear = frozenset(cell for cell in _relied_on(route) if self.passable(cell))
+        return Way(clear, frozenset((x, y - 1, z) for x, y, z in route if y >= 2))
+
+    def _route(
+        self, start: Cell, arrived: Callable[[Cell], bool], limit: int, shaky: frozenset[Cell] = frozenset()
+    ) -> list[Cell] | None:
+        """The feet cells of the fewest-moves walk from ``start`` to where ``arrived`` holds, off ``shaky`` floors."""
         if arrived(start):
             return [start]
         parents: dict[Cell, Cell | None] = {start: None}
@@ -197,7 +226,7 @@ class Terrain:
         while queue and len(parents) < limit:
             here = queue.popleft()
             for near, _ in self.moves(here):
-                if near in parents:
+                if near in parents or (near[0], near[1] - 1, near[2]) in shaky:
                     continue
                 parents[near] = here
                 if arrived(near):

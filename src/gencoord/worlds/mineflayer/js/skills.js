@@ -672,6 +672,10 @@ const STAND_REACH = 4.0 // where a builder stops: the cell's centre this far fro
 // middle the stand was chosen by: one found out of reach steps to a stand this close instead.
 const CLOSE_REACH = 3.5
 const STAND_TRIES = 3
+// waits between tries to get within reach: a teammate's floor the walk needs, on the real clock a
+// little later than in the plan, is there within these (20 s in all)
+const STAND_PATIENCE_MS = [500, 1500, 4000, 6000, 8000]
+const STAND_PATIENCE_LIMIT_MS = 45000 // path searches included: well inside the executor's 90 s for one action
 const STAND_WAIT_TICKS = 10 // a teammate crossing the stand is off it within half a second
 const OCCUPIED_MS = 15000 // a teammate standing in the cell steps aside at the start of its next action, or at once when idle
 const PLACED_MS = 2000
@@ -785,16 +789,26 @@ async function placeAt (ctx, bot, action) {
   for (const wanted of ctx.wanted.keys()) keep.add(wanted)
   const stand = new StandToPlace(cells, keep)
   let missed = await standPlanned(bot, build, action.stand)
-  if (!stand.isEnd(bot.entity.position.floored()) && !withinPlaceReach(bot, stand.centre)) await goto(bot, stand.centre, STAND_REACH, { stand })
-  // pushed off its stand (a teammate walking through, on the real clock rather than the plan's):
-  // back onto it, else to any stand close enough
-  for (let tries = 0; tries < STAND_TRIES && !withinPlaceReach(bot, stand.centre); tries++) {
-    await bot.waitForTicks(STAND_WAIT_TICKS)
-    missed = await standPlanned(bot, build, action.stand)
+  // off its stand, or the way there not open yet: on the real clock rather than the plan's, a
+  // teammate walks through, or a teammate's block the walk steps on is still to come. Back onto
+  // the planned stand, else to any stand within reach, else it waits a little longer each time.
+  const giveUp = Date.now() + STAND_PATIENCE_LIMIT_MS
+  for (let tries = 0; !withinPlaceReach(bot, stand.centre); tries++) {
+    if (!stand.isEnd(bot.entity.position.floored())) {
+      const lost = await goto(bot, stand.centre, STAND_REACH, { stand }).then(() => '', (err) => err.message)
+      if (lost) missed += ` (no other stand within reach: ${lost})`
+    }
     await closeEnough(bot, cells, keep)
+    if (withinPlaceReach(bot, stand.centre) || tries >= STAND_PATIENCE_MS.length || Date.now() > giveUp) break
+    await sleep(STAND_PATIENCE_MS[tries])
+    missed = await standPlanned(bot, build, action.stand)
   }
   const gap = standingEyes(bot).distanceTo(stand.centre)
-  if (gap > PLACE_REACH) throw new SkillFailure('OUT_OF_REACH', `${bot.username} is ${gap.toFixed(1)} blocks from ${action.site} cell ${where} (reach ${PLACE_REACH})${missed}`)
+  if (gap > PLACE_REACH) {
+    const at = bot.entity.position.floored().minus(new Vec3(...build.origin))
+    const code = /no path/i.test(missed) ? 'NO_PATH' : 'OUT_OF_REACH'
+    throw new SkillFailure(code, `${bot.username} at ${at.x},${at.y},${at.z} is ${gap.toFixed(1)} blocks from ${action.site} cell ${where} (reach ${PLACE_REACH})${missed}`)
+  }
   if (occupant(ctx, cells)) {
     const keys = cells.map(cellKey)
     for (const key of keys) ctx.wanted.set(key, bot.username)
