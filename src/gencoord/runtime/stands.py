@@ -130,10 +130,12 @@ def place_builders(program: Program, world: WorldSpec) -> Program:
         upcoming = tuple(ahead.get(key, [])[done.get(key, 0) : done.get(key, 0) + LOOK_AHEAD])
         done[key] = done.get(key, 0) + placing
         came_from = builder.feet
-        climbed = _stand_for(builder, terrain, action, placing, _free_for_towers(site, terrain), upcoming)
+        shaky = _towers_of_others(builders, key)
+        free = _free_for_towers(site, terrain, _bodies_of_others(builders, key))
+        climbed = _stand_for(builder, terrain, action, placing, free, upcoming)
         ways.update(_tower_ways(climbed, len(out), terrain, came_from))
         out += climbed
-        way = Way() if climbed else terrain.way_between(came_from, builder.feet, _towers_of_others(builders, key))
+        way = Way() if climbed else terrain.way_between(came_from, builder.feet, shaky)
         asides = _out_of_the_way(builders, (action.agent, action.site), terrain, action) if placing else []
         extra[len(out) + len(asides)] = list(range(len(out), len(out) + len(asides)))
         out += asides
@@ -351,14 +353,25 @@ def _can_go_back(terrain: Terrain, builder: _Builder, filled: frozenset[Cell], b
         return terrain.walk_to(builder.feet, lambda feet: feet == top, limit=3000) is not None
 
 
-def _free_for_towers(site: BuildSite, terrain: Terrain) -> Callable[[Cell], bool]:
-    """A cell may hold a tower block while the blueprint leaves it empty and nothing stands there now."""
+def _free_for_towers(site: BuildSite, terrain: Terrain, bodies: frozenset[Cell]) -> Callable[[Cell], bool]:
+    """A cell may hold a tower block while the blueprint leaves it empty and nothing (no teammate) is there now."""
     filled = site.filled
 
     def free(cell: Cell) -> bool:
-        return cell not in filled and cell not in terrain.blocks
+        return cell not in filled and cell not in terrain.blocks and cell not in bodies
 
     return free
+
+
+def _bodies_of_others(builders: dict[tuple[str, str], _Builder], key: tuple[str, str]) -> frozenset[Cell]:
+    """The cells the bodies of ``key``'s teammates on its site are in now (feet and head)."""
+    agent, site = key
+    return frozenset(
+        cell
+        for (other, where), builder in builders.items()
+        if other != agent and where == site
+        for cell in (builder.feet, offset(builder.feet, ABOVE))
+    )
 
 
 def _stand_for(

@@ -4,7 +4,7 @@ A player stands on a full block (or the ground), its body two cells high in cell
 hold nothing solid (a carpet is walked on, a door is not walked through), and it places
 or breaks a block whose centre is within reach of its eyes (1.62 above its feet). It
 walks to a neighbouring column one level up (a jump, with room over its head), on the
-level, or down a drop of at most three. It does not fly, climb walls, or pass closed
+level, or down a drop of at most four. It does not fly, climb walls, or pass closed
 doors. Around a build site lies open, flat ground (MINDcraft clears the footprint and
 five blocks beyond).
 
@@ -30,7 +30,10 @@ EYE_HEIGHT = 1.62
 REACH = 4.5
 """Vanilla survival reach for placing and breaking, from the eyes to the block's centre."""
 MAX_DROP = 4
-"""The highest drop a builder walks down: mineflayer-pathfinder's default (vanilla: one heart of damage)."""
+"""The highest drop (feet to feet) a builder walks down; vanilla deals half a heart for it.
+
+mineflayer-pathfinder's ``maxDropDown`` counts from the feet to the block landed on
+(``getLandingBlock``), so the bots walk with it set one higher (``js/bridge.js``)."""
 MARGIN = 16
 """Columns of open ground around the site a builder walks on (where a team starts is among them)."""
 JUMP_S = 0.5

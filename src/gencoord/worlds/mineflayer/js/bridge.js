@@ -21,6 +21,7 @@ const { addRecipes } = require('./recipes')
 const { SKILLS, SkillFailure, backInReach, collectOwed, collectStacks, forgetOwed, inventoryOf, sleep } = require('./skills')
 
 const LOGIN_TIMEOUT_MS = 20000
+const MAX_DROP = 4 // feet to feet, as worlds/standing.py walks
 const THINK_TIMEOUT_MS = 15000 // a path search, all bots of a team sharing the thread
 const SETUP_TIMEOUT_MS = 15000
 const SERVER_TIMEOUT_MS = 20000
@@ -83,6 +84,9 @@ function joinBot ({ host, port, version, username }) {
       movements.canDig = false // only skills break blocks: every drop is one a plan asked for
       movements.allow1by1towers = false
       movements.scafoldingBlocks = []
+      // its drop is counted from the feet to the block landed on: 5 is a drop of four feet to feet,
+      // the planner's (worlds/standing.py MAX_DROP); at its default of 4 a planned walk down four had no path
+      movements.maxDropDown = MAX_DROP + 1
       bot.pathfinder.setMovements(movements)
       // every bot of a team searches its paths in this one process: five builders in a house of a
       // thousand blocks each get a fifth of the thread, and 5 s (the default) ran out mid-search
