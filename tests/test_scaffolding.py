@@ -24,7 +24,7 @@ from gencoord.planning.build import judge_build, placements, plan_build, unbuild
 from gencoord.prior.episode import Ref
 from gencoord.prior.load import team_prior
 from gencoord.run.build import run_build_task
-from gencoord.runtime.stands import footing, keep_ways_open
+from gencoord.runtime.real_clock import footing, keep_ways_open
 from gencoord.tasks.blueprint import AIR, Blueprint
 from gencoord.tasks.build import BuildTask
 from gencoord.tasks.generate_houses import MATERIALS, house_blueprint, house_task
