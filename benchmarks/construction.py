@@ -118,6 +118,7 @@ def _measure(task: BuildTask) -> dict[str, object]:
         "largest_message_bytes": max((m.nbytes for m in result.wire.messages), default=0),
         "proposal_bytes_share": len(serialize(plans["share"].proposal).encode()) if plans else None,
         "proposal_bytes_cells": len(serialize(plans["cells"].proposal).encode()) if plans else None,
+        "draft": plans["share"].draft if plans else None,
         "scaffolding_blocks": plans["share"].scaffolding if plans else None,
         "tower_blocks": towers,
         "makespan_s": result.duration_s,
@@ -135,9 +136,12 @@ def _summary(rows: list[dict[str, object]]) -> dict[str, object]:
     feasible = [r for r in rows if not r["refused"]]
     possible = [r for r in feasible if not r["unbuildable_cells"]]  # houses some build finishes at zero mismatches
     codes: dict[str, int] = defaultdict(int)
+    drafts: dict[str, int] = defaultdict(int)  # which draft the planner chose (the least makespan on its dry run)
     for row in rows:
         if not row["success"]:
             codes[str(row["code"])] += 1
+        if row.get("draft"):
+            drafts[str(row["draft"])] += 1
 
     def values(key: str) -> list[float]:
         return [float(r[key]) for r in rows if isinstance(r.get(key), int | float)]  # type: ignore[arg-type]
@@ -155,6 +159,7 @@ def _summary(rows: list[dict[str, object]]) -> dict[str, object]:
         else None,
         "min_score": min(values("score"), default=None),
         "codes": dict(sorted(codes.items())),
+        "drafts": dict(sorted(drafts.items())),
         "median_blocks": _median(values("blocks")),
         "median_planning_s": _median(values("planning_s")),
         "max_planning_s": max(values("planning_s"), default=None),
