@@ -8,6 +8,7 @@ names shares of the shared blueprint; the generator spans the producer's axes.
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections import Counter
 from pathlib import Path
@@ -20,7 +21,17 @@ from gencoord.dsl.ast import Task
 from gencoord.dsl.cells import format_share, parse_cells, parse_share, placed_counts
 from gencoord.dsl.parse import WIRE_CAP_BYTES
 from gencoord.errors import ParseError
-from gencoord.planning.build import judge_build, placements, plan_build, unbuildable
+from gencoord.planning.build import (
+    _drafting,
+    _paths,
+    _proposal,
+    _regions,
+    build_makespan,
+    judge_build,
+    placements,
+    plan_build,
+    unbuildable,
+)
 from gencoord.prior.episode import Ref
 from gencoord.prior.load import team_prior
 from gencoord.run.build import run_build_task
@@ -315,3 +326,22 @@ def test_a_way_prefers_floors_that_stay_to_a_teammates_tower() -> None:
     assert (3, 1, 1) not in round_it.floors and round_it.clear.isdisjoint({(3, 2, 1)})
     assert flat.way_between((0, 2, 1), (0, 2, 1)).clear == frozenset({(0, 2, 1), (0, 3, 1), (0, 4, 1)})
     assert flat.way_between((0, 2, 1), (3, 1, 1)) == Way()  # into the deck: no walk, nothing to order
+
+
+def test_a_regions_draft_gives_each_builder_its_own_columns_and_hands_over_what_it_lacks(tmp_path: Path) -> None:
+    """Each builder's stretch runs from the ground up, so its blocks rest on its own; its bag is made up first."""
+    seed = next(s for s in range(100) if judge_build(_task(house_task(s, 4, rooms=6), tmp_path)).code is None)
+    task = _task(house_task(seed, 4, rooms=6), tmp_path)
+    wanted, scaffold, material = _drafting(task)
+    blueprint_cells = set(wanted)
+    shares = _regions(task, wanted, scaffold, material)
+    placed = [cell for cells in shares.values() for cell in cells]
+    assert len(placed) == len(set(placed)) and set(placed) == blueprint_cells | set(scaffold.cells)
+    sizes = [sum(cell in blueprint_cells for cell in cells) for cells in shares.values()]
+    assert max(sizes) - min(sizes) <= 1
+    spans = [(min(c[0] for c in cells), max(c[0] for c in cells)) for cells in shares.values() if cells]
+    assert all(left[1] <= right[0] for left, right in itertools.pairwise(spans))  # stretches along x, in order
+    gifts: list[tuple[str, str, str, int]] = []
+    proposal = _proposal(_paths(task, wanted, shares, gifts, PRIOR, "share"), task.agents[0].name)
+    assert gifts  # an even split of every material never matches a stretch's own mix
+    assert build_makespan(task, proposal, task.agents[0].name, PRIOR) is not None  # it builds, hand-overs first

@@ -79,9 +79,9 @@ def keep_ways_open(actions: list[Action], deps: list[tuple[int, ...]], ways: dic
     earlier action's walk or stand relies on (``ways``: action index → its way) waits for
     that action; a walk waits for each step of a teammate's tower it crosses, and the tower
     comes down only after the walks planned over it before. (A walk over a teammate's
-    blocks of the house does not wait for them: waiting for every floor cost the 5-agent
-    houses half their speed, and a missing floor leaves a walk below it.) Every wait
-    points back in ``actions``, so no deadlock can follow.
+    blocks of the house does not wait for them: a bot's pathfinder walks round or below a
+    floor still to come, and ``place_at`` waits for it where it cannot.) Every wait points
+    back in ``actions``, so no deadlock can follow.
     """
     relying: dict[tuple[str, Cell], dict[str, int]] = {}  # (site, cell) → agent → its latest action relying on it
     tower: dict[tuple[str, Cell], int] = {}  # (site, cell) → the step up a tower that put its block there

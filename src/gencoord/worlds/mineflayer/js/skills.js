@@ -429,6 +429,9 @@ async function giveItem (ctx, bot, action) {
     { delivered: handover === null ? undefined : arrived })
   await waitFor(async () => {
     if ((arrived = await got()) >= action.count) return true
+    // what was thrown to the giver itself meanwhile: a team that hands blocks round at the start
+    // (A to B, B to C, C to A) has each giver busy waiting on a receiver that is busy waiting in turn
+    await collectStacks(ctx, bot).catch(() => {})
     if (!ctx.acting.has(action.to)) await collectStacks(ctx, peer, true)
     if ((arrived = await got()) >= action.count) return true
     if ((await where()) !== null) goneSince = null
