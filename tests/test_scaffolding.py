@@ -341,7 +341,7 @@ def test_a_regions_draft_gives_each_builder_its_own_columns_and_hands_over_what_
     assert max(sizes) - min(sizes) <= 1
     spans = [(min(c[0] for c in cells), max(c[0] for c in cells)) for cells in shares.values() if cells]
     assert all(left[1] <= right[0] for left, right in itertools.pairwise(spans))  # stretches along x, in order
-    gifts: list[tuple[str, str, str, int]] = []
-    proposal = _proposal(_paths(task, wanted, shares, gifts, PRIOR, "share"), task.agents[0].name)
-    assert gifts  # an even split of every material never matches a stretch's own mix
+    proposal = _proposal(_paths(task, wanted, shares, PRIOR, "share"), task.agents[0].name)
+    steps = [step for path in (proposal.self_plan, *(r.plan for r in proposal.peer_requests)) for step in path]
+    assert any(step.skill == "resource.deliver" for step in steps)  # an even split never matches a stretch's mix
     assert build_makespan(task, proposal, task.agents[0].name, PRIOR) is not None  # it builds, hand-overs first

@@ -8,9 +8,6 @@ form, ``cells``, spells out every cell for a blueprint one side does not hold. D
 * **own** — every cell goes to an agent that holds its block, split by how many each
   holds and, within a block, by position (each agent takes a contiguous stretch along x),
   so nothing changes hands;
-* **balanced** — from *own*, the most loaded builder hands blocks of the material it has
-  most cells of to the least loaded one, the end of its stretch, until the loads are within
-  ``BALANCE_GAP`` blocks of each other;
 * **regions** — every cell, whatever its block, split into equal stretches along x, one per
   builder, so each builds its columns from the ground up and waits on a teammate only at
   the seams (with *own*, each material splits on its own, and a block often rests on a
@@ -55,15 +52,6 @@ from gencoord.worlds.placing import (
 
 BUILD_SKILL = "build.place"
 GIVE_SKILL = "resource.deliver"
-BALANCE_GAP = 16
-"""Blocks of load difference a hand-over is drafted to close.
-
-A hand-over costs giver and receiver about as much as 8 placements each and moves half the
-gap, so it pays only past 16. (At 4, MINDcraft's houses, whose bags are an even split, drew
-a balanced draft in 15 of 20 houses and it never finished first: each was a second dry run,
-half the planning time, for nothing.)"""
-MAX_GIFTS = 3
-"""Hand-overs one giver makes in a draft: its path stays short, and each gift is one material."""
 SCAFFOLD_BLOCKS = ("dirt", "coarse_dirt", "netherrack")
 """Blocks a team builds scaffolding of: cheap, quick to break by hand, and they do not fall."""
 
@@ -97,7 +85,7 @@ class BuildVerdict:
 class BuildPlan:
     proposal: Proposal
     makespan_s: float | None  # the dry run's finish on the simulator; None when no draft succeeded there
-    draft: str  # own, balanced, regions, or alone (one builder: the fallback when the team's drafts fail on the dry run)
+    draft: str  # own, regions, or alone (one builder: the fallback when the team's drafts fail on the dry run)
     scaffolding: int = 0  # temporary blocks placed (and broken again)
 
 
@@ -257,47 +245,6 @@ def _regions(task: BuildTask, wanted: dict[Cell, str], scaffold: Scaffolding, ma
     return shares
 
 
-def _centre(cells: list[Cell]) -> tuple[float, float]:
-    if not cells:
-        return (0.0, 0.0)
-    return (sum(c[0] for c in cells) / len(cells), sum(c[2] for c in cells) / len(cells))
-
-
-def _balanced(
-    task: BuildTask, wanted: dict[Cell, str], shares: dict[str, list[Cell]]
-) -> tuple[dict[str, list[Cell]], list[tuple[str, str, str, int]]]:
-    """``shares`` evened out by hand-overs (giver, receiver, block, count) from the most to the least loaded.
-
-    The giver passes on the end of its stretch of the block it has most cells of, so each
-    share stays a few ranges of the blueprint's cells.
-    """
-    shares = {name: list(cells) for name, cells in shares.items()}
-    givers = {a.name for a in task.agents if GIVE_SKILL not in a.blocked}
-    gifts: list[tuple[str, str, str, int]] = []
-    made: dict[str, int] = {}
-    for _ in range(MAX_GIFTS * len(shares)):
-        order = sorted(shares, key=lambda name: (len(shares[name]), name))
-        light, heavy = order[0], order[-1]
-        gap = len(shares[heavy]) - len(shares[light])
-        if gap <= BALANCE_GAP or heavy not in givers or made.get(heavy, 0) >= MAX_GIFTS:
-            break
-        counts: dict[str, int] = {}
-        for cell in shares[heavy]:
-            if not wanted[cell].startswith(TEMPORARY):
-                counts[wanted[cell]] = counts.get(wanted[cell], 0) + 1
-        if not counts:
-            break
-        block = max(sorted(counts), key=lambda b: counts[b])
-        moved = min(gap // 2, counts[block])
-        pool = sorted((cell for cell in shares[heavy] if wanted[cell] == block), key=lambda c: (c[0], c[2], c[1]))
-        chosen = set(pool[len(pool) - moved :])
-        shares[heavy] = [cell for cell in shares[heavy] if cell not in chosen]
-        shares[light] += sorted(chosen)
-        gifts.append((heavy, light, block, moved))
-        made[heavy] = made.get(heavy, 0) + 1
-    return shares, gifts
-
-
 def _task(skill: str, prior: Prior, **args: str | int) -> Task:
     return Task(skill, prior.vocab.canonical_args(skill, args))
 
@@ -321,39 +268,35 @@ def _build_task(task: BuildTask, wanted: dict[Cell, str], cells: list[Cell], for
 
 
 def _paths(
-    task: BuildTask,
-    wanted: dict[Cell, str],
-    shares: dict[str, list[Cell]],
-    gifts: list[tuple[str, str, str, int]],
-    prior: Prior,
-    form: CellForm,
+    task: BuildTask, wanted: dict[Cell, str], shares: dict[str, list[Cell]], prior: Prior, form: CellForm
 ) -> dict[str, list[Task]]:
+    """Each agent's path: what it hands over (first), then its ``build.place`` of its share.
+
+    A builder short of what its cells use is handed the rest by the teammates that hold most
+    of it spare and may hand things over.
+    """
     bags = {agent.name: dict(agent.inventory) for agent in task.agents}
+    givers = [agent.name for agent in task.agents if GIVE_SKILL not in agent.blocked]
     paths: dict[str, list[Task]] = {agent.name: [] for agent in task.agents}
-    received: dict[str, dict[str, int]] = {}
+    given: dict[tuple[str, str], int] = {}  # (giver, item) → handed over so far
 
     def block(cell: Cell) -> str:
         return wanted[cell].removeprefix(TEMPORARY)
 
-    for giver, receiver, item, count in gifts:
-        paths[giver].append(_task(GIVE_SKILL, prior, q=count, item=item, to=receiver))
-        received.setdefault(receiver, {})[item] = received.get(receiver, {}).get(item, 0) + count
-    for name, cells in shares.items():  # a builder short of what its cells use is handed the rest
+    for name, cells in shares.items():
         uses: dict[str, int] = {}
         for cell in cells:
             uses[block(cell)] = uses.get(block(cell), 0) + 1
         for item, n in sorted(uses.items()):
-            short = n - bags[name].get(item, 0) - received.get(name, {}).get(item, 0)
-            donors = [d for d in sorted(bags, key=lambda d: -bags[d].get(item, 0)) if d != name]
-            for donor in donors:
+            short = n - bags[name].get(item, 0)
+            for donor in sorted((d for d in givers if d != name), key=lambda d: -bags[d].get(item, 0)):
                 if short <= 0:
                     break
                 spare = bags[donor].get(item, 0) - sum(1 for c in shares.get(donor, []) if block(c) == item)
-                spare -= sum(count for g, _, b, count in gifts if g == donor and b == item)
-                give = min(short, spare)
+                give = min(short, spare - given.get((donor, item), 0))
                 if give > 0:
                     paths[donor].insert(0, _task(GIVE_SKILL, prior, q=give, item=item, to=name))
-                    gifts.append((donor, name, item, give))
+                    given[(donor, item)] = given.get((donor, item), 0) + give
                     short -= give
     for name, cells in shares.items():
         if cells:
@@ -394,14 +337,11 @@ def plan_build(task: BuildTask, lead: str, prior: Prior, form: CellForm = "share
     """The least-makespan draft of those above (``own`` when the dry runs tie or all fail)."""
     wanted, scaffold, material = _drafting(task)
     own = _own(task, wanted, scaffold, material)
-    drafts = {"own": _proposal(_paths(task, wanted, own, [], prior, form), lead)}
-    balanced, gifts = _balanced(task, wanted, own)
-    if gifts:
-        drafts["balanced"] = _proposal(_paths(task, wanted, balanced, gifts, prior, form), lead)
+    drafts = {"own": _proposal(_paths(task, wanted, own, prior, form), lead)}
     if len(builders(task)) > 1:
         wanted, scaffold, material = _drafting(task)
         regions = _regions(task, wanted, scaffold, material)
-        drafts["regions"] = _proposal(_paths(task, wanted, regions, [], prior, form), lead)
+        drafts["regions"] = _proposal(_paths(task, wanted, regions, prior, form), lead)
     timed = {name: build_makespan(task, proposal, lead, prior) for name, proposal in drafts.items()}
     finished = {name: seconds for name, seconds in timed.items() if seconds is not None}
     if not finished:  # builders in each other's way: one builder, handed everything, as the fallback
@@ -418,7 +358,7 @@ def _alone(task: BuildTask, builder: str, prior: Prior, form: CellForm) -> Propo
     """``builder`` places every cell, scaffolding included; every teammate hands it what it holds of them."""
     wanted, scaffold, material = _drafting(task)
     wanted.update({cell: TEMPORARY + material for cell in scaffold.cells})
-    return _proposal(_paths(task, wanted, {builder: [*wanted]}, [], prior, form), builder)
+    return _proposal(_paths(task, wanted, {builder: [*wanted]}, prior, form), builder)
 
 
 def alone_makespan(task: BuildTask, builder: str, prior: Prior) -> float | None:
