@@ -159,13 +159,17 @@ def place_builders(program: Program, world: WorldSpec) -> Program:
     return Program(tuple(out), tuple(deps), tuple(moved[h] for h in program.handoffs))
 
 
+def _teammates(builders: dict[tuple[str, str], _Builder], key: tuple[str, str]) -> list[_Builder]:
+    """The builders on ``key``'s site other than its own."""
+    agent, site = key
+    return [builder for (other, where), builder in builders.items() if other != agent and where == site]
+
+
 def _towers_of_others(builders: dict[tuple[str, str], _Builder], key: tuple[str, str]) -> frozenset[Cell]:
     """The cells of the towers standing on ``key``'s site that are not its builder's."""
-    agent, site = key
     return frozenset(
         cell
-        for (other, where), builder in builders.items()
-        if other != agent and where == site
+        for builder in _teammates(builders, key)
         for tower in [*builder.left, *([builder.tower] if builder.tower else [])]
         for cell in tower.cells
     )
@@ -253,12 +257,8 @@ def _free_for_towers(site: BuildSite, terrain: Terrain, bodies: frozenset[Cell])
 
 def _bodies_of_others(builders: dict[tuple[str, str], _Builder], key: tuple[str, str]) -> frozenset[Cell]:
     """The cells the bodies of ``key``'s teammates on its site are in now (feet and head)."""
-    agent, site = key
     return frozenset(
-        cell
-        for (other, where), builder in builders.items()
-        if other != agent and where == site
-        for cell in (builder.feet, offset(builder.feet, ABOVE))
+        cell for builder in _teammates(builders, key) for cell in (builder.feet, offset(builder.feet, ABOVE))
     )
 
 
