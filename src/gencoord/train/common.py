@@ -1,7 +1,8 @@
-"""What both training paths share: masked batches and greedy exact match."""
+"""What the training paths share: the thread count, masked batches and greedy exact match."""
 
 from __future__ import annotations
 
+import os
 import random
 from collections.abc import Sequence
 
@@ -11,6 +12,17 @@ from transformers import PreTrainedModel
 from gencoord.models.codec import Codec
 from gencoord.models.generate import generate
 from gencoord.train.data import SupervisionRow
+
+
+def use_threads(requested: int) -> None:
+    """Train on ``requested`` CPU threads, or fewer where ``OMP_NUM_THREADS`` caps them.
+
+    A cap set outside (by a process pool, a test runner or a user sharing the cores) wins: OpenMP
+    pools that together ask for more threads than there are cores spin against each other, and a
+    few steps then take minutes instead of seconds.
+    """
+    cap = os.environ.get("OMP_NUM_THREADS", "")
+    torch.set_num_threads(min(requested, int(cap)) if cap.isdigit() and int(cap) > 0 else requested)
 
 
 def masked_batch(

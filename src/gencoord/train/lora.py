@@ -33,7 +33,7 @@ from gencoord.models.manifest import CheckpointManifest, TrainReport
 from gencoord.models.pretrained import SMOLLM2, ChatCodec, load_base, provenance
 from gencoord.models.spec import ModelSpec, Records, TeamRoles
 from gencoord.prior.load import team_prior
-from gencoord.train.common import exact_match, masked_batch
+from gencoord.train.common import exact_match, masked_batch, use_threads
 from gencoord.train.data import SupervisionRow
 from gencoord.train.team import by_stage, held_out_rows, role_shares, stage_batch
 from gencoord.train.team_data import EVERY_SIZE, HELD_OUT, TRAINING, team_rows
@@ -107,7 +107,7 @@ def train_lora(
     settings = settings or LoraSettings()
     if steps <= 0 or (minutes is not None and minutes <= 0):
         raise ConfigError("BAD_STEPS", "steps and minutes must be positive")
-    torch.set_num_threads(settings.threads)
+    use_threads(settings.threads)
     torch.manual_seed(seed)
     spec = ModelSpec(records=Records.TEAM, compact=True)
     started = time.perf_counter()

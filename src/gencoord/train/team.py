@@ -31,7 +31,7 @@ from gencoord.models.manifest import TrainReport
 from gencoord.models.spec import ModelSpec, Records, TeamRoles
 from gencoord.prior.load import team_prior
 from gencoord.protocol.generation import Stage
-from gencoord.train.common import exact_match, masked_batch
+from gencoord.train.common import exact_match, masked_batch, use_threads
 from gencoord.train.data import SupervisionRow
 from gencoord.train.team_data import HELD_OUT, SMALL_TEAMS, TRAINING, team_rows
 from gencoord.train.tiny import TinyPreset, build_model, build_tokenizer, save
@@ -162,7 +162,7 @@ def train_team(
     if steps <= 0 or (minutes is not None and minutes <= 0):
         raise ConfigError("BAD_STEPS", "steps and minutes must be positive")
     preset = preset or TeamPreset()
-    torch.set_num_threads(preset.threads)
+    use_threads(preset.threads)
     prior = team_prior()
     rng = random.Random(seed)
     vocabulary_rows = list(itertools.islice(team_rows(prior, seed + 1, TRAINING, surface), VOCABULARY_ROWS))

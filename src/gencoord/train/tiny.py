@@ -49,7 +49,7 @@ from gencoord.prior.views import PriorView
 from gencoord.tasks.cluster import Cluster, Split, draw_pool, forward_space
 from gencoord.tasks.cross_products import observed_cases
 from gencoord.tasks.spec import default_suites
-from gencoord.train.common import exact_match, masked_batch
+from gencoord.train.common import exact_match, masked_batch, use_threads
 from gencoord.train.data import SupervisionRow, build_rows, evaluation_rows, observed_rows, training_split
 from gencoord.train.renaming import instance_names, renamed
 from gencoord.train.restructure import StepPool, restructured
@@ -221,7 +221,7 @@ def train_tiny(
         raise ConfigError(
             "BAD_RESTRUCTURING", "restructuring rewrites full-view Short DSL rows of a direct multi-step model only"
         )
-    torch.set_num_threads(preset.threads)
+    use_threads(preset.threads)
     names = instance_names(default_prior())
     templates = frozenset(default_suites().forward.templates)
     texts = [text for row in vocabulary_rows(spec, seed) for text in (row.prompt, row.target)]
