@@ -53,8 +53,9 @@ from gencoord.run.team_choices import TeamMode
 from gencoord.tasks.cooking import CookingTask
 from gencoord.tasks.generate import random_mindcraft_task
 from gencoord.tasks.generate_cooking import cooking_tasks
+from gencoord.tasks.mindcraft_data import mindcraft_world
 from gencoord.tasks.team import TeamTask, gathered_from
-from gencoord.tasks.team_files import mindcraft_world, read_task_file
+from gencoord.tasks.team_files import read_task_file
 from gencoord.worlds.sim.physics import TICKS_PER_S
 
 TRAIN = Path(__file__).resolve().parents[2] / "shared" / "data" / "mindcraft" / "crafting"

@@ -37,7 +37,9 @@ from gencoord.prior.prior import Prior
 from gencoord.run.any_task import run_task
 from gencoord.tasks.generate import random_mindcraft_task
 from gencoord.tasks.generate_cooking import BAGS, VARIANTS, cooking_task
-from gencoord.tasks.team_files import AnyTask, load_team_tasks, mindcraft_world, read_task_file
+from gencoord.tasks.mindcraft_data import mindcraft_world
+from gencoord.tasks.task_format import AnyTask
+from gencoord.tasks.team_files import load_team_tasks, read_task_file
 from gencoord.worlds.mineflayer import MinecraftExecutor, NodeBridge
 from gencoord.worlds.sim import SimExecutor
 

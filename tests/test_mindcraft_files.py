@@ -20,8 +20,9 @@ from gencoord.planning.feasibility import diagnose
 from gencoord.prior.load import team_prior
 from gencoord.run.team import HANDOVER_FLOOR_S, lead_of, run_team_task
 from gencoord.tasks.generate import random_mindcraft_task
+from gencoord.tasks.mindcraft_data import mindcraft_world
 from gencoord.tasks.team import INVENTORY_SLOTS, MAX_AGENTS, TeamWorld
-from gencoord.tasks.team_files import load_team_tasks, mindcraft_world, read_task_file
+from gencoord.tasks.team_files import load_team_tasks, read_task_file
 from gencoord.tasks.world import team_world
 
 FIXTURES = Path(__file__).parent / "fixtures" / "team"

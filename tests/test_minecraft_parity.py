@@ -18,8 +18,9 @@ import pytest
 from gencoord.prior.load import team_prior
 from gencoord.run.team import TeamResult, run_team_task
 from gencoord.tasks.generate import random_mindcraft_task
+from gencoord.tasks.mindcraft_data import mindcraft_world
 from gencoord.tasks.team import TeamTask
-from gencoord.tasks.team_files import mindcraft_world, read_task_file
+from gencoord.tasks.team_files import read_task_file
 from gencoord.worlds.mineflayer import MinecraftExecutor
 from gencoord.worlds.sim import SimExecutor
 

@@ -134,7 +134,7 @@ TOY_FORMAT = dedent(
 
     from gencoord.errors import ConfigError
     from gencoord.tasks.team import TeamTask
-    from gencoord.tasks.team_files import TaskFileFormat
+    from gencoord.tasks.task_format import TaskFileFormat
 
 
     class Lines(TaskFileFormat):

@@ -215,7 +215,8 @@ def test_roles_train_only_team_checkpoints() -> None:
     from gencoord.cli import app  # noqa: PLC0415
 
     result = CliRunner().invoke(app, ["train", "--out", "nowhere", "--roles", "lead"])
-    assert result.exit_code == 2 and "--roles lead trains a team checkpoint: give --records team" in result.stderr
+    assert result.exit_code == 2 and "OPTION_NOT_READ" in result.stderr
+    assert "--roles is not read by the tiny trainer" in result.stderr and "team, checkpoint, lora" in result.stderr
 
 
 def test_a_smoke_trained_team_model_saves_its_manifest_and_plays_every_role(smoke: Path) -> None:

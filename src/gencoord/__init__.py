@@ -56,8 +56,9 @@ if TYPE_CHECKING:
     from gencoord.tasks.context import LocalContext
     from gencoord.tasks.episode import EpisodeSpec, build_episode
     from gencoord.tasks.spec import default_suites
+    from gencoord.tasks.task_format import TaskFileFormat
     from gencoord.tasks.team import TeamTask
-    from gencoord.tasks.team_files import TaskFileFormat, load_team_tasks, read_task_file, register_task_format
+    from gencoord.tasks.team_files import load_team_tasks, read_task_file, register_task_format
     from gencoord.worlds.actions import Action, Program
     from gencoord.worlds.conformance import check_executor
     from gencoord.worlds.executor import ActionFailure, ActionRecord, Executor, HandoffHook, WorldSnapshot
@@ -97,7 +98,7 @@ _HOMES = {
     "SimExecutor": "gencoord.worlds.sim.executor",
     "Stage": "gencoord.protocol.generation",
     "Success": "gencoord.protocol.result",
-    "TaskFileFormat": "gencoord.tasks.team_files",
+    "TaskFileFormat": "gencoord.tasks.task_format",
     "TeamResult": "gencoord.run.team",
     "TeamTask": "gencoord.tasks.team",
     "World": "gencoord.worlds.registry",

@@ -4,19 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.text import Text
 
 from gencoord.cli.application import command, console
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
 from gencoord.extras import require_learn
-from gencoord.models.spec import Horizon, ModelSpec, Records, Target, TeamRoles, Templates
+from gencoord.models.spec import Horizon, Records, Target, TeamRoles, Templates
 from gencoord.prior.views import PriorView
-from gencoord.train.data import fixed_training_rows, write_rows
+from gencoord.train.configs import AnyTraining, CheckpointTraining, TeamTraining, load_training, training_config
 
 if TYPE_CHECKING:
     from gencoord.models.manifest import TrainReport
@@ -24,7 +23,15 @@ if TYPE_CHECKING:
 
 @command(epilog="Example: gencoord train --out checkpoints/my-tiny --steps 300")
 def train(
-    out: Annotated[Path, typer.Option(help="Folder for the checkpoint (model, tokenizer, manifest).")],
+    context: typer.Context,
+    out: Annotated[Path | None, typer.Option(help="Folder for the checkpoint (model, tokenizer, manifest).")] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            help="A TOML file of these options (its 'trainer' key: tiny, team or checkpoint; docs/models.md); "
+            "options given here override its keys."
+        ),
+    ] = None,
     model: Annotated[
         Path | None,
         typer.Option(
@@ -169,110 +176,68 @@ def train(
         ),
     ] = 64,
 ) -> None:
-    """Train a commitment model; then use it in a config with backends = ["model:<out>"]."""
-    out_console = console()
+    """Train a commitment model; then use it in a config with backends = ["model:<out>"].
+
+    The trainer follows from the options: --model fine-tunes that checkpoint, --records team trains the
+    tiny team model, and otherwise the tiny model. An option the chosen trainer does not read is refused.
+    """
     require_learn("gencoord train")
-    chosen = view or (PriorView.FULL if model else PriorView.NONE)
-    spec = ModelSpec(target, surface, chosen, model is None, horizon, records, templates)
-    if model is None and preset != "tiny":
+    given = _given(context, exclude={"config", "preset"})
+    if preset != "tiny":
         raise ConfigError("UNKNOWN_PRESET", f"unknown preset {preset!r}; available: tiny (or give --model)")
+    if config is None:
+        if "model" in given:
+            given["trainer"] = "checkpoint"
+        elif given.get("records") is Records.TEAM:
+            given["trainer"] = "team"
+            given.pop("records")  # what chose the team trainer, which reads team rows alone
+    chosen = training_config(given) if config is None else load_training(config, given)
+    _report(chosen, chosen.train(_log()))
+
+
+def _given(context: typer.Context, exclude: set[str]) -> dict[str, Any]:
+    """The options the user gave (on the command line, not by default), by the config's field names."""
+    return {
+        name: value
+        for name, value in context.params.items()
+        if name not in exclude and getattr(context.get_parameter_source(name), "name", "DEFAULT") != "DEFAULT"
+    }
+
+
+def _log() -> Callable[[int, float], None]:
+    out_console = console()
 
     def log(step: int, loss: float) -> None:
         out_console.print(f"step {step:5d}  loss {loss:.4f}")
 
-    team = records is Records.TEAM
-    if roles is not TeamRoles.EVERY and not team:
-        raise ConfigError("ROLES_RECORDS", f"--roles {roles.value} trains a team checkpoint: give --records team")
-    layers = layers or (3 if team else 2)
-    hidden = hidden or (128 if team else 64)
-    batch = batch or (16 if team else 8)
-    if hidden % 16:
-        raise ConfigError("BAD_HIDDEN", f"--hidden must be a multiple of 16, not {hidden}")
-    if model is None and team:
-        from gencoord.train.team import TeamPreset, train_team  # noqa: PLC0415
+    return log
 
-        team_preset = TeamPreset(
-            layers=layers,
-            hidden=hidden,
-            head_dim=hidden // TeamPreset.heads,
-            ffn=4 * hidden,
-            batch=batch,
-            threads=threads,
-            lr=TeamPreset.lr if lr is None else lr,
-            warmup=TeamPreset.warmup if warmup is None else warmup,
-        )
-        report = train_team(str(out), steps, seed, minutes, evaluate, team_preset, log, surface, roles)
-    elif model is None:
-        from gencoord.train.tiny import TinyPreset, train_tiny  # noqa: PLC0415
 
-        tiny_preset = TinyPreset(
-            layers=layers,
-            hidden=hidden,
-            head_dim=hidden // TinyPreset.heads,
-            ffn=4 * hidden,
-            renaming=renaming,
-            restructuring=restructuring,
-            siblings=siblings,
-            place_siblings=place_siblings,
-            batch=batch,
-            slot_names=slot_names,
-            threads=threads,
-            lr=TinyPreset.lr if lr is None else lr,
-            warmup=TinyPreset.warmup if warmup is None else warmup,
-        )
-        report = train_tiny(spec, out, steps, seed, evaluate, preset=tiny_preset, log=log)
-    else:
-        report = _train_checkpoint(model, spec, out, epochs, micro_batch, seed, evaluate, log, out_console, roles)
+def _report(chosen: AnyTraining, report: TrainReport) -> None:
+    """One line: steps, time, and exact match on rows seen in training and on held-out ones."""
     seen = "–" if report.exact_match is None else f"{100 * report.exact_match:.1f}%"
     unseen = "–" if report.held_out_templates is None else f"{100 * report.held_out_templates:.1f}%"
-    composition = spec.records is Records.COMPOSITION
+    records = getattr(chosen, "records", None)
+    team = isinstance(chosen, TeamTraining) or (isinstance(chosen, CheckpointTraining) and records is Records.TEAM)
+    composition = records is Records.COMPOSITION
     trained_on = "observed cases" if composition else "training item families" if team else "the training templates"
     held_out = "unseen cross-products" if composition else "held-out item families" if team else "held-out templates"
-    out_console.print(
+    console().print(
         Text(
             f"trained {report.steps} steps in {report.seconds:.0f} s; exact match {seen} on {report.evaluated} rows "
             f"of {trained_on} (prompts that recur in training), {unseen} on {report.held_out_evaluated} rows "
-            f"of {held_out} → {out}"
+            f"of {held_out} → {chosen.out}"
         )
     )
 
 
-def _train_checkpoint(
-    model: Path,
-    spec: ModelSpec,
-    out: Path,
-    epochs: int,
-    micro_batch: int,
-    seed: int,
-    evaluate: int,
-    log: Callable[[int, float], None],
-    console: Console,
-    roles: TeamRoles,
-) -> TrainReport:
-    """The paper's SFT on the training pool's rows, written beside the checkpoint as data/.
-
-    The rows are the same for every seed (as in the paper, whose seeds share one data
-    hash); the seed changes initialization of the new head state and the shuffling.
-    """
-    from gencoord.train.hf import PaperSettings, train_checkpoint  # noqa: PLC0415  (torch loads only for training)
-
-    evaluation = None
-    if spec.records is Records.TEAM:
-        from gencoord.train.team import fixed_team_rows, team_evaluation_rows  # noqa: PLC0415
-
-        rows = fixed_team_rows(surface=spec.surface, roles=roles)
-        evaluation = team_evaluation_rows(evaluate, seed, spec.surface, roles)
-    else:
-        rows = fixed_training_rows(spec)
-    data = write_rows(rows, out / "data", "training", spec)
-    console.print(Text(f"{len(rows)} training rows → {data}"))
-    settings = PaperSettings(epochs=epochs, micro_batch=micro_batch)
-    return train_checkpoint(model, rows, spec, out, settings, seed, log, evaluate, evaluation)
-
-
 @command(epilog="Example: gencoord finetune --out checkpoints/smollm2-team --minutes 60")
 def finetune(
-    out: Annotated[Path, typer.Option(help="Folder for the adapter and its manifest.")],
+    context: typer.Context,
+    out: Annotated[Path | None, typer.Option(help="Folder for the adapter and its manifest.")] = None,
+    config: Annotated[
+        Path | None, typer.Option(help="A TOML file of these options (trainer = 'lora'); options given override it.")
+    ] = None,
     base: Annotated[
         str,
         typer.Option(
@@ -300,15 +265,10 @@ def finetune(
 
     Use it in any role: --backend lead=checked:OUT,peers=constrained:OUT.
     """
-    out_console = console()
     require_learn("gencoord finetune")
-    from gencoord.train.lora import LoraSettings, train_lora  # noqa: PLC0415  (torch loads only for training)
-
-    def log(step: int, loss: float) -> None:
-        out_console.print(f"step {step:5d}  loss {loss:.4f}")
-
-    settings = LoraSettings(rank=rank, alpha=2 * rank, lr=lr, batch=batch, micro_batch=min(4, batch), threads=threads)
-    report = train_lora(out, base, steps, minutes, seed, evaluate, settings, log, roles)
+    given = {"trainer": "lora", **_given(context, exclude={"config"})}
+    chosen = training_config(given) if config is None else load_training(config, given)
+    report = chosen.train(_log())
     scores = [
         f"{label} {'–' if share is None else f'{100 * share:.1f}%'} of {count} rows"
         for label, share, count in (
@@ -316,8 +276,11 @@ def finetune(
             ("held-out families", report.held_out_templates, report.held_out_evaluated),
         )
     ]
-    out_console.print(
-        Text(f"fine-tuned {report.steps} steps in {report.seconds:.0f} s; exact match: {'; '.join(scores)} → {out}")
+    console().print(
+        Text(
+            f"fine-tuned {report.steps} steps in {report.seconds:.0f} s; exact match: {'; '.join(scores)} → "
+            f"{chosen.out}"
+        )
     )
 
 

@@ -25,7 +25,7 @@ from gencoord.worlds.choice import WorldChoice, make_executor
 
 if TYPE_CHECKING:
     from gencoord.prior.prior import Prior
-    from gencoord.tasks.team_files import AnyTask
+    from gencoord.tasks.task_format import AnyTask
     from gencoord.worlds.executor import Executor
 
 

@@ -22,7 +22,8 @@ from gencoord.run.team import TeamResult
 from gencoord.run.team_choices import TeamMode
 from gencoord.tasks.blueprint import AIR, BuildScore
 from gencoord.tasks.build import BuildTask
-from gencoord.tasks.team_files import AnyTask, Refusal
+from gencoord.tasks.task_format import AnyTask
+from gencoord.tasks.team_files import Refusal
 
 TEAM_RECORD_VERSION = 2
 SUMMARY_FIELDS = (

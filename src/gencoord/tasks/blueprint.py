@@ -17,6 +17,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt
@@ -74,13 +75,22 @@ class Blueprint(BaseModel):
         )
 
     def relative(self) -> dict[Cell, str]:
-        """Every cell as a site offset (x, level, z) from :meth:`corner`."""
+        """Every cell as a site offset (x, level, z) from :meth:`corner` (a copy: the caller may change it)."""
+        return dict(self._relative)
+
+    def blocks(self) -> dict[Cell, str]:
+        """The cells that must hold a block (site offsets; a copy)."""
+        return dict(self._blocks)
+
+    @cached_property
+    def _relative(self) -> dict[Cell, str]:
+        """Worked out once: a planner asks for a thousand-block house's cells in every draft (the model is frozen)."""
         x0, y0, z0 = self.corner()
         return {(x - x0, y - y0, z - z0): name for (x, y, z), name in self.cells().items()}
 
-    def blocks(self) -> dict[Cell, str]:
-        """The cells that must hold a block (site offsets)."""
-        return {cell: name for cell, name in self.relative().items() if name != AIR}
+    @cached_property
+    def _blocks(self) -> dict[Cell, str]:
+        return {cell: name for cell, name in self._relative.items() if name != AIR}
 
     def needs(self) -> dict[str, int]:
         """Blocks the blueprint uses, by name."""

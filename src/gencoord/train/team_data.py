@@ -39,8 +39,9 @@ from gencoord.protocol.supply import SupplyQuery, parse_answer
 from gencoord.run.team import run_team_task
 from gencoord.tasks.context import LocalContext
 from gencoord.tasks.generate import random_mindcraft_task
+from gencoord.tasks.mindcraft_data import mindcraft_world
+from gencoord.tasks.mindcraft_format import from_mindcraft
 from gencoord.tasks.team import TeamTask
-from gencoord.tasks.team_files import from_mindcraft, mindcraft_world
 from gencoord.train.data import SupervisionRow
 
 HELD_OUT_SHARE = 5

@@ -80,6 +80,7 @@ class Terrain:
         self._bounds = (-MARGIN, width + MARGIN, 0, height + 1, -MARGIN, depth + MARGIN)
         self._ways_out: dict[Cell, frozenset[Cell]] = {}  # feet → the cells its known way out relies on
         self._standable: dict[Cell, bool] = {}
+        self._moves: dict[Cell, list[tuple[Cell, bool]]] = {}  # a stand's steps: every walk asks for them again
 
     def place(self, cells: Iterable[Cell], block: str) -> None:
         """``block`` now fills ``cells`` (forgetting what was known of the ways through them)."""
@@ -121,6 +122,17 @@ class Terrain:
         for x, y, z in changed:
             for feet in ((x, y + 1, z), (x, y, z), (x, y - 1, z)):
                 self._standable.pop(feet, None)
+            if self._moves:
+                self._forget_moves_near(x, y, z)
+
+    def _forget_moves_near(self, x: int, y: int, z: int) -> None:
+        """Forget the steps of every stand a change at ``x, y, z`` may open or close, as :meth:`moves` reads:
+        the four columns beside it, from a climb's floor below to the foot of the deepest drop above, and the
+        stand two below, whose climbs need head room there."""
+        self._moves.pop((x, y - 2, z), None)
+        for nx, nz in ((x + 1, z), (x - 1, z), (x, z + 1), (x, z - 1)):
+            for level in range(y - 2, y + MAX_DROP + 2):
+                self._moves.pop((nx, level, nz), None)
 
     def escapes_after(self, feet: Cell, filled: Iterable[Cell], block: str) -> bool:
         """Whether a builder at ``feet`` can still walk out of the box once ``block`` fills ``filled``."""
@@ -166,6 +178,12 @@ class Terrain:
 
     def moves(self, feet: Cell) -> list[tuple[Cell, bool]]:
         """Where one step from ``feet`` leads, and whether it is a climb."""
+        known = self._moves.get(feet)
+        if known is None:
+            known = self._moves[feet] = self._steps_from(feet)
+        return known
+
+    def _steps_from(self, feet: Cell) -> list[tuple[Cell, bool]]:
         x, y, z = feet
         found: list[tuple[Cell, bool]] = []
         for dx, dz in ((1, 0), (-1, 0), (0, 1), (0, -1)):
@@ -241,32 +259,25 @@ class Terrain:
         return None
 
     def reaching(self, target: Cell, limit: int = 500) -> set[Cell]:
-        """Stands from which a builder can walk to ``target`` (a reverse walk from it, the nearest ``limit``)."""
+        """Stands from which a builder can walk to ``target`` (a reverse walk from it, the nearest ``limit``).
+
+        A stand reaches ``here`` when ``here`` is among its :meth:`moves`: the reverse walk reads
+        the same (remembered) steps as every forward one, so the two never disagree.
+        """
         found = {target}
         queue = deque([target])
+        known, standable = self._standable, self.standable  # the hot loop of a roof's planning: no lookups
         while queue and len(found) < limit:
             x, y, z = here = queue.popleft()
             for dx, dz in ((1, 0), (-1, 0), (0, 1), (0, -1)):
                 for height in range(y - 1, y + MAX_DROP + 1):
                     before = (x - dx, height, z - dz)
-                    if before not in found and self.standable(before) and self._steps_to(before, here):
+                    if before in found or not (known.get(before) or (before not in known and standable(before))):
+                        continue
+                    if any(near == here for near, _ in self.moves(before)):
                         found.add(before)
                         queue.append(before)
         return found
-
-    def _steps_to(self, before: Cell, here: Cell) -> bool:
-        """Whether one step from ``before`` leads to its standable neighbour ``here``, as :meth:`moves` walks."""
-        x, y, z = before
-        nx, ny, nz = here
-        if ny == y:
-            return True
-        if self.standable((nx, y, nz)):
-            return False  # the step stays on the level
-        if ny == y + 1:
-            return self.passable((x, y + 2, z))
-        if ny > y or not (self.passable((nx, y, nz)) and self.passable((nx, y + 1, nz))):
-            return False
-        return all(self.passable((nx, level, nz)) and not self.standable((nx, level, nz)) for level in range(ny + 1, y))
 
     def walk_to(self, start: Cell, arrived: Callable[[Cell], bool], limit: int = 20000) -> Stand | None:
         """The nearest stand (fewest moves) from ``start`` where ``arrived`` holds; None when there is none."""

@@ -30,7 +30,8 @@ from gencoord.run.kinds import kind_of
 from gencoord.run.team_choices import TeamMode
 from gencoord.run.team_record import refusal_record, task_digest, team_record
 from gencoord.runtime.thinking import Thinking
-from gencoord.tasks.team_files import AUTO, AnyTask, Refusal, TaskFormatName, read_task_file
+from gencoord.tasks.task_format import AnyTask
+from gencoord.tasks.team_files import AUTO, Refusal, TaskFormatName, read_task_file
 from gencoord.worlds.choice import WorldChoice, executor_for
 
 

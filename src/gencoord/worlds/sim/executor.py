@@ -145,6 +145,8 @@ class SimExecutor:
         }
         self.sites: dict[str, Items] = {name: {} for name, ref in world.refs.items() if ref.kind == "site"}
         self.blocks: dict[str, dict[Cell, str]] = {name: {} for name in world.builds}  # cleared before each episode
+        # one terrain per site, over its blocks, for the whole episode: what it learns of the ways stays learned
+        self.terrains = {name: Terrain(site.size, self.blocks[name]) for name, site in world.builds.items()}
         self.credits: dict[str, dict[str, Items]] = {}
         self.crafted: dict[str, Items] = {}
         self.deposits = {
@@ -460,8 +462,7 @@ class SimExecutor:
             _take(self.inventories[action.agent], action.block, 1, action.agent)
         walked = self._stand_within_reach(action.agent, action.site, action.cell, action.block, action.stand, True)
         _take(self.inventories[action.agent], action.block, 1, action.agent)
-        for cell in cells:
-            standing[cell] = action.block
+        self.terrains[action.site].place(cells, action.block)
         _add(self.sites[action.site], action.block, 1)
         self._credit(action.site, action.agent, action.block, 1)
         return began + walked + self._ticks(self.physics.place_ticks)
@@ -481,7 +482,7 @@ class SimExecutor:
     ) -> float:
         """Seconds ``agent`` walks to a stand within reach of ``cell`` (the planned one if it can get there)."""
         site = self._build_site(site_name)
-        terrain = Terrain(site.size, self.blocks[site_name])
+        terrain = self.terrains[site_name]
         start = self._feet(agent, site)
         filled = body_cells(cell, block) if placing else frozenset()
         stand = None
@@ -510,7 +511,7 @@ class SimExecutor:
             )
         ticks = self._break_ticks(action.block)
         walked = self._stand_within_reach(action.agent, action.site, action.cell, action.block, action.stand, False)
-        del standing[action.cell]
+        self.terrains[action.site].remove(action.cell)
         _take(self.sites[action.site], action.block, 1, action.site)
         return began + walked + self._ticks(ticks)
 
@@ -523,7 +524,7 @@ class SimExecutor:
     def _pillar(self, action: Pillar, began: float) -> float:
         """Walk into ``cell``, jump, and place the block under the feet: the agent stands one higher."""
         site = self._build_site(action.site)
-        terrain = Terrain(site.size, self.blocks[action.site])
+        terrain = self.terrains[action.site]
         where = ",".join(map(str, action.cell))
         head_room = offset(action.cell, (0, 2, 0))
         if not terrain.standable(action.cell) or not terrain.passable(head_room):
@@ -533,7 +534,7 @@ class SimExecutor:
             raise _RefusedError("NO_STAND", f"{action.agent} can walk to no way up at {action.site} cell {where}")
         self._refuse_occupied(action.agent, site, [action.cell, head_room], f"{action.site} cell {where}")
         _take(self.inventories[action.agent], action.block, 1, action.agent)
-        self.blocks[action.site][action.cell] = action.block
+        terrain.place([action.cell], action.block)
         _add(self.sites[action.site], action.block, 1)
         self.positions[action.agent] = feet_position(offset(action.cell, (0, 1, 0)), site)
         walked = stand.moves / self.physics.walk_blocks_per_s + stand.climbs * JUMP_S
@@ -542,7 +543,7 @@ class SimExecutor:
     def _step_aside(self, action: StepAside, began: float) -> float:
         """Walk to the cell the plan names, out of a teammate's way."""
         site = self._build_site(action.site)
-        terrain = Terrain(site.size, self.blocks[action.site])
+        terrain = self.terrains[action.site]
         stand = terrain.walk_to(self._feet(action.agent, site), lambda feet: feet == action.feet)
         if stand is None:
             where = ",".join(map(str, action.feet))
@@ -559,9 +560,9 @@ class SimExecutor:
         if self.blocks[action.site].get(action.cell) != action.block:
             raise _RefusedError("NOTHING_TO_BREAK", f"{action.site} cell {where} holds no {action.block}")
         ticks = self._break_ticks(action.block)
-        del self.blocks[action.site][action.cell]
+        terrain = self.terrains[action.site]
+        terrain.remove(action.cell)
         _take(self.sites[action.site], action.block, 1, action.site)
-        terrain = Terrain(site.size, self.blocks[action.site])
         landed = action.cell
         while not terrain.standable(landed) and landed[1] > 0:
             landed = offset(landed, (0, -1, 0))
