@@ -9,10 +9,10 @@ never raises anything but :class:`ParseError` for any input.
 from __future__ import annotations
 
 import json
-import math
 import re
 
 from gencoord.dsl.ast import Path, PeerRequest, Proposal, Task, Value
+from gencoord.dsl.fast_parse import NUMBER, RESERVED, number, parse_fast
 from gencoord.dsl.vocabulary import Vocabulary, default_vocabulary
 from gencoord.errors import Location, ParseError, WireError, did_you_mean
 
@@ -25,9 +25,7 @@ _SKILL = re.compile(r"[A-Za-z][A-Za-z0-9_]*(?:\.[A-Za-z][A-Za-z0-9_]*)*")
 _KEY = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _BARE = re.compile(r'[^\s,()"=>]+')
-NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 ATOM = re.compile(r"[A-Za-z0-9_.:/+-]+")
-RESERVED: dict[str, Value] = {"true": True, "false": False, "null": None}
 
 
 def check_size(message: str | bytes) -> str:
@@ -223,79 +221,6 @@ class _Line:
         return token
 
 
-def number(token: str) -> int | float:
-    """A JSON number token as int or finite float; ValueError when it is out of range."""
-    if "." in token or "e" in token or "E" in token:
-        value = float(token)
-        if not math.isfinite(value):
-            raise ValueError(token)
-        return value
-    return int(token)
-
-
-# The fast path: lines already in canonical spacing with unquoted values (what models,
-# the serializer and the composer emit). One regex checks the whole line, then plain
-# splitting extracts the parts. Any line it does not fully accept goes through the
-# scanner, which gives the precise error; both paths build identical objects (tested).
-_FAST_VALUE = r"[A-Za-z0-9_.:/+-]+"
-_FAST_ARG = rf"[A-Za-z][A-Za-z0-9_]*={_FAST_VALUE}"
-_FAST_TASK = rf"[A-Za-z][A-Za-z0-9_]*(?:\.[A-Za-z][A-Za-z0-9_]*)*\((?:{_FAST_ARG}(?:,{_FAST_ARG})*)?\)"
-_FAST_PATH = rf"{_FAST_TASK}(?: > {_FAST_TASK})*"  # the path cap is the vocabulary's, checked after
-_FAST_SELF = re.compile(rf"SELF (?:-|{_FAST_PATH})")
-_FAST_REQ = re.compile(rf"REQ (?:-|({_FAST_VALUE}) {_FAST_PATH})")
-
-
-_FAST_SPLIT = re.compile(r"([^( ]+)\(([^)]*)\)")
-
-
-def _fast_value(token: str) -> Value:
-    if token.isdigit() and (token[0] != "0" or len(token) == 1):
-        return int(token)
-    if token[0] in "-0123456789" and NUMBER.fullmatch(token):
-        return number(token)
-    return RESERVED.get(token, token)
-
-
-def _fast_path(text: str, vocab: Vocabulary) -> Path | None:
-    tasks: list[Task] = []
-    aliases = vocab.aliases
-    skills = vocab.skills
-    for skill, inner in _FAST_SPLIT.findall(text):
-        if skill not in skills:
-            return None
-        args: dict[str, Value] = {}
-        if inner:
-            for pair in inner.split(","):
-                spelled, _, token = pair.partition("=")
-                key = aliases.get(spelled, spelled)
-                if key in args:
-                    return None
-                try:
-                    args[key] = _fast_value(token)
-                except ValueError:
-                    return None
-        tasks.append(Task(skill, vocab.canonical_args(skill, args)))
-    return tuple(tasks) if len(tasks) <= vocab.max_path_tasks else None
-
-
-def _parse_fast(head: str, tail: str, vocab: Vocabulary) -> Proposal | None:
-    if _FAST_SELF.fullmatch(head) is None:
-        return None
-    request = _FAST_REQ.fullmatch(tail)
-    if request is None:
-        return None
-    self_plan = () if head == "SELF -" else _fast_path(head[5:], vocab)
-    if self_plan is None:
-        return None
-    if tail == "REQ -":
-        return Proposal(self_plan, ())
-    target = request.group(1)
-    if target == "-":
-        return None
-    plan = _fast_path(tail[5 + len(target) :], vocab)
-    return None if plan is None else Proposal(self_plan, (PeerRequest(target, plan),))
-
-
 def parse(message: str | bytes, vocab: Vocabulary | None = None) -> Proposal:
     """Parse one SELF+REQ message; raise :class:`ParseError` with its location otherwise.
 
@@ -307,7 +232,7 @@ def parse(message: str | bytes, vocab: Vocabulary | None = None) -> Proposal:
     vocab = vocab or default_vocabulary()
     lines = split_lines(check_size(message))
     if len(lines) == 2:
-        fast = _parse_fast(lines[0], lines[1], vocab)
+        fast = parse_fast(lines[0], lines[1], vocab)
         if fast is not None:
             return fast
     return parse_scanned(lines, vocab)
@@ -353,27 +278,27 @@ def parse_scanned(lines: list[str], vocab: Vocabulary) -> Proposal:
         self_plan = head.path()
         head.end()
     requests: dict[str, PeerRequest] = {}
-    for number, text in enumerate(lines[1:], start=2):
-        if number > 2 and not requests:
+    for line_number, text in enumerate(lines[1:], start=2):
+        if line_number > 2 and not requests:
             raise ParseError(
-                "EXTRA_LINE", f"'REQ -' stands alone; found {len(lines)} lines", Location(line=number, column=1)
+                "EXTRA_LINE", f"'REQ -' stands alone; found {len(lines)} lines", Location(line=line_number, column=1)
             )
-        if number > 2 and not text.lstrip(" \t").startswith("REQ"):
+        if line_number > 2 and not text.lstrip(" \t").startswith("REQ"):
             raise ParseError(
                 "EXTRA_LINE",
                 f"expected another REQ line or the end of the message, found {len(lines)} lines",
-                Location(line=number, column=1),
+                Location(line=line_number, column=1),
             )
-        request = _request_line(_Line(text, number, "REQ", vocab), alone=number == 2 and len(lines) == 2)
+        request = _request_line(_Line(text, line_number, "REQ", vocab), alone=line_number == 2 and len(lines) == 2)
         if request is None:
-            if number > 2:
-                raise ParseError("REQ_DASH_NOT_ALONE", "'REQ -' cannot follow a request", Location(line=number))
+            if line_number > 2:
+                raise ParseError("REQ_DASH_NOT_ALONE", "'REQ -' cannot follow a request", Location(line=line_number))
             continue
         if request.target in requests:
             raise ParseError(
                 "DUPLICATE_PEER",
                 f"two REQ lines address {request.target!r}; one line per peer",
-                Location(line=number, section="REQ"),
+                Location(line=line_number, section="REQ"),
             )
         requests[request.target] = request
     return Proposal(self_plan, tuple(requests[target] for target in sorted(requests)))

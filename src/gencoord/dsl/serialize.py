@@ -11,7 +11,8 @@ import json
 import math
 
 from gencoord.dsl.ast import Path, PeerRequest, Proposal, Task, Value
-from gencoord.dsl.parse import ATOM, NUMBER, RESERVED
+from gencoord.dsl.fast_parse import NUMBER, RESERVED
+from gencoord.dsl.parse import ATOM
 from gencoord.dsl.vocabulary import Vocabulary, default_vocabulary
 
 

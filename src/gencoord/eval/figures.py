@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from gencoord.eval.tables import Row, paper_figures, row_cell, visibility_cells
+from gencoord.eval.episode_tables import visibility_cells
+from gencoord.eval.tables import Row, paper_figures, row_cell
 
 if TYPE_CHECKING:
     from gencoord.eval.kinds.episodes import EpisodeExperimentConfig as ExperimentConfig

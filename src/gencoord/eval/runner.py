@@ -254,6 +254,23 @@ def run_experiment(
         return _run_locked(plan, run_dir, workers, progress, sink)
 
 
+def _workers_and_chunk(config: Experiment, workers: int | None, todo: int) -> tuple[int | None, int]:
+    """How many workers run the jobs (None: one per core) and how many jobs each chunk holds."""
+    requested = workers if workers is not None else (config.workers or None)
+    world = getattr(config, "world", None)
+    # a real world takes seconds an episode: record each one as it ends; bots of one
+    # name fit on a shared server only once
+    size = CHUNK if world is None or world.world.in_process else 1
+    if world is not None and world.one_worker:
+        requested = 1
+    if uses_api(config):
+        limit = config.execution.api_concurrency
+        requested = min(requested or limit, limit)
+    if requested != 1:  # a few chunks for each worker, so that the work spreads over all of them
+        size = max(1, min(size, math.ceil(todo / (4 * (requested or os.cpu_count() or 1)))))
+    return requested, size
+
+
 def _run_locked(
     plan: RunPlan, run_dir: Path, workers: int | None, progress: Progress | None, sink: Sink | None
 ) -> RunSummary:
@@ -270,20 +287,9 @@ def _run_locked(
     todo = [job for job in jobs if job.key not in done]
     if sink and reused:
         sink("".join(json.dumps(record, ensure_ascii=False) + "\n" for record in reused).encode("utf-8"))
-    config_json = config.model_dump_json()
-    requested = workers if workers is not None else (config.workers or None)
     world = getattr(config, "world", None)
-    # a real world takes seconds an episode: record each one as it ends; bots of one
-    # name fit on a shared server only once
-    size = CHUNK if world is None or world.world.in_process else 1
-    if world is not None and world.one_worker:
-        requested = 1
-    if uses_api(config):
-        limit = config.execution.api_concurrency
-        requested = min(requested or limit, limit)
-    if requested != 1:  # a few chunks for each worker, so that the work spreads over all of them
-        size = max(1, min(size, math.ceil(len(todo) / (4 * (requested or os.cpu_count() or 1)))))
-    work = ChunkWork(config.kind, config_json, plan.prepared)
+    requested, size = _workers_and_chunk(config, workers, len(todo))
+    work = ChunkWork(config.kind, config.model_dump_json(), plan.prepared)
     fd = os.open(run_dir / RECORDS, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     written = failed = 0
     already = len(jobs) - len(todo)

@@ -105,13 +105,7 @@ def run_private_delivery(
             before = delivery if cache is CacheSetting.WARM else write_delivery(kind, earlier, sender, prior)
             with suppress(DeliveryRejectedError):  # a refused earlier order leaves its slot empty; the ACKs show it
                 transmit(before, Wire(), accept, caches)
-        timings = []
-        for _ in range(REPEATS - 1):
-            scratch = None if caches is None else (caches[0].copy(), caches[1].copy())
-            try:
-                timings.append(transmit(delivery, Wire(), accept, scratch)[1].cpu_us)
-            except DeliveryRejectedError as refused:
-                timings.append(refused.transmission.cpu_us if refused.transmission else 0.0)
+        timings = _rehearsed(delivery, accept, caches)
         trace.delivery = DeliveryReport(kind, cache, complete_sent)
         try:
             path, cost = transmit(delivery, trace.wire, accept, caches)
@@ -130,3 +124,18 @@ def run_private_delivery(
         if trace.delivery is None:
             trace.delivery = DeliveryReport(kind, cache, complete_sent)
         return session.fail(error)
+
+
+def _rehearsed(
+    delivery: Delivery, accept: Callable[[Delivery], Path], caches: tuple[SenderCache, ReceiverCache] | None
+) -> list[float]:
+    """CPU microseconds of ``REPEATS`` − 1 rehearsals of the transmission, each on copies of the caches, so the
+    one that counts finds them as the rehearsals did; a refused rehearsal is timed up to its refusal."""
+    timings = []
+    for _ in range(REPEATS - 1):
+        scratch = None if caches is None else (caches[0].copy(), caches[1].copy())
+        try:
+            timings.append(transmit(delivery, Wire(), accept, scratch)[1].cpu_us)
+        except DeliveryRejectedError as refused:
+            timings.append(refused.transmission.cpu_us if refused.transmission else 0.0)
+    return timings

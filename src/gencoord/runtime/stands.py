@@ -103,11 +103,7 @@ def place_builders(program: Program, world: WorldSpec) -> Program:
     terrains = {name: Terrain(site.size, {}) for name, site in world.builds.items()}
     starts = {agent.name: agent.position for agent in world.agents}
     builders: dict[tuple[str, str], _Builder] = {}
-    ahead: dict[tuple[str, str], list[Cell]] = {}  # each builder's cells to come, in the order it places them
-    for index in order:
-        action = program.actions[index]
-        if isinstance(action, PlaceAt) and action.site in world.builds:
-            ahead.setdefault((action.agent, action.site), []).append(action.cell)
+    ahead = _cells_ahead(program, world, order)
     done: dict[tuple[str, str], int] = {}
     out: list[Action] = []
     moved: dict[int, int] = {}
@@ -152,11 +148,21 @@ def place_builders(program: Program, world: WorldSpec) -> Program:
                 out += _dig_down(builder, terrain)
             out += _take_down(builder, terrain)
     deps: list[tuple[int, ...]] = [() for _ in out]
-    for old, new in moved.items():
+    for old, new in moved.items():  # each kept action waits on what it waited on, and on its asides
         deps[new] = tuple(sorted({*(moved[d] for d in program.deps[old]), *extra.get(new, [])}))
     footing(out, deps)
     keep_ways_open(out, deps, ways)
     return Program(tuple(out), tuple(deps), tuple(moved[h] for h in program.handoffs))
+
+
+def _cells_ahead(program: Program, world: WorldSpec, order: list[int]) -> dict[tuple[str, str], list[Cell]]:
+    """Each builder's cells to come on each site, in the order it places them (what a tower may look ahead to)."""
+    ahead: dict[tuple[str, str], list[Cell]] = {}
+    for index in order:
+        action = program.actions[index]
+        if isinstance(action, PlaceAt) and action.site in world.builds:
+            ahead.setdefault((action.agent, action.site), []).append(action.cell)
+    return ahead
 
 
 def _teammates(builders: dict[tuple[str, str], _Builder], key: tuple[str, str]) -> list[_Builder]:

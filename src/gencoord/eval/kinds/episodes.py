@@ -20,22 +20,17 @@ from gencoord.backends.spec import BackendSpec, PairBackendName, parse_backend
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
 from gencoord.eval.config import NAME_PATTERN, BootstrapSpec, ExecutionSpec, unique_lists
-from gencoord.eval.experiment import DEFAULT_KIND, ExperimentKind, Record, ReportParts, experiment_kind, validated_with
-from gencoord.eval.figures import success_figure, visibility_figure, wire_figure
-from gencoord.eval.private_tables import private_tables
-from gencoord.eval.tables import (
-    Row,
-    Table,
-    block_table,
+from gencoord.eval.episode_tables import (
     fidelity_table,
-    generic_tables,
-    group_rows,
-    headline_table,
     horizon_table,
     representation_table,
     stage_table,
     visibility_table,
 )
+from gencoord.eval.experiment import DEFAULT_KIND, ExperimentKind, Record, ReportParts, experiment_kind, validated_with
+from gencoord.eval.figures import success_figure, visibility_figure, wire_figure
+from gencoord.eval.private_tables import private_tables
+from gencoord.eval.tables import Row, Table, block_table, generic_tables, group_rows, headline_table
 from gencoord.prior.load import default_prior
 from gencoord.protocol.delivery import CacheSetting
 from gencoord.run.episode import (
