@@ -15,7 +15,7 @@ from gencoord.cli import app
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
 from gencoord.eval.config import checked_experiment, find_experiment, load_experiment
-from gencoord.eval.experiment import kind_of, plan_run
+from gencoord.eval.experiment import experiment_kind_of, plan_run
 from gencoord.eval.report import write_report
 from gencoord.eval.runner import RECORDS, create_run, run_experiment
 from gencoord.models.load import load_model
@@ -205,7 +205,7 @@ def test_a_tiny_composition_model_trains_and_is_a_composition_backend(tmp_path: 
         {"name": "c", "kind": "composition", "methods": ["direct_short_dsl"], "direct": f"model:{tmp_path / 'model'}"},
         "test",
     )
-    assert kind_of(config).backends(config) == [f"model:{tmp_path / 'model'}"]
+    assert experiment_kind_of(config).backends(config) == [f"model:{tmp_path / 'model'}"]
 
 
 def test_a_delivery_to_a_site_places_its_blocks_there_and_the_terminal_check_reads_the_site(

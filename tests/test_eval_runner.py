@@ -15,7 +15,7 @@ import pytest
 from gencoord.backends.spec import parse_backend
 from gencoord.errors import ConfigError
 from gencoord.eval.config import load_experiment, parse_experiment
-from gencoord.eval.experiment import kind_of, plan_run
+from gencoord.eval.experiment import experiment_kind_of, plan_run
 from gencoord.eval.kinds.composition import CompositionExperimentConfig
 from gencoord.eval.kinds.episodes import EpisodeExperimentConfig
 from gencoord.eval.kinds.team import TeamExperimentConfig
@@ -51,7 +51,7 @@ def test_full_size_configs_name_one_trained_model_per_seed(path: Path) -> None:
         assert '"$out/team-s1" --records team' in script and plan_run(config).jobs
         return
     assert isinstance(config, EpisodeExperimentConfig | CompositionExperimentConfig)
-    backends = kind_of(config).backends(config)
+    backends = experiment_kind_of(config).backends(config)
     assert config.seeds == [1, 2, 3] and backends and all("{seed}" in name for name in backends)
     for name in backends:  # every checkpoint a config names is one the training script writes
         kind = parse_backend(name).base.rsplit("/", 1)[1].removesuffix("-s{seed}")

@@ -24,7 +24,7 @@ from typer.testing import CliRunner
 
 from gencoord.cli import app
 from gencoord.eval.config import ExecutionSpec, Experiment, find_experiment, load_experiment
-from gencoord.eval.experiment import RunPlan, kind_of
+from gencoord.eval.experiment import RunPlan, experiment_kind_of
 from gencoord.eval.kinds.team import TEAM, TeamExperimentConfig
 from gencoord.eval.ray_runner import FAILED, RayReport
 from gencoord.eval.runner import RECORDS, create_run, run_experiment
@@ -245,7 +245,7 @@ def test_api_backed_runs_keep_to_the_endpoints_concurrency_limit(tmp_path: Path,
     with serving(_CountingApi) as url:
         execution = ExecutionSpec(scheduler=executor, ray_address=cluster, api_concurrency=1)  # type: ignore[arg-type]
         learned = _config("learned_backends", 4, execution)
-        config = kind_of(learned).with_backends(learned, [f"api:{url}#stub"])
+        config = experiment_kind_of(learned).with_backends(learned, [f"api:{url}#stub"])
         run_dir = create_run(config, tmp_path)
         summary = run_experiment(config, run_dir, workers=2)
     assert len(_records(run_dir)) == summary.total and summary.total > 4

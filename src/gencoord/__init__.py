@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from gencoord.protocol.result import Fail, NoCommitment, ProtocolResult, Success
     from gencoord.run.any_task import run_task, task_record
     from gencoord.run.episode import Condition, EpisodeResult, run_episode
+    from gencoord.run.kinds import TaskKind, register_task_kind
     from gencoord.run.lifecycle import run_feedback, run_forward
     from gencoord.run.team import TeamResult, run_team_task
     from gencoord.tasks.cluster import make_cluster
@@ -57,7 +58,7 @@ if TYPE_CHECKING:
     from gencoord.tasks.episode import EpisodeSpec, build_episode
     from gencoord.tasks.spec import default_suites
     from gencoord.tasks.task_format import TaskFileFormat
-    from gencoord.tasks.team import TeamTask
+    from gencoord.tasks.team import TaskBase, TeamTask
     from gencoord.tasks.team_files import load_team_tasks, read_task_file, register_task_format
     from gencoord.worlds.actions import Action, Program
     from gencoord.worlds.conformance import check_executor
@@ -98,7 +99,9 @@ _HOMES = {
     "SimExecutor": "gencoord.worlds.sim.executor",
     "Stage": "gencoord.protocol.generation",
     "Success": "gencoord.protocol.result",
+    "TaskBase": "gencoord.tasks.team",
     "TaskFileFormat": "gencoord.tasks.task_format",
+    "TaskKind": "gencoord.run.kinds",
     "TeamResult": "gencoord.run.team",
     "TeamTask": "gencoord.tasks.team",
     "World": "gencoord.worlds.registry",
@@ -121,6 +124,7 @@ _HOMES = {
     "register_backend": "gencoord.backends.spec",
     "register_experiment_kind": "gencoord.eval.experiment",
     "register_task_format": "gencoord.tasks.team_files",
+    "register_task_kind": "gencoord.run.kinds",
     "register_world": "gencoord.worlds.registry",
     "run_episode": "gencoord.run.episode",
     "run_experiment": "gencoord.eval.runner",
@@ -164,7 +168,9 @@ __all__ = [
     "SimExecutor",
     "Stage",
     "Success",
+    "TaskBase",
     "TaskFileFormat",
+    "TaskKind",
     "TeamResult",
     "TeamTask",
     "World",
@@ -188,6 +194,7 @@ __all__ = [
     "register_backend",
     "register_experiment_kind",
     "register_task_format",
+    "register_task_kind",
     "register_world",
     "run_episode",
     "run_experiment",

@@ -31,7 +31,7 @@ from gencoord.cli.options import (
 )
 from gencoord.errors import BackendError, ConfigError
 from gencoord.eval.config import find_experiment, load_experiment
-from gencoord.eval.experiment import Experiment, RunPlan, kind_of, plan_run
+from gencoord.eval.experiment import Experiment, RunPlan, experiment_kind_of, plan_run
 from gencoord.eval.ray_runner import FAILED, ray_line
 from gencoord.eval.runner import (
     RECORDS,
@@ -169,7 +169,7 @@ def _planned(
     if clusters is not None:
         loaded = [_with(config, "--clusters", "clusters", clusters) for config in loaded]
     if backend:
-        loaded = [kind_of(config).with_backends(config, backend) for config in loaded]
+        loaded = [experiment_kind_of(config).with_backends(config, backend) for config in loaded]
     return [(config, None) for config in loaded]
 
 

@@ -93,7 +93,7 @@ def check(
 
 def _checked(loaded: TaskFile, prior: Prior) -> list[dict[str, Any]]:
     """The ``--jsonl`` line of every task of a file: refusals as written first, then each task judged."""
-    from gencoord.run.kinds import kind_of  # noqa: PLC0415 - see the note on imports above
+    from gencoord.run.kinds import task_kind  # noqa: PLC0415 - see the note on imports above
     from gencoord.run.team_record import goal_record  # noqa: PLC0415
 
     lines: list[dict[str, Any]] = [
@@ -102,7 +102,7 @@ def _checked(loaded: TaskFile, prior: Prior) -> list[dict[str, Any]]:
         for refusal in loaded.refused
     ]
     for task in loaded.tasks:
-        verdict = kind_of(task).judge(task, prior)
+        verdict = task_kind(task).judge(task, prior)
         lines.append(
             {
                 "file": loaded.path,
@@ -113,7 +113,7 @@ def _checked(loaded: TaskFile, prior: Prior) -> list[dict[str, Any]]:
                 "code": verdict.code,
                 "message": verdict.reason or None,
                 "notes": task.notes,
-                "describe": kind_of(task).describe(task),
+                "describe": task_kind(task).describe(task),
             }
         )
     return lines

@@ -21,7 +21,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 from gencoord._config import parse_toml, read_text
 from gencoord.backends.spec import FAMILIES, ROLE_SEPARATOR, parse_backend, role_parts
 from gencoord.errors import ConfigError, did_you_mean
-from gencoord.eval.experiment import DEFAULT_KIND, Experiment, experiment_from, experiment_kind, kind_of
+from gencoord.eval.experiment import DEFAULT_KIND, Experiment, experiment_from, experiment_kind, experiment_kind_of
 
 NAME_PATTERN = r"^[a-z0-9][a-z0-9_-]*$"
 """An experiment's name: it names its run folders."""
@@ -67,7 +67,7 @@ def parse_experiment(text: str, origin: str = "<config>", base: Path | None = No
 def checked_experiment(data: Mapping[str, Any], origin: str) -> Experiment:
     """The experiment ``data`` describes, validated field by field and across fields, or a ConfigError."""
     config = experiment_from(data, origin)
-    kind_of(config).check(config, origin)
+    experiment_kind_of(config).check(config, origin)
     return config
 
 
@@ -144,7 +144,7 @@ def find_experiment(name: str) -> Path:
 
 def uses_api(config: Experiment) -> bool:
     """Whether the config's jobs call a model endpoint (their workers then count against its limit)."""
-    return any(_calls_api(name) for name in kind_of(config).backends(config))
+    return any(_calls_api(name) for name in experiment_kind_of(config).backends(config))
 
 
 def _calls_api(name: str) -> bool:

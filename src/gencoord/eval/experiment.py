@@ -172,25 +172,25 @@ _BUILT_IN = {
 }
 """The kinds gencoord ships, imported on first use (the command line's start-up stays light)."""
 
-KINDS: Registry[AnyKind] = Registry("experiment kind", ENTRY_POINTS, ExperimentKind, _BUILT_IN)
+EXPERIMENT_KINDS: Registry[AnyKind] = Registry("experiment kind", ENTRY_POINTS, ExperimentKind, _BUILT_IN)
 
 
 def register_experiment_kind(kind: AnyKind) -> AnyKind:
     """Make ``kind`` available to configs under ``kind.name``. A name is registered once."""
-    return KINDS.register(kind)
+    return EXPERIMENT_KINDS.register(kind)
 
 
 def experiment_kind_names() -> list[str]:
     """Every kind a config may name: gencoord's, registered ones, and installed plugins'."""
-    return KINDS.names()
+    return EXPERIMENT_KINDS.names()
 
 
 def experiment_kind(name: str, origin: str | None = None) -> AnyKind:
     """The kind of that name, loading it (built in, or a plugin's entry point) on first use."""
-    return KINDS.get(name, origin)
+    return EXPERIMENT_KINDS.get(name, origin)
 
 
-def kind_of(config: Experiment) -> AnyKind:
+def experiment_kind_of(config: Experiment) -> AnyKind:
     return experiment_kind(config.kind)
 
 
@@ -215,7 +215,7 @@ def experiment_from(data: Mapping[str, Any], origin: str = "<config>") -> Experi
     for name in experiment_kind_names():
         experiment_kind(name)  # every member of the union loaded, so the registry's version is final
     try:
-        config: Experiment = _union(KINDS.version).validate_python(dict(data))
+        config: Experiment = _union(EXPERIMENT_KINDS.version).validate_python(dict(data))
     except ValidationError as exc:
         model = experiment_kind(_tag(data), origin).config
         raise ConfigError("INVALID_CONFIG", f"{origin}: {validation_message(exc, tagged=True, model=model)}") from None
@@ -268,7 +268,7 @@ class RunPlan:
 
 def plan_run(config: Experiment) -> RunPlan:
     """Prepare and expand ``config``: every error a config can have is raised here, before any folder exists."""
-    kind = kind_of(config)
+    kind = experiment_kind_of(config)
     prepared = kind.prepare(config)
     return RunPlan(config, kind, prepared, tuple(kind.expand(config, prepared)))
 

@@ -19,7 +19,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 
 from gencoord.backends.spec import recorded_label
 from gencoord.errors import ConfigError
-from gencoord.eval.experiment import Experiment, config_digest, kind_of
+from gencoord.eval.experiment import Experiment, config_digest, experiment_kind_of
 from gencoord.eval.glossary import used_terms
 from gencoord.eval.ray_runner import FAILED
 from gencoord.eval.runner import read_manifest, read_records, unique_records
@@ -133,7 +133,7 @@ def _write(
     duplicates: int,
 ) -> Report:
     facts = manifest.get("report_facts")
-    parts = kind_of(config).report(config, records, out, facts if isinstance(facts, dict) else {})
+    parts = experiment_kind_of(config).report(config, records, out, facts if isinstance(facts, dict) else {})
     headline, tables = _shown(parts.headline, parts.tables)
     figures = parts.figures
     expected = manifest.get("episodes")

@@ -17,7 +17,7 @@ from gencoord.backends.registry import team_players
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import WorldError
 from gencoord.prior.load import team_prior
-from gencoord.run.kinds import kind_of
+from gencoord.run.kinds import task_kind
 from gencoord.run.team import TeamResult
 from gencoord.run.team_choices import TeamMode
 from gencoord.run.team_record import team_record
@@ -82,7 +82,7 @@ def run_task(
     world_executor = make_executor(choice) if executor is None else executor
     try:
         return run_through_outages(
-            lambda: kind_of(task).run(task, prior, TeamMode(mode), SurfaceName(surface), players, world_executor)
+            lambda: task_kind(task).run(task, prior, TeamMode(mode), SurfaceName(surface), players, world_executor)
         )
     finally:
         if made:

@@ -2,8 +2,9 @@
 
 Everything that differs between kinds sits behind one :class:`TaskKind`: how a task is
 judged before any action (``gencoord tasks check``), how it is run end to end, and how its
-goal is written in a record and in a table. Callers look a task's kind up and never branch
-on its type, so a new kind is one entry here and a runner of its own.
+goal is written in a record and in a table. Callers look a task's kind up by its
+``task_kind`` and never branch on its type: the kinds are the fifth registry
+(:data:`TASK_KINDS`), and a package adds one through the ``gencoord.task_kinds`` entry points.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from gencoord._registry import Registry
 from gencoord.backends.registry import TeamPlayers
 from gencoord.dsl.surface import SurfaceName
 from gencoord.planning.build import judge_build
@@ -25,7 +27,7 @@ from gencoord.run.team import TeamResult, run_team_task
 from gencoord.run.team_choices import TeamMode
 from gencoord.tasks.build import BuildTask
 from gencoord.tasks.cooking import CookingTask
-from gencoord.tasks.team import TeamTask
+from gencoord.tasks.team import TaskBase, TeamTask
 from gencoord.worlds.executor import Executor
 
 
@@ -158,8 +160,24 @@ CONSTRUCTION = TaskKind(
     lambda task: {"levels": str(task.blueprint.size()[1])},
 )
 
-KINDS: dict[type, TaskKind] = {TeamTask: CRAFTING, CookingTask: COOKING, BuildTask: CONSTRUCTION}
+TASK_KINDS: Registry[TaskKind] = Registry(
+    "task kind",
+    "gencoord.task_kinds",
+    TaskKind,
+    {
+        "crafting": "gencoord.run.kinds:CRAFTING",
+        "cooking": "gencoord.run.kinds:COOKING",
+        "construction": "gencoord.run.kinds:CONSTRUCTION",
+    },
+)
+"""The fifth registry: a task's ``task_kind`` names the entry that judges, runs and records it."""
 
 
-def kind_of(task: TeamTask | CookingTask | BuildTask) -> TaskKind:
-    return KINDS[type(task)]
+def register_task_kind(kind: TaskKind) -> TaskKind:
+    """Make ``kind`` run the tasks whose ``task_kind`` is its name (a plugin's: ``gencoord.task_kinds``)."""
+    return TASK_KINDS.register(kind)
+
+
+def task_kind(task: TaskBase) -> TaskKind:
+    """The kind that judges, runs and records ``task``."""
+    return TASK_KINDS.get(task.task_kind)

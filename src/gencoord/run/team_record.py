@@ -16,7 +16,7 @@ from typing import Any
 from gencoord import __version__
 from gencoord.dsl.serialize import format_path
 from gencoord.protocol.generation import Generation
-from gencoord.run.kinds import kind_of
+from gencoord.run.kinds import task_kind
 from gencoord.run.record import action_rows, observation_record, plan_record
 from gencoord.run.team import TeamResult
 from gencoord.run.team_choices import TeamMode
@@ -104,7 +104,7 @@ def team_record(result: TeamResult, source: str, world: str, backend: str | None
         "file": source,
         "source": result.task.source,
         "goal": goal_record(result.task),
-        "axes": kind_of(result.task).axes(result.task),
+        "axes": task_kind(result.task).axes(result.task),
         "build": None if result.built is None else build_record(result),
         "recipe_bytes": result.recipe_bytes,
         "time_limit_s": result.task.time_limit_s,
@@ -161,7 +161,7 @@ def generation_record(generation: Generation) -> dict[str, Any]:
 
 def goal_record(task: AnyTask) -> dict[str, Any]:
     """What the task asks for: an item held, items held together, or a blueprint standing."""
-    return kind_of(task).goal(task)
+    return task_kind(task).goal(task)
 
 
 MISMATCHES_KEPT = 50

@@ -8,32 +8,24 @@ when it is read, with the reason (``tasks/blueprint.py``).
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, model_validator
+from pydantic import PositiveFloat
 
 from gencoord.prior.prior import Prior
 from gencoord.tasks.blueprint import Blueprint, check_blueprint
-from gencoord.tasks.team import MAX_AGENTS, TeamAgent, check_agents, pooled_bags, unique_names
+from gencoord.tasks.team import TaskBase, check_agents
 
 
-class BuildTask(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class BuildTask(TaskBase):
+    """A construction task: one blueprint the team builds from its bags."""
 
-    id: Annotated[str, Field(min_length=1, max_length=200)]
-    agents: Annotated[list[TeamAgent], Field(min_length=1, max_length=MAX_AGENTS)]
+    task_kind: ClassVar[str] = "construction"
     blueprint: Blueprint
     time_limit_s: PositiveFloat = 1000.0
-    source: Literal["gencoord", "mindcraft"] = "gencoord"
-    notes: list[str] = []
 
-    @model_validator(mode="after")
-    def _names_are_unique(self) -> BuildTask:
-        unique_names(self.agents)
-        return self
-
-    def holdings(self) -> dict[str, int]:
-        return pooled_bags(self.agents)
+    def checked(self, prior: Prior, origin: str = "") -> BuildTask:
+        return check_build_task(self, prior, origin)
 
 
 def check_build_task(task: BuildTask, prior: Prior, origin: str = "") -> BuildTask:

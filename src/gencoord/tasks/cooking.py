@@ -14,9 +14,9 @@ to make an item must learn it from a teammate who does, over the wire.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, model_validator
 
 from gencoord.errors import ConfigError
 from gencoord.prior.prior import Prior
@@ -24,14 +24,13 @@ from gencoord.tasks.team import (
     ANY,
     INVENTORY_SLOTS,
     MAX_AGENTS,
-    TeamAgent,
+    TaskBase,
     TeamWorld,
     check_agents,
     check_item,
     check_world,
     renamed_items,
     today,
-    unique_names,
 )
 
 MAX_GOAL_ITEMS = 16
@@ -58,24 +57,20 @@ class CookingGoal(BaseModel):
         return f"{items} held by {'one agent' if self.holder == ANY else self.holder}"
 
 
-class CookingTask(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class CookingTask(TaskBase):
+    """A cooking task: dishes to hold at once, recipes some agents know, MINDcraft's cooking world."""
 
-    id: Annotated[str, Field(min_length=1, max_length=200)]
-    agents: Annotated[list[TeamAgent], Field(min_length=1, max_length=MAX_AGENTS)]
+    task_kind: ClassVar[str] = "cooking"
     goals: Annotated[list[CookingGoal], Field(min_length=1, max_length=MAX_AGENTS)]
     world: TeamWorld
     # goal item → the agents that know how to make it; an item not listed is known to everyone
-    recipes: dict[str, list[str]] = {}
+    recipes: dict[str, list[str]] = Field(default_factory=dict)
     own_work: bool = False  # each goal's holder makes it; teammates only teach and hand over what they hold
-    time_limit_s: PositiveFloat = 300.0
-    source: Literal["gencoord", "mindcraft"] = "gencoord"
-    notes: list[str] = []
-    kind: Literal["cooking"] = "cooking"
+    kind: Literal["cooking"] = "cooking"  # a file may say so (read before the task kinds were registered)
 
     @model_validator(mode="after")
     def _consistent(self) -> CookingTask:
-        names = unique_names(self.agents)
+        names = [agent.name for agent in self.agents]
         for goal in self.goals:
             if goal.holder not in (ANY, *names) and not goal.holder.endswith("chest"):
                 raise ValueError(f"a goal's holder must be 'any', an agent ({', '.join(names)}) or a chest")
@@ -99,6 +94,9 @@ class CookingTask(BaseModel):
 
     def goal_items(self) -> list[str]:
         return sorted({item for goal in self.goals for item in goal.items})
+
+    def checked(self, prior: Prior, origin: str = "") -> CookingTask:
+        return check_cooking_task(self, prior, origin)
 
 
 def check_cooking_task(task: CookingTask, prior: Prior, origin: str = "") -> CookingTask:

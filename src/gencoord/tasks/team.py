@@ -13,7 +13,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Mapping, Sequence
 from functools import cache
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, model_validator
 
@@ -80,22 +80,47 @@ class TeamWorld(BaseModel):
         return self
 
 
-class TeamTask(BaseModel):
-    """A crafting team task: agents with private bags, a goal item and holder, the world, a time limit."""
+class TaskBase(BaseModel):
+    """What a task of every kind has: an id, a team of agents with private bags, a time limit, where it came from.
+
+    ``task_kind`` names the kind (``run/kinds.py``'s ``TASK_KINDS``: crafting, cooking,
+    construction, or a plugin's) that judges, runs and records it; :meth:`checked` is what
+    reading a file asks of every task: the task with every name it uses made real, or a
+    ConfigError saying which is not.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    task_kind: ClassVar[str]
     id: Annotated[str, Field(min_length=1, max_length=200)]
     agents: Annotated[list[TeamAgent], Field(min_length=1, max_length=MAX_AGENTS)]
-    goal: TeamGoal
-    world: TeamWorld = TeamWorld()
     time_limit_s: PositiveFloat = 300.0
     source: Literal["gencoord", "mindcraft"] = "gencoord"
     notes: list[str] = []  # what the import could not model, kept rather than dropped
 
     @model_validator(mode="after")
-    def _names_are_unique(self) -> TeamTask:
-        names = unique_names(self.agents)
+    def _names_are_unique(self) -> Self:
+        unique_names(self.agents)
+        return self
+
+    def holdings(self) -> dict[str, int]:
+        """Everything the team holds between them (what a centralized planner would see)."""
+        return pooled_bags(self.agents)
+
+    def checked(self, prior: Prior, origin: str = "") -> Self:
+        raise NotImplementedError
+
+
+class TeamTask(TaskBase):
+    """A crafting team task: agents with private bags, a goal item and holder, the world, a time limit."""
+
+    task_kind: ClassVar[str] = "crafting"
+    goal: TeamGoal
+    world: TeamWorld = TeamWorld()
+
+    @model_validator(mode="after")
+    def _goal_holder_is_known(self) -> TeamTask:
+        names = [agent.name for agent in self.agents]
         holders = {ANY, *names}
         if self.goal.holder not in holders and not self.goal.holder.endswith("chest"):
             raise ValueError(
@@ -111,9 +136,8 @@ class TeamTask(BaseModel):
         table = inventories if goal.holder in inventories else containers
         return table.get(goal.holder, {}).get(goal.item, 0) >= goal.count
 
-    def holdings(self) -> dict[str, int]:
-        """Everything the team holds between them (what a centralized planner would see)."""
-        return pooled_bags(self.agents)
+    def checked(self, prior: Prior, origin: str = "") -> TeamTask:
+        return check_task(self, prior, origin)
 
 
 def pooled_bags(agents: list[TeamAgent]) -> dict[str, int]:

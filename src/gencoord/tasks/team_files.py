@@ -30,10 +30,8 @@ from gencoord._registry import Registry
 from gencoord.errors import ConfigError
 from gencoord.prior.load import default_prior
 from gencoord.prior.prior import Prior
-from gencoord.tasks.build import BuildTask, check_build_task
-from gencoord.tasks.cooking import CookingTask, check_cooking_task
 from gencoord.tasks.task_format import AnyTask, TaskFileFormat, an_object, read_document, validated_task
-from gencoord.tasks.team import TeamTask, check_task
+from gencoord.tasks.team import TeamTask
 
 AUTO = "auto"
 """The format name that says: tell the format from the file's content."""
@@ -139,15 +137,7 @@ def read_task_file(path: str | Path, fmt: str = AUTO, prior: Prior | None = None
             if task_id in seen:
                 raise ConfigError("DUPLICATE_TASK", f"{origin}: task id {task_id} repeats an earlier task's")
             seen.add(task_id)
-            task = chosen.task(task_id, raw, origin)
-            checked: AnyTask
-            if isinstance(task, BuildTask):
-                checked = check_build_task(task, prior, origin)
-            elif isinstance(task, CookingTask):
-                checked = check_cooking_task(task, prior, origin)
-            else:
-                checked = check_task(task, prior, origin)
-            tasks.append(checked)
+            tasks.append(chosen.task(task_id, raw, origin).checked(prior, origin))
         except ConfigError as error:
             refused.append(Refusal(task_id, error.reason, error.message))
         except ValidationError as exc:  # a format that builds its task with a model's own validation
@@ -173,10 +163,9 @@ def load_team_tasks(path: str | Path, fmt: str = AUTO, prior: Prior | None = Non
         raise ConfigError(first.code, first.message)
     other = next((task for task in loaded.tasks if not isinstance(task, TeamTask)), None)
     if other is not None:
-        kind = "construction" if isinstance(other, BuildTask) else "cooking"
         raise ConfigError(
             "UNSUPPORTED_TASK_KIND",
-            f"{path}: task {other.id} is a {kind} task; experiments take crafting tasks "
+            f"{path}: task {other.id} is a {other.task_kind} task; experiments take crafting tasks "
             "(run it with gencoord tasks run)",
         )
     return [task for task in loaded.tasks if isinstance(task, TeamTask)]

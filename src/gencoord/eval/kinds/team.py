@@ -26,7 +26,7 @@ from gencoord.eval.config import NAME_PATTERN, BootstrapSpec, ExecutionSpec
 from gencoord.eval.experiment import ExperimentKind, Record, ReportParts, validated_with
 from gencoord.prior.load import team_prior
 from gencoord.run.any_task import run_through_outages
-from gencoord.run.kinds import kind_of
+from gencoord.run.kinds import task_kind
 from gencoord.run.team_choices import TeamMode
 from gencoord.run.team_record import refusal_record, task_digest, team_record
 from gencoord.runtime.thinking import Thinking
@@ -152,7 +152,9 @@ class TeamKind(ExperimentKind[TeamExperimentConfig, TeamTasks, TeamJob]):
             refused = refusal_record(entry, path, job.mode, job.surface.value, config.world.kind, job.backend)
             return refused | viewer | {"outcome": {"G": False}}
         team = run_through_outages(
-            lambda: kind_of(entry).run(entry, team_prior(), job.mode, job.surface, players, executor_for(config.world))
+            lambda: task_kind(entry).run(
+                entry, team_prior(), job.mode, job.surface, players, executor_for(config.world)
+            )
         )
         record = team_record(team, path, config.world.kind, job.backend)
         return record | viewer | {"outcome": {**(record["stages"] or {}), "G": team.success}}

@@ -1,0 +1,117 @@
+"""Task kinds are the fifth registry: a plugin adds a kind of goal in two files, a task model and its kind.
+
+The toy kind here is a delivery: some items must end in a chest. Its task model says how it is
+read and checked, its kind how it is judged, run and recorded; gencoord's runner for crafting
+does the work, since a delivery is a crafting goal held by a chest.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+
+from gencoord import TaskBase, TaskKind, read_task_file, register_task_format, register_task_kind, run_task, task_record
+from gencoord.errors import ConfigError
+from gencoord.prior.prior import Prior
+from gencoord.run.kinds import TASK_KINDS, Judgement, task_kind
+from gencoord.run.team import run_team_task
+from gencoord.tasks.task_format import TaskFileFormat
+from gencoord.tasks.team import TeamTask, check_agents, check_item
+
+
+class DeliveryTask(TaskBase):
+    """``count`` of ``item`` in the order chest by the end."""
+
+    task_kind: ClassVar[str] = "delivery"
+    item: str
+    count: int
+
+    def checked(self, prior: Prior, origin: str = "") -> DeliveryTask:
+        check_item(self.item, prior, f"{origin}: task {self.id}: item")
+        return self.model_copy(update={"agents": check_agents(self.agents, prior, f"task {self.id}")})
+
+    def as_crafting(self) -> TeamTask:
+        goal = {"item": self.item, "count": self.count, "holder": "order_chest"}
+        return TeamTask.model_validate({"id": self.id, "agents": [a.model_dump() for a in self.agents], "goal": goal})
+
+
+def _run(task: Any, prior: Any, mode: Any, surface: Any, team: Any, executor: Any) -> Any:
+    done = run_team_task(
+        task.as_crafting(),
+        prior,
+        mode=mode,
+        surface=surface,
+        lead_backend=team.lead,
+        peer_backend=team.peers,
+        executor=executor,
+    )
+    return replace(done, task=task)
+
+
+DELIVERY = TaskKind(
+    "delivery",
+    lambda task, prior: Judgement(True, None, ""),
+    _run,
+    lambda task: {"chest": "order_chest", "item": task.item, "count": task.count},
+    lambda task: f"{task.count} {task.item} in the order chest",
+    lambda task: {"items": str(task.count)},
+)
+
+
+class Deliveries(TaskFileFormat):
+    name = "deliveries"
+    description = "a 'deliveries' list"
+
+    def detects(self, document: Any) -> bool:
+        return isinstance(document, dict) and "deliveries" in document
+
+    def entries(self, document: Any, origin: str) -> list[tuple[str, Any]]:
+        return [(raw["id"], raw) for raw in document["deliveries"]]
+
+    def task(self, task_id: str, raw: Any, origin: str) -> Any:
+        return DeliveryTask.model_validate(raw)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _registered() -> None:
+    if "delivery" not in TASK_KINDS.names():
+        register_task_kind(DELIVERY)
+        register_task_format(Deliveries())
+
+
+def test_a_plugin_kind_of_goal_is_read_checked_run_and_recorded(tmp_path: Path) -> None:
+    path = tmp_path / "deliveries.json"
+    bags = [{"name": "ann", "inventory": {"oak_log": 1}}, {"name": "ben"}]
+    path.write_text(
+        json.dumps(
+            {
+                "deliveries": [
+                    {"id": "planks", "item": "oak_planks", "count": 4, "agents": bags},
+                    {"id": "typo", "item": "oak_plank", "count": 4, "agents": bags},
+                ]
+            }
+        )
+    )
+    loaded = read_task_file(path)
+    assert [task.id for task in loaded.tasks] == ["planks"]
+    assert loaded.refused[0].code == "UNKNOWN_ITEM" and "oak_planks" in loaded.refused[0].message
+    (task,) = loaded.tasks
+    assert task_kind(task) is DELIVERY
+    result = run_task(task)
+    assert result.success, (result.code, result.message)
+    record = task_record(result, str(path))
+    assert record["task"] == "planks" and record["goal"] == {"chest": "order_chest", "item": "oak_planks", "count": 4}
+
+
+def test_the_shipped_kinds_are_registered_by_name_and_a_kind_is_registered_once() -> None:
+    assert {"crafting", "cooking", "construction", "delivery"} <= set(TASK_KINDS.names())
+    with pytest.raises(ConfigError) as twice:
+        register_task_kind(replace(DELIVERY, describe=lambda task: "again"))
+    assert twice.value.reason == "DUPLICATE_PLUGIN"
+    with pytest.raises(ConfigError) as unknown:
+        TASK_KINDS.get("deliveri")
+    assert unknown.value.reason == "UNKNOWN_NAME" and "delivery" in unknown.value.message
