@@ -200,3 +200,24 @@ def test_an_unknown_config_key_is_answered_with_the_nearest_known_one(tmp_path: 
     config.write_text('name = "typo"\nkind = "team"\ntasks = ["t.json"]\nworkerz = 2\n', encoding="utf-8")
     result = CliRunner().invoke(app, ["run", str(config)])
     assert result.exit_code == 2 and "workerz" in result.stderr and "did you mean 'workers'?" in result.stderr
+
+
+def test_every_typed_error_is_a_protocol_failure_or_an_operational_error() -> None:
+    """Two bases to catch: what a model or peer causes (an outcome) and what the tooling fails at (never one)."""
+    import gencoord.errors as errors  # noqa: PLC0415
+    from gencoord.protocol.delivery import DeliveryRejectedError  # noqa: PLC0415
+    from gencoord.run.lifecycle import PROTOCOL_ERRORS  # noqa: PLC0415
+
+    typed = [
+        value
+        for value in vars(errors).values()
+        if isinstance(value, type) and issubclass(value, errors.GencoordError) and value is not errors.GencoordError
+    ]
+    bases = (errors.ProtocolFailureError, errors.OperationalError)
+    assert all(issubclass(error, bases) or error in bases for error in typed), typed
+    assert all(issubclass(error, errors.ProtocolFailureError) for error in PROTOCOL_ERRORS)
+    assert issubclass(DeliveryRejectedError, errors.ProtocolFailureError)
+    protocol = [error for error in typed if issubclass(error, errors.ProtocolFailureError) and error not in bases]
+    assert all(error.code in set(errors.FailureCode) for error in protocol)
+    operational = [e for e in typed if issubclass(e, errors.OperationalError) and e not in bases and e.stage != "world"]
+    assert all(error.code in set(errors.OperationalCode) for error in operational)

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from gencoord.dsl.ast import Proposal
     from gencoord.dsl.parse import parse
     from gencoord.dsl.serialize import serialize
-    from gencoord.errors import ConformanceError, FailureCode, GencoordError
+    from gencoord.errors import ConformanceError, FailureCode, GencoordError, OperationalError, ProtocolFailureError
     from gencoord.eval.config import load_experiment
     from gencoord.eval.experiment import ExperimentKind, ReportParts, RunPlan, plan_run, register_experiment_kind
     from gencoord.eval.report import write_report
@@ -85,6 +85,8 @@ _HOMES = {
     "Fail": "gencoord.protocol.result",
     "FailureCode": "gencoord.errors",
     "GencoordError": "gencoord.errors",
+    "OperationalError": "gencoord.errors",
+    "ProtocolFailureError": "gencoord.errors",
     "GenerationRequest": "gencoord.protocol.generation",
     "HandoffHook": "gencoord.worlds.executor",
     "LocalContext": "gencoord.tasks.context",
@@ -158,9 +160,11 @@ __all__ = [
     "HandoffHook",
     "LocalContext",
     "NoCommitment",
+    "OperationalError",
     "Prior",
     "Program",
     "Proposal",
+    "ProtocolFailureError",
     "ProtocolResult",
     "Reply",
     "ReportParts",

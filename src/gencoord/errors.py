@@ -107,7 +107,18 @@ class GencoordError(Exception):
         }
 
 
-class ParseError(GencoordError):
+class ProtocolFailureError(GencoordError):
+    """What a model or a peer can cause in the exchange: an outcome with a :class:`FailureCode`, recorded, never
+    a crash. Catch it to tell a team's failure from the tooling's (:class:`OperationalError`)."""
+
+
+class OperationalError(GencoordError):
+    """The tooling failing, not the team: a file or setting that does not load, a backend or world that cannot
+    answer, an API used out of order. Its code is an :class:`OperationalCode` (a world's, the execution failure
+    it ends an episode with); the run stops or refuses, with a message that says what to fix."""
+
+
+class ParseError(ProtocolFailureError):
     code = FailureCode.PARSE_FAILURE.value
     stage = "parse"
 
@@ -118,22 +129,22 @@ class WireError(ParseError):
     stage = "wire"
 
 
-class ContractError(GencoordError):
+class ContractError(ProtocolFailureError):
     code = FailureCode.CONTRACT_REJECT.value
     stage = "contract"
 
 
-class ResolutionError(GencoordError):
+class ResolutionError(ProtocolFailureError):
     code = FailureCode.RESOLUTION_CONFLICT.value
     stage = "resolve"
 
 
-class MaterializationError(GencoordError):
+class MaterializationError(ProtocolFailureError):
     code = FailureCode.MATERIALIZATION_FAILURE.value
     stage = "materialize"
 
 
-class PriorError(GencoordError):
+class PriorError(OperationalError):
     """A prior file (skills, keys, grounding, templates) that does not load or validate."""
 
     code = OperationalCode.PRIOR_INVALID.value
@@ -146,35 +157,35 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
     return f"; did you mean {matches[0]!r}?" if matches else ""
 
 
-class CompileError(GencoordError):
+class CompileError(ProtocolFailureError):
     """A dispatch plan that cannot become executor actions in this world (e.g. no source of an item)."""
 
     code = FailureCode.EXECUTION_FAILURE.value
     stage = "compile"
 
 
-class ConfigError(GencoordError):
+class ConfigError(OperationalError):
     """A task suite, world or episode description that does not load or validate."""
 
     code = OperationalCode.CONFIG_INVALID.value
     stage = "config"
 
 
-class BackendError(GencoordError):
+class BackendError(OperationalError):
     """A backend that cannot answer at all (a dead API, a broken checkpoint): the run stops, resumably."""
 
     code = OperationalCode.BACKEND_UNAVAILABLE.value
     stage = "backend"
 
 
-class ConformanceError(GencoordError):
+class ConformanceError(OperationalError):
     """An executor or backend that breaks the shared contract; the message lists each broken check."""
 
     code = OperationalCode.CONFORMANCE.value
     stage = "conformance"
 
 
-class CallOrderError(GencoordError):
+class CallOrderError(OperationalError):
     """An API used out of order (an executor's ``run`` or ``snapshot`` before ``reset``): a caller's bug."""
 
     code = OperationalCode.CALL_ORDER.value
@@ -188,7 +199,7 @@ OUTAGES = frozenset(
 stopped answering), not the world refusing an action: a task they end did not run, it did not fail."""
 
 
-class WorldError(GencoordError):
+class WorldError(OperationalError):
     """A world that cannot run an episode: a dead server or bridge, a set-up that never took hold.
 
     One whose reason is in :data:`OUTAGES` is an outage: the task is run again from its start, and

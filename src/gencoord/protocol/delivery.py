@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TypeVar
 
-from gencoord.errors import GencoordError, Location, ParseError
+from gencoord.errors import GencoordError, Location, ParseError, ProtocolFailureError
 from gencoord.protocol.wire import Wire
 
 T = TypeVar("T")
@@ -201,7 +201,7 @@ class DeliveryReport:
     realized_differs: bool = False  # the receiver's path is not the sender's REQ (bind labels aside)
 
 
-class DeliveryRejectedError(GencoordError):
+class DeliveryRejectedError(ProtocolFailureError):
     """The receiver acknowledged a delivery with REJECT: the stage error that made it refuse."""
 
     def __init__(self, cause: GencoordError, transmission: Transmission | None = None) -> None:
