@@ -204,7 +204,7 @@ def test_an_unknown_config_key_is_answered_with_the_nearest_known_one(tmp_path: 
 
 def test_every_typed_error_is_a_protocol_failure_or_an_operational_error() -> None:
     """Two bases to catch: what a model or peer causes (an outcome) and what the tooling fails at (never one)."""
-    import gencoord.errors as errors  # noqa: PLC0415
+    from gencoord import errors  # noqa: PLC0415
     from gencoord.protocol.delivery import DeliveryRejectedError  # noqa: PLC0415
     from gencoord.run.lifecycle import PROTOCOL_ERRORS  # noqa: PLC0415
 
