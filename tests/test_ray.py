@@ -137,7 +137,7 @@ def _chunk_workers() -> list[int]:
 
 def test_a_worker_killed_mid_chunk_loses_nothing_and_writes_nothing_twice(tmp_path: Path, cluster: str) -> None:
     execution = ExecutionSpec(scheduler="ray", ray_address=cluster, retries=3)
-    config = _config("learned_backends", 4, execution)  # tiny-model episodes: chunks last seconds
+    config = _config("learned_backends", 2, execution)  # tiny-model episodes (12): chunks last seconds
     run_dir = create_run(config, tmp_path / "ray")
     killed, summary = _kill_the_first_chunk(config, run_dir)
     assert killed, "no chunk was running to kill"
@@ -148,7 +148,7 @@ def test_a_worker_killed_mid_chunk_loses_nothing_and_writes_nothing_twice(tmp_pa
     # two checkpoints in the config: each worker (a restarted one included) loads each at most once
     assert all(0 < worker.checkpoint_loads <= 2 for worker in report.workers)
     assert sum(worker.checkpoint_loads for worker in report.workers) < summary.total  # type: ignore[attr-defined]
-    pool_config = _config("learned_backends", 4)
+    pool_config = _config("learned_backends", 2)
     pool_dir = create_run(pool_config, tmp_path / "pool")
     run_experiment(pool_config, pool_dir, workers=2)
     pooled = _records(pool_dir)
@@ -244,7 +244,7 @@ def test_api_backed_runs_keep_to_the_endpoints_concurrency_limit(tmp_path: Path,
     ComposerApi.failures_left, _CountingApi.most = 0, 0
     with serving(_CountingApi) as url:
         execution = ExecutionSpec(scheduler=executor, ray_address=cluster, api_concurrency=1)  # type: ignore[arg-type]
-        learned = _config("learned_backends", 4, execution)
+        learned = _config("learned_backends", 2, execution)
         config = experiment_kind_of(learned).with_backends(learned, [f"api:{url}#stub"])
         run_dir = create_run(config, tmp_path)
         summary = run_experiment(config, run_dir, workers=2)
