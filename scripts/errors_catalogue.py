@@ -25,7 +25,7 @@ SOURCE = ROOT / "src" / "gencoord"
 OUT = ROOT / "docs" / "errors.md"
 REASON = re.compile(r"^[A-Z][A-Z0-9_]+$")
 JS_FAILURE = re.compile(r"new (SkillFailure|BridgeError)\(\s*'([A-Z][A-Z0-9_]+)'\s*,\s*(`[^`]*`|'[^']*')?")
-ACTION_FAILURES = {"ActionFailure", "_RefusedError", "SkillFailure", "BridgeError"}
+ACTION_FAILURES = {"ActionFailure", "RefusedError", "SkillFailure", "BridgeError"}
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,6 @@ LONG_MODULES: dict[str, str] = {
     "run/team.py": SPLIT_PENDING,
     "worlds/conformance.py": SPLIT_PENDING,
     "worlds/mineflayer/executor.py": SPLIT_PENDING,
-    "worlds/sim/executor.py": SPLIT_PENDING,
 }
 LONG_FUNCTIONS: dict[str, str] = {
     "cli/show.py:show_episode": SPLIT_PENDING,
