@@ -20,7 +20,6 @@ LONG_MODULES: dict[str, str] = {
     "eval/gate_tables.py": SPLIT_PENDING,
     "eval/tables.py": SPLIT_PENDING,
     "planning/planner.py": SPLIT_PENDING,
-    "run/team.py": SPLIT_PENDING,
     "worlds/conformance.py": SPLIT_PENDING,
     "worlds/mineflayer/executor.py": SPLIT_PENDING,
 }

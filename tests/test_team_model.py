@@ -29,7 +29,8 @@ from gencoord.planning.planner import makespan, making
 from gencoord.prior.load import team_prior
 from gencoord.protocol.generation import GenerationRequest, Reply, Stage
 from gencoord.protocol.supply import SupplyQuery, parse_answer
-from gencoord.run.team import heard_response, lead_of, run_team_task
+from gencoord.run.team import lead_of, run_team_task
+from gencoord.run.team_exchange import heard_response
 from gencoord.tasks.context import LocalContext
 from gencoord.train.hf import PaperSettings, train_checkpoint
 from gencoord.train.team import TEAM_PIECES, TeamPreset, fixed_team_rows, team_evaluation_rows, train_team

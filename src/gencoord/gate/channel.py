@@ -37,7 +37,7 @@ from gencoord.protocol.generation import GenerationRequest, Stage
 from gencoord.protocol.resolve import resolve_team
 from gencoord.protocol.response import DECISIONS, Response, parse_response
 from gencoord.protocol.wire import WireMessage
-from gencoord.run.team import projected
+from gencoord.run.team_exchange import projected
 from gencoord.runtime.compile import compile_plan
 from gencoord.runtime.materialize import materialize, observable_effect
 from gencoord.runtime.verify import observe_handoff, unmet

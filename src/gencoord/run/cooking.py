@@ -42,8 +42,9 @@ from gencoord.prior.prior import Prior
 from gencoord.protocol.delivery import Delivery, DeliveryKind, transmit
 from gencoord.protocol.supply import MAX_ASKED, SupplyQuery
 from gencoord.protocol.wire import Wire
-from gencoord.run.team import Draft, Peers, TeamResult, Verdict, asked_view, executed, negotiate
+from gencoord.run.team import TeamResult, Verdict, executed
 from gencoord.run.team_choices import TeamMode
+from gencoord.run.team_exchange import Draft, Peers, asked_view, negotiate
 from gencoord.runtime.compile import compile_plan
 from gencoord.runtime.materialize import materialize
 from gencoord.runtime.thinking import Thinking
