@@ -25,7 +25,8 @@ from gencoord.dsl.serialize import format_task
 from gencoord.dsl.surface import SurfaceName
 from gencoord.models.manifest import CheckpointManifest
 from gencoord.models.spec import ModelSpec, Records, TeamRoles
-from gencoord.planning.planner import makespan, making
+from gencoord.planning.drafts import making
+from gencoord.planning.planner import makespan
 from gencoord.prior.load import team_prior
 from gencoord.protocol.generation import GenerationRequest, Reply, Stage
 from gencoord.protocol.supply import SupplyQuery, parse_answer

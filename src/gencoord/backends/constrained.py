@@ -32,8 +32,8 @@ from transformers import PreTrainedTokenizerFast
 from gencoord.dsl.serialize import format_task
 from gencoord.models.codec import TextCodec
 from gencoord.models.load import LoadedModel
+from gencoord.planning.drafts import DELIVER_SKILL, PLACE_SKILL, making
 from gencoord.planning.feasibility import CRAFT_SKILL, GATHER_SKILL, TABLE, closure_items, planning_game
-from gencoord.planning.planner import DELIVER_SKILL, PLACE_SKILL, making
 from gencoord.prior.prior import Prior
 from gencoord.protocol.generation import GenerationRequest, Stage
 from gencoord.tasks.context import LocalContext

@@ -19,7 +19,7 @@ from gencoord.backends.peer import READY
 from gencoord.dsl.serialize import format_task
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import GencoordError
-from gencoord.planning.planner import making
+from gencoord.planning.drafts import making
 from gencoord.prior.ledger import consumption, production
 from gencoord.prior.prior import Prior
 from gencoord.protocol.generation import GenerationRequest, Stage

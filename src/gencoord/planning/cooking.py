@@ -29,8 +29,9 @@ from dataclasses import dataclass
 
 from gencoord.dsl.ast import PeerRequest, Proposal, Task
 from gencoord.errors import ResolutionError
+from gencoord.planning.drafts import DELIVER_SKILL, SMELT_SKILLS
 from gencoord.planning.feasibility import closure_items, planning_game
-from gencoord.planning.planner import DELIVER_SKILL, SMELT_SKILLS, dry_run, plan_team
+from gencoord.planning.planner import dry_run, plan_team
 from gencoord.prior.ledger import consumption, production
 from gencoord.prior.prior import Prior
 from gencoord.tasks.cooking import CookingTask
