@@ -15,7 +15,7 @@ from gencoord.runtime.compile import compile_plan
 from gencoord.tasks import SuiteDocument, build_episode, make_cluster
 from gencoord.tasks.episode import EpisodeSpec
 from gencoord.worlds.actions import FurnaceCollect, FurnaceLoad, GiveItem
-from gencoord.worlds.conformance import conformance_world as world
+from gencoord.worlds.conformance_fixtures import conformance_world as world
 from gencoord.worlds.sim import SimExecutor
 
 

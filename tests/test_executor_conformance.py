@@ -15,7 +15,8 @@ from gencoord.errors import CallOrderError, ConformanceError
 from gencoord.prior import Prior
 from gencoord.worlds.changes import DepleteSource
 from gencoord.worlds.choice import WorldChoice, make_executor
-from gencoord.worlds.conformance import CHECKS, check_executor, conformance_world, violations
+from gencoord.worlds.conformance import CHECKS, check_executor, violations
+from gencoord.worlds.conformance_fixtures import conformance_world
 from gencoord.worlds.executor import ActionRecord, Executor
 from gencoord.worlds.sim import SimExecutor
 from gencoord.worlds.spec import WorldSpec

@@ -18,8 +18,8 @@ from gencoord.prior.load import team_prior
 from gencoord.run.team import run_team_task
 from gencoord.tasks.team import TeamAgent, TeamGoal, TeamTask
 from gencoord.worlds.actions import GoTo, Program
-from gencoord.worlds.conformance import conformance_program as program
-from gencoord.worlds.conformance import conformance_world as world
+from gencoord.worlds.conformance_fixtures import conformance_program as program
+from gencoord.worlds.conformance_fixtures import conformance_world as world
 from gencoord.worlds.executor import ActionRecord, HandoffHook
 from gencoord.worlds.mineflayer import MinecraftExecutor, NodeBridge, ServerOptions
 

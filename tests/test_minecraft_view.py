@@ -20,7 +20,7 @@ from gencoord.errors import ConfigError
 from gencoord.eval.config import find_experiment, load_experiment
 from gencoord.eval.experiment import config_digest
 from gencoord.prior import Prior
-from gencoord.worlds.conformance import conformance_world
+from gencoord.worlds.conformance_fixtures import conformance_world
 from gencoord.worlds.mineflayer import MinecraftExecutor, ServerOptions
 from gencoord.worlds.mineflayer.bridge import JS_DIR
 

@@ -22,8 +22,8 @@ from gencoord.tasks.cluster import draw_pool
 from gencoord.tasks.episode import build_episode
 from gencoord.worlds.actions import CraftItem, GiveItem, GoTo
 from gencoord.worlds.changes import BlockRoute, OccupyStation, RemoveItems
-from gencoord.worlds.conformance import conformance_program as program
-from gencoord.worlds.conformance import conformance_world as world
+from gencoord.worlds.conformance_fixtures import conformance_program as program
+from gencoord.worlds.conformance_fixtures import conformance_world as world
 from gencoord.worlds.mineflayer import MinecraftExecutor
 from gencoord.worlds.mineflayer.executor import player_names
 from gencoord.worlds.mineflayer.layout import lay_out

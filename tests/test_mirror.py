@@ -6,8 +6,8 @@ from dataclasses import replace
 
 from gencoord.prior import Prior
 from gencoord.worlds.actions import GiveItem, GoTo, Program
-from gencoord.worlds.conformance import conformance_program
-from gencoord.worlds.conformance import conformance_world as world
+from gencoord.worlds.conformance_fixtures import conformance_program
+from gencoord.worlds.conformance_fixtures import conformance_world as world
 from gencoord.worlds.executor import ActionFailure, ActionRecord, HandoffHook
 from gencoord.worlds.mirror import MirroredExecutor
 from gencoord.worlds.sim import SimExecutor

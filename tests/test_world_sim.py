@@ -9,8 +9,8 @@ import pytest
 from gencoord.errors import CallOrderError, ConfigError
 from gencoord.prior import Prior
 from gencoord.worlds.actions import FurnaceCollect, FurnaceLoad, GiveItem, GoTo, ObtainBlock, PlaceBlock, Wait
-from gencoord.worlds.conformance import conformance_program as program
-from gencoord.worlds.conformance import conformance_world as world
+from gencoord.worlds.conformance_fixtures import conformance_program as program
+from gencoord.worlds.conformance_fixtures import conformance_world as world
 from gencoord.worlds.executor import OrderEnforcing
 from gencoord.worlds.sim import SimExecutor, default_physics
 from gencoord.worlds.sim.physics import load_physics
