@@ -192,11 +192,8 @@ class GateKind(ExperimentKind[GateExperimentConfig, GatePool, GateJob]):
     def report(
         self, config: GateExperimentConfig, records: Sequence[Record], out: Path, facts: Mapping[str, Any]
     ) -> ReportParts:
-        from gencoord.eval.gate_tables import (  # noqa: PLC0415 - matplotlib: reports only
-            gate_figure,
-            gate_headline,
-            gate_tables,
-        )
+        from gencoord.eval.gate_diagnostics import gate_figure  # noqa: PLC0415 - matplotlib: reports only
+        from gencoord.eval.gate_tables import gate_headline, gate_tables  # noqa: PLC0415
 
         tables, estimates = gate_tables(records, config, facts)
         (out / "figures").mkdir(parents=True, exist_ok=True)
