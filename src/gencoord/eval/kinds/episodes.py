@@ -29,8 +29,9 @@ from gencoord.eval.episode_tables import (
 )
 from gencoord.eval.experiment import DEFAULT_KIND, ExperimentKind, Record, ReportParts, experiment_kind, validated_with
 from gencoord.eval.figures import success_figure, visibility_figure, wire_figure
+from gencoord.eval.outcome_tables import block_table, generic_tables, headline_table
 from gencoord.eval.private_tables import private_tables
-from gencoord.eval.tables import Row, Table, block_table, generic_tables, group_rows, headline_table
+from gencoord.eval.tables import Row, Table, group_rows
 from gencoord.prior.load import default_prior
 from gencoord.protocol.delivery import CacheSetting
 from gencoord.run.episode import (
