@@ -29,7 +29,6 @@ LONG_FUNCTIONS: dict[str, str] = {
     "tasks/spec.py:validate": SPLIT_PENDING,
     "train/hf.py:train_checkpoint": SPLIT_PENDING,
     "train/lora.py:train_lora": SPLIT_PENDING,
-    "train/team.py:train_team": SPLIT_PENDING,
     "train/tiny.py:train_tiny": SPLIT_PENDING,
 }
 

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import math
 import os
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import torch
 from transformers import PreTrainedModel
 
 from gencoord.models.codec import Codec
 from gencoord.models.generate import generate
+from gencoord.models.manifest import TrainReport
 from gencoord.train.data import SupervisionRow
 
 
@@ -55,3 +57,59 @@ def exact_match(model: PreTrainedModel, codec: Codec, rows: Sequence[Supervision
         return None
     hits: int = sum(generate(model, codec, row.prompt)[0] == row.target for row in rows)
     return hits / len(rows)
+
+
+def warmup_cosine(
+    optimizer: torch.optim.Optimizer, warmup: int, progress: Callable[[int], float], floor: float
+) -> torch.optim.lr_scheduler.LambdaLR:
+    """The learning rate rises linearly over ``warmup`` steps, then falls on a cosine to ``floor`` of its peak as
+    ``progress(step)`` goes from 0 to 1 (by steps, or by time under a time budget)."""
+
+    def factor(step: int) -> float:
+        if step < warmup:
+            return (step + 1) / warmup
+        return floor + (1 - floor) * 0.5 * (1 + math.cos(math.pi * min(1.0, progress(step))))
+
+    return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
+
+
+def after_warmup(warmup: int, steps: int) -> Callable[[int], float]:
+    """How far past the warm-up a step is, 0 to 1: the cosine's progress when steps alone end training."""
+    return lambda step: (step - warmup) / max(1, steps - warmup)
+
+
+def optimizer_step(
+    parameters: Iterable[torch.nn.Parameter],
+    optimizer: torch.optim.Optimizer,
+    scheduler: torch.optim.lr_scheduler.LambdaLR,
+    loss: torch.Tensor,
+    clip: float,
+) -> float:
+    """One update from ``loss`` (gradients clipped to ``clip``); the loss as a number."""
+    optimizer.zero_grad()
+    loss.backward()  # type: ignore[no-untyped-call]
+    torch.nn.utils.clip_grad_norm_(parameters, clip)
+    optimizer.step()
+    scheduler.step()
+    return float(loss.detach())
+
+
+def scored(
+    losses: Sequence[float],
+    seconds: float,
+    model: PreTrainedModel,
+    codec: Codec,
+    seen: Sequence[SupervisionRow],
+    unseen: Sequence[SupervisionRow],
+) -> TrainReport:
+    """What training measured, with greedy exact match on rows like training's (``seen``) and held-out ones."""
+    return TrainReport(
+        steps=len(losses),
+        seconds=seconds,
+        first_loss=losses[0],
+        last_loss=sum(losses[-10:]) / len(losses[-10:]),
+        exact_match=exact_match(model, codec, seen),
+        evaluated=len(seen),
+        held_out_templates=exact_match(model, codec, unseen),
+        held_out_evaluated=len(unseen),
+    )

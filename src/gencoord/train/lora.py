@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import platform
 import random
 import time
@@ -33,7 +32,7 @@ from gencoord.models.manifest import CheckpointManifest, TrainReport
 from gencoord.models.pretrained import SMOLLM2, ChatCodec, load_base, provenance
 from gencoord.models.spec import ModelSpec, Records, TeamRoles
 from gencoord.prior.load import team_prior
-from gencoord.train.common import exact_match, masked_batch, use_threads
+from gencoord.train.common import exact_match, masked_batch, use_threads, warmup_cosine
 from gencoord.train.data import SupervisionRow
 from gencoord.train.team import by_stage, held_out_rows, role_shares, stage_batch
 from gencoord.train.team_data import EVERY_SIZE, HELD_OUT, TRAINING, team_rows
@@ -127,12 +126,7 @@ def train_lora(
         by_time = 0.0 if budget is None else (time.perf_counter() - began) / budget
         return min(1.0, max(step / steps, by_time))
 
-    def factor(step: int) -> float:
-        if step < settings.warmup:
-            return (step + 1) / settings.warmup
-        return 0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * progress(step)))
-
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
+    scheduler = warmup_cosine(optimizer, settings.warmup, progress, 0.05)
     losses: list[float] = []
     model.train()
     for step in range(steps):

@@ -14,7 +14,6 @@ exact match per stage on rows of training families and of held-out families.
 from __future__ import annotations
 
 import itertools
-import math
 import random
 import time
 from collections import deque
@@ -31,7 +30,7 @@ from gencoord.models.manifest import TrainReport
 from gencoord.models.spec import ModelSpec, Records, TeamRoles
 from gencoord.prior.load import team_prior
 from gencoord.protocol.generation import Stage
-from gencoord.train.common import exact_match, masked_batch, use_threads
+from gencoord.train.common import after_warmup, masked_batch, optimizer_step, scored, use_threads, warmup_cosine
 from gencoord.train.data import SupervisionRow
 from gencoord.train.team_data import HELD_OUT, SMALL_TEAMS, TRAINING, team_rows
 from gencoord.train.tiny import TinyPreset, build_model, build_tokenizer, save
@@ -171,13 +170,7 @@ def train_team(
     model = build_model(codec.tokenizer.get_vocab_size(), preset, seed)
     optimizer = torch.optim.AdamW(model.parameters(), lr=preset.lr, betas=(0.9, 0.95), weight_decay=0.01)
 
-    def schedule(step: int) -> float:
-        if step < preset.warmup:
-            return (step + 1) / preset.warmup
-        progress = min(1.0, (step - preset.warmup) / max(1, steps - preset.warmup))
-        return 0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress))
-
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
+    scheduler = warmup_cosine(optimizer, preset.warmup, after_warmup(preset.warmup, steps), 0.1)
     next_of = by_stage(team_rows(prior, seed, TRAINING, surface), roles)
     started = time.perf_counter()
     deadline = None if minutes is None else started + 60 * minutes
@@ -187,29 +180,14 @@ def train_team(
         batch = stage_batch(next_of, preset.batch, rng, roles)
         ids, labels, mask = masked_batch(batch, codec, rng if preset.dealt_at_random else None)
         loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
-        optimizer.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), preset.clip)
-        optimizer.step()
-        scheduler.step()
-        losses.append(float(loss.detach()))
+        losses.append(optimizer_step(model.parameters(), optimizer, scheduler, loss, preset.clip))
         if log is not None and (step % 50 == 0 or step == steps - 1):
             log(step, losses[-1])
         if deadline is not None and time.perf_counter() > deadline:
             break
     seconds = time.perf_counter() - started
     model.train(False)
-    seen, unseen = team_evaluation_rows(evaluate, seed, surface, roles)
-    report = TrainReport(
-        steps=len(losses),
-        seconds=seconds,
-        first_loss=losses[0],
-        last_loss=sum(losses[-10:]) / len(losses[-10:]),
-        exact_match=exact_match(model, codec, seen),
-        evaluated=len(seen),
-        held_out_templates=exact_match(model, codec, unseen),
-        held_out_evaluated=len(unseen),
-    )
+    report = scored(losses, seconds, model, codec, *team_evaluation_rows(evaluate, seed, surface, roles))
     save(
         Path(out),
         model,

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import platform
 import random
 import re
@@ -49,7 +48,7 @@ from gencoord.prior.views import PriorView
 from gencoord.tasks.cluster import Cluster, Split, draw_pool, forward_space
 from gencoord.tasks.cross_products import observed_cases
 from gencoord.tasks.spec import default_suites
-from gencoord.train.common import exact_match, masked_batch, use_threads
+from gencoord.train.common import after_warmup, masked_batch, optimizer_step, scored, use_threads, warmup_cosine
 from gencoord.train.data import SupervisionRow, build_rows, evaluation_rows, observed_rows, training_split
 from gencoord.train.renaming import instance_names, renamed
 from gencoord.train.restructure import StepPool, restructured
@@ -229,13 +228,7 @@ def train_tiny(
     model = build_model(codec.tokenizer.get_vocab_size(), preset, seed)
     optimizer = torch.optim.AdamW(model.parameters(), lr=preset.lr, betas=(0.9, 0.95), weight_decay=0.01)
 
-    def schedule(step: int) -> float:
-        if step < preset.warmup:
-            return (step + 1) / preset.warmup
-        progress = (step - preset.warmup) / max(1, steps - preset.warmup)
-        return 0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress))
-
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
+    scheduler = warmup_cosine(optimizer, preset.warmup, after_warmup(preset.warmup, steps), 0.1)
     rows = fresh_rows(spec, seed)
     renaming = random.Random(seed)
     trained = frozenset(template for template, _ in forward_space(training_split(spec), default_suites()))
@@ -256,26 +249,12 @@ def train_tiny(
             batch = [_renamed_row(row, names, templates, preset.renaming, renaming) for row in batch]
         ids, labels, mask = masked_batch(batch, codec, renaming)
         loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
-        optimizer.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), preset.clip)
-        optimizer.step()
-        scheduler.step()
-        losses.append(float(loss.detach()))
+        losses.append(optimizer_step(model.parameters(), optimizer, scheduler, loss, preset.clip))
         if log is not None and (step % 50 == 0 or step == steps - 1):
             log(step, losses[-1])
     model.train(False)
-    seen, unseen = evaluation_rows(spec, evaluate, seed)
-    report = TrainReport(
-        steps=steps,
-        seconds=time.perf_counter() - started,
-        first_loss=losses[0],
-        last_loss=sum(losses[-10:]) / len(losses[-10:]),
-        exact_match=exact_match(model, codec, seen),
-        evaluated=len(seen),
-        held_out_templates=exact_match(model, codec, unseen),
-        held_out_evaluated=len(unseen),
-    )
+    seconds = time.perf_counter() - started
+    report = scored(losses, seconds, model, codec, *evaluation_rows(spec, evaluate, seed))
     save(out, model, codec, spec, preset, seed, report)
     return report
 
