@@ -32,6 +32,7 @@ from gencoord.run.team_choices import TeamMode, TeamSurface
 from gencoord.worlds.choice import DEFAULT_VIEW_PORT, WorldChoice
 
 if TYPE_CHECKING:
+    from gencoord.eval.experiment import RunPlan
     from gencoord.eval.runner import RunSummary
     from gencoord.prior.prior import Prior
     from gencoord.tasks.team_files import TaskFile
@@ -243,8 +244,7 @@ def run_tasks(
     from gencoord.eval.config import ExecutionSpec, checked_experiment  # noqa: PLC0415 - see the note above
     from gencoord.eval.experiment import plan_run  # noqa: PLC0415
     from gencoord.eval.kinds.team import players_of  # noqa: PLC0415
-    from gencoord.eval.ray_runner import FAILED  # noqa: PLC0415
-    from gencoord.eval.runner import MANIFEST, RECORDS, adopt_run, create_run, run_experiment  # noqa: PLC0415
+    from gencoord.eval.runner import RECORDS, run_experiment  # noqa: PLC0415
     from gencoord.runtime.thinking import parse_thinking  # noqa: PLC0415
     from gencoord.tasks.team_files import AUTO  # noqa: PLC0415
 
@@ -267,13 +267,7 @@ def run_tasks(
     config = checked_experiment(arguments, "gencoord tasks run")  # the team experiment these arguments describe
     players_of(parse_team_roles(backend))  # a bad backend fails here, before any task runs
     plan = plan_run(config)  # a file that cannot be read at all fails here
-    if out is None:
-        out = create_run(plan, Path("runs"))
-    if out.exists() and not out.is_dir():
-        raise ConfigError("BAD_OUT", f"--out {out} is a file, not a folder")
-    out.mkdir(parents=True, exist_ok=True)
-    if (out / MANIFEST).exists():
-        adopt_run(plan, out)  # another run's folder is refused here, before any progress is shown
+    out = _run_folder(plan, out)
     err = console(stderr=True)
 
     def echo(data: bytes) -> None:
@@ -300,6 +294,28 @@ def run_tasks(
                 f"{out / RECORDS}. Run the same command again to continue.",
                 INTERRUPTED,
             )
+    _told(out, summary, jsonl)
+
+
+def _run_folder(plan: RunPlan, out: Path | None) -> Path:
+    """The folder the run writes: a fresh one under ``runs/``, or the one named (resumed if it is this run's)."""
+    from gencoord.eval.runner import MANIFEST, adopt_run, create_run  # noqa: PLC0415 - see the note above
+
+    if out is None:
+        return create_run(plan, Path("runs"))
+    if out.exists() and not out.is_dir():
+        raise ConfigError("BAD_OUT", f"--out {out} is a file, not a folder")
+    out.mkdir(parents=True, exist_ok=True)
+    if (out / MANIFEST).exists():
+        adopt_run(plan, out)  # another run's folder is refused here, before any progress is shown
+    return out
+
+
+def _told(out: Path, summary: RunSummary, jsonl: bool) -> None:
+    """After the run: what reran as stale, the summary line and its report, and what lost its worker."""
+    from gencoord.eval.ray_runner import FAILED  # noqa: PLC0415 - see the note above
+
+    err = console(stderr=True)
     if summary.stale:
         err.print(Text(f"{summary.stale} recorded tasks are stale (their task or gencoord changed) and run again"))
     report = report_of(out)
