@@ -20,7 +20,6 @@ LONG_MODULES: dict[str, str] = {
     "worlds/mineflayer/executor.py": SPLIT_PENDING,
 }
 LONG_FUNCTIONS: dict[str, str] = {
-    "cli/show.py:show_episode": SPLIT_PENDING,
     "eval/outcome_tables.py:outcome_table": SPLIT_PENDING,
     "gate/suite.py:_inject": SPLIT_PENDING,
     "planning/drafts.py:draft_paths": SPLIT_PENDING,

@@ -57,24 +57,7 @@ def show_episode(console: Console, record: dict[str, Any]) -> None:
         error = protocol["error"]
         console.print(Text(f"{error['code']} ({error['reason']}): {error['message']}", style="red"))
     if record["actions"]:
-        table = Table(title=f"{len(record['actions'])} executor actions (simulated seconds)")
-        for column in ("#", "t", "agent", "action", "task", "inventories after"):
-            table.add_column(column)
-        for action in record["actions"]:
-            args = " ".join(str(v) for k, v in action["args"].items() if v is not None and k != "target_kind")
-            cell = Text(f"{action['action']} {args}")
-            if not action["ok"]:
-                cell.append(f"\n{action['failure']['code']}: {action['failure']['message']}", style="red")
-            inventories = "\n".join(f"{a}: {_items(i)}" for a, i in action["inventories"].items())
-            table.add_row(
-                str(action["index"]),
-                f"{action['start_s']:.2f}–{action['end_s']:.2f}",
-                Text(action["agent"]),
-                cell,
-                Text(action["task"]),
-                Text(inventories),
-            )
-        console.print(table)
+        console.print(_actions_table(record["actions"]))
     for handoff in record["handoffs"]:
         g, r = handoff["giver"], handoff["receiver"]
         console.print(
@@ -93,3 +76,25 @@ def show_episode(console: Console, record: dict[str, Any]) -> None:
     if outcome["failure"] or outcome["reason"]:
         console.print(Text(f"{outcome['failure'] or ''} {outcome['reason']}: {outcome['message']}", style="yellow"))
     console.print(Text("goal: " + "; ".join(record["goal"])))
+
+
+def _actions_table(actions: list[dict[str, Any]]) -> Table:
+    """Each executor action: when, who, what (with its failure), and every inventory after it."""
+    table = Table(title=f"{len(actions)} executor actions (simulated seconds)")
+    for column in ("#", "t", "agent", "action", "task", "inventories after"):
+        table.add_column(column)
+    for action in actions:
+        args = " ".join(str(v) for k, v in action["args"].items() if v is not None and k != "target_kind")
+        cell = Text(f"{action['action']} {args}")
+        if not action["ok"]:
+            cell.append(f"\n{action['failure']['code']}: {action['failure']['message']}", style="red")
+        inventories = "\n".join(f"{a}: {_items(i)}" for a, i in action["inventories"].items())
+        table.add_row(
+            str(action["index"]),
+            f"{action['start_s']:.2f}–{action['end_s']:.2f}",
+            Text(action["agent"]),
+            cell,
+            Text(action["task"]),
+            Text(inventories),
+        )
+    return table
