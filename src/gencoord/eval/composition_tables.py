@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from gencoord.eval.kinds.composition import CompositionExperimentConfig
 from gencoord.eval.stats import clopper_pearson, cluster_means
 from gencoord.eval.tables import DASH, Record, Table, paper_figures
 from gencoord.planning.composition import CompositionMethod
+
+if TYPE_CHECKING:  # the kind imports these tables to report: a type alone, no import cycle
+    from gencoord.eval.kinds.composition import CompositionExperimentConfig
 
 
 def composition_headline(records: Sequence[Record], config: CompositionExperimentConfig) -> Table:
