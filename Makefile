@@ -9,7 +9,8 @@ MC_JS := src/gencoord/worlds/mineflayer/js
 NPM_STAMP := $(MC_JS)/node_modules/.installed
 # pytest workers for `make test`, on CI's two cores too: the real-Minecraft tests mostly wait on the game's
 # clock, so two workers hold their two groups (tests/conftest.py) while two more keep both cores busy with the
-# CPU-bound rest. Measured on a 2-core machine: 748 s with 2 workers and one Minecraft group, 547 s like this.
+# CPU-bound rest. The groups hold only with pytest 8 (pyproject.toml pins it: pytest 9 drops xdist 3.8's group
+# marks, so Minecraft servers, Ray clusters and torch runs landed on every worker at once).
 TEST_WORKERS ?= 4
 
 .PHONY: run reproduce test docs wheel-check bench fuzz clean browser pretrained
