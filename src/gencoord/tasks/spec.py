@@ -147,8 +147,19 @@ def _variant_problems(space: VariantSpace, prior: Prior) -> list[str]:
 
 
 def validate(document: SuiteDocument, prior: Prior) -> None:
+    """Refuse a suite whose templates, goals, splits or variants do not fit ``prior`` (the first problem, counted)."""
+    problems = _forward_problems(document.forward, prior)
+    problems += _split_problems(document.forward)
+    problems += _capability_problems(document.goal_capability, prior)
+    problems += _variant_problems(document.variants, prior)
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise ConfigError("INVALID_SUITE", problems[0] + more)
+
+
+def _forward_problems(forward: ForwardSuite, prior: Prior) -> list[str]:
+    """Each forward template: in the prior, its goals covering its bindings, every goal composable."""
     problems: list[str] = []
-    forward = document.forward
     for name, spec in forward.templates.items():
         template = prior.templates.get(name)
         if template is None:
@@ -162,7 +173,13 @@ def validate(document: SuiteDocument, prior: Prior) -> None:
                 problems += _goal_problems(goals, params, prior, where)
                 if binding in template.bindings:
                     problems += _check_composes(prior, name, binding, params, where)
+    return problems
+
+
+def _split_problems(forward: ForwardSuite) -> list[str]:
+    """The held-out, representation and structure splits and the visibility motifs: forward templates, apart."""
     motif_templates = [name for names in forward.visibility_motifs.values() for name in names]
+    problems: list[str] = []
     for field, names in (
         ("held_out_templates", forward.held_out_templates),
         ("representation_templates", forward.representation_templates),
@@ -192,7 +209,12 @@ def validate(document: SuiteDocument, prior: Prior) -> None:
         for motif, names in forward.visibility_motifs.items()
         if not names
     ]
-    capability = document.goal_capability
+    return problems
+
+
+def _capability_problems(capability: CapabilitySuite, prior: Prior) -> list[str]:
+    """Each Goal×Capability goal: a binding of its template, composable, its modes the prior's workcell modes."""
+    problems: list[str] = []
     for name, goal in capability.goals.items():
         template = prior.templates.get(name)
         if template is None or goal.initial not in template.bindings:
@@ -211,10 +233,7 @@ def validate(document: SuiteDocument, prior: Prior) -> None:
     for mode in capability.modes:
         if mode not in prior.workcell_modes:
             problems.append(f"goal_capability.modes.{mode}: the prior has no such workcell mode")
-    problems += _variant_problems(document.variants, prior)
-    if problems:
-        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-        raise ConfigError("INVALID_SUITE", problems[0] + more)
+    return problems
 
 
 def load_suites(path: Path | None = None, prior: Prior | None = None) -> SuiteDocument:
