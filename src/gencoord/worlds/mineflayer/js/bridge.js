@@ -276,7 +276,9 @@ function context () {
   const handTo = state.serv ? async (giver, receiver) => (await state.serv.call('handTo', { giver, receiver })).handover : async () => null
   const delivered = async (handover) => (await state.serv.call('delivered', { handover }))?.received ?? 0
   const stackOf = async (handover) => (await state.serv.call('delivered', { handover }))?.at ?? null
-  return { herds: state.herds, hunted: state.hunted, bots: state.bots, layout: state.layout, seen: state.seen, drops: state.drops, walls: state.walls, mayBeBusy: state.mayBeBusy, furnace: state.furnace, acting: state.acting, fetching: state.fetching, owedStacks: state.owedStacks, wanted: state.wanted, handTo, delivered, stackOf }
+  // gifts: what hand-overs have put in a bot's bag this episode (none known on another server)
+  const gifts = state.serv ? async (player, item) => (await state.serv.call('gifts', { player }))[item] ?? 0 : async () => 0
+  return { herds: state.herds, hunted: state.hunted, bots: state.bots, layout: state.layout, seen: state.seen, drops: state.drops, walls: state.walls, mayBeBusy: state.mayBeBusy, furnace: state.furnace, acting: state.acting, fetching: state.fetching, owedStacks: state.owedStacks, wanted: state.wanted, handTo, delivered, stackOf, gifts }
 }
 
 // Every player's inventory as the server holds it (the bots' view on a server we do not run).
@@ -313,7 +315,7 @@ async function actAfterSettling (action, around) {
   const bot = state.bots[action.agent]
   if (bot && action.name !== 'obtain_block') {
     try {
-      await collectOwed(bot) // what it dug last is in hand before it does anything else
+      await collectOwed(context(), bot) // what it dug last is in hand before it does anything else
     } catch (err) {
       return { failure: { code: err.code, message: err.message }, inventories: { [action.agent]: inventoryOf(bot) } }
     }
@@ -464,7 +466,7 @@ async function change (args) {
 async function settle () {
   const late = []
   for (const bot of Object.values(state.bots)) {
-    try { await collectOwed(bot) } catch (err) { late.push(err.message) }
+    try { await collectOwed(context(), bot) } catch (err) { late.push(err.message) }
   }
   return { late }
 }

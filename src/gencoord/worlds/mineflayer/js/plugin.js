@@ -166,8 +166,12 @@ module.exports.server = function (serv) {
       if (taken === 0) continue
       entity._writeNearby('collect', { collectedEntityId: id, collectorEntityId: nearest.id, pickupItemCount: taken })
       const handover = handovers.get(entity.gcItem.handover)
-      if (handover && nearest.username === handover.receiver) handover.received += taken
-      else if (handover) handover.stray += taken
+      if (handover && nearest.username === handover.receiver) {
+        handover.received += taken
+        const name = registry.items[entity.gcItem.type].name
+        const mine = gifted.get(nearest.username) ?? {}
+        gifted.set(nearest.username, { ...mine, [name]: (mine[name] ?? 0) + taken })
+      } else if (handover) handover.stray += taken
       entity.gcItem.count -= taken
       if (entity.gcItem.count === 0) {
         itemEntities.delete(id)
@@ -197,6 +201,7 @@ module.exports.server = function (serv) {
   }
   const handedTo = new Map() // giver → { receiver, until, id }: the hand-over its throws belong to
   const handovers = new Map() // id → { receiver, thrown, received, stray }: what each hand-over moved
+  const gifted = new Map() // receiver → { item → count }: what hand-overs put in each bag this episode
   const losesNextThrow = new Set() // givers whose next hand-over throw vanishes (fault injection)
   let lastHandover = 0
 
@@ -782,6 +787,11 @@ module.exports.server = function (serv) {
       const at = lying ? { x: lying.position.x, y: lying.position.y, z: lying.position.z } : null
       return { thrown: moved.thrown, received: moved.received, stray: moved.stray, at }
     },
+    // What hand-overs have put in a player's bag this episode, by item: the rest of what it holds
+    // came from its own work (a gift landing while it digs must not pass for the drop it dug).
+    gifts ({ player }) {
+      return gifted.get(player) ?? {}
+    },
     // Fault injection: the giver's next hand-over throw is lost in flight (it leaves the bag, never lands).
     loseNextThrow ({ giver }) {
       losesNextThrow.add(giver)
@@ -819,6 +829,7 @@ module.exports.server = function (serv) {
       itemEntities.clear()
       handedTo.clear()
       handovers.clear()
+      gifted.clear()
       losesNextThrow.clear()
     }
   }

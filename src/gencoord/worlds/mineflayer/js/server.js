@@ -76,6 +76,7 @@ async function main () {
     freeStations: () => { serv.gencoord.freeStations(); return {} },
     handTo: (handover) => serv.gencoord.handTo(handover),
     delivered: (handover) => serv.gencoord.delivered(handover),
+    gifts: (query) => serv.gencoord.gifts(query),
     loseNextThrow: (giver) => { serv.gencoord.loseNextThrow(giver); return {} },
     furnaceRules: (rules) => { serv.gencoord.furnaceRules(rules); return {} },
     fuelStations: (args) => { serv.gencoord.fuelStations(args); return {} },

@@ -255,19 +255,26 @@ const owed = new Map() // username → { item → { count its inventory must rea
 
 // A bot that walked off before its drops flew in (to fetch a stack thrown short of it) walks back
 // onto them, as a player would, rather than leave them on the ground.
-async function collectOwed (bot) {
+async function collectOwed (ctx, bot) {
   const mine = owed.get(bot.username)
   if (!mine) return
   owed.delete(bot.username)
   for (const [item, { count, cells }] of Object.entries(mine)) {
-    const collected = () => countOf(bot, item) >= count
+    const collected = async () => (await ownCount(ctx, bot, item)) >= count
     for (const cell of cells) {
-      if (collected()) break
+      if (await collected()) break
       if (!inPickupReach(bot, cell)) await goto(bot, cell.offset(0.5, 0, 0.5), 1, { straight: true })
     }
     await waitFor(collected, PICKUP_TIMEOUT_MS,
-      () => new SkillFailure('DROP_NOT_COLLECTED', `${bot.username} dug ${item} but picked up ${countOf(bot, item)} of ${count}`))
+      () => new SkillFailure('DROP_NOT_COLLECTED', `${bot.username} dug ${item} but its drops did not all come to it (${countOf(bot, item)} in its bag, hand-overs included)`))
   }
+}
+
+// What a bot holds of an item from its own work: its bag less what hand-overs put there. A
+// teammate's gift landing while it digs would otherwise pass for the drop it dug, and the drop
+// would be left on the ground (a craft then lacks one).
+async function ownCount (ctx, bot, item) {
+  return countOf(bot, item) - await ctx.gifts(bot.username, item)
 }
 
 function forgetOwed () {
@@ -317,10 +324,10 @@ async function digAndCollect (ctx, bot, action, blockType, target) {
     throw new SkillFailure('NOT_HARVESTABLE', `${action.block} drops nothing without one of: ${names.join(', ')}`)
   }
   const drop = ctx.drops[action.block] ?? action.block
-  const expected = Math.max(countOf(bot, drop), owed.get(bot.username)?.[drop]?.count ?? 0) + 1
+  const expected = Math.max(await ownCount(ctx, bot, drop), owed.get(bot.username)?.[drop]?.count ?? 0) + 1
   if (tool) await bot.equip(tool, 'hand')
   if (target.position.distanceTo(bot.entity.position.offset(0, 1.6, 0)) > REACH) {
-    await collectOwed(bot) // about to walk away from what is still on the ground
+    await collectOwed(ctx, bot) // about to walk away from what is still on the ground
     await goto(bot, target.position.offset(0.5, 0, 0.5), 2)
   }
   await bot.dig(target, true)
@@ -330,10 +337,10 @@ async function digAndCollect (ctx, bot, action, blockType, target) {
     owed.set(bot.username, { ...owed.get(bot.username), [drop]: { count: expected, cells: [...earlier, rests] } })
     return
   }
-  await collectOwed(bot)
+  await collectOwed(ctx, bot)
   // out of reach: walk over at once to where it rests (the middle of the cell it fell to)
   await goto(bot, rests.offset(0.5, 0, 0.5), 1, { straight: true })
-  const collected = () => countOf(bot, drop) >= expected
+  const collected = async () => (await ownCount(ctx, bot, drop)) >= expected
   await waitFor(collected, PICKUP_TIMEOUT_MS,
     () => new SkillFailure('DROP_NOT_COLLECTED', `${bot.username} dug ${action.block} but picked up no ${drop}`))
 }
