@@ -255,6 +255,9 @@ def main() -> None:
     parser.add_argument("--generated", type=int, default=0, help="generated houses per team size (2, 3, 4, 5, 8)")
     parser.add_argument("--seed", type=int, default=1, help="what the generated houses are drawn from")
     parser.add_argument("--minecraft", type=int, default=0, help="built houses per team size on real Minecraft too")
+    parser.add_argument(
+        "--out", type=Path, default=OUT, help="the results file (a simulator-only rerun beside a real one)"
+    )
     args = parser.parse_args()
     shipped = _read(sorted(args.folder.rglob("*.json"))) if args.folder.is_dir() else []
     generated = _generated(args.generated, args.seed) if args.generated else []
@@ -277,8 +280,8 @@ def main() -> None:
     if args.minecraft:
         summary["minecraft"] = _minecraft(shipped, measured, args.minecraft)
     summary |= {"gencoord": __version__, "python": platform.python_version(), "machine": platform.machine()}
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     console = Console(width=200)
     if shipped_rows:
         _print(console, f"{args.folder.name}: by team size", summary["shipped"]["by_agents"], "agents")  # type: ignore[index]
