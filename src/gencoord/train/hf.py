@@ -17,12 +17,14 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import torch
 from transformers import get_cosine_schedule_with_warmup
 
 from gencoord import __version__
 from gencoord.errors import ConfigError
+from gencoord.models.codec import HfCodec
 from gencoord.models.load import load_pretrained
 from gencoord.models.manifest import CheckpointManifest, TrainReport
 from gencoord.models.spec import ModelSpec
@@ -60,42 +62,13 @@ def train_checkpoint(
         raise ConfigError("NO_ROWS", "no supervision rows to train on")
     torch.manual_seed(seed)
     model, codec = load_pretrained(model_path)
-    accumulation = settings.batch // settings.micro_batch
-    steps_per_epoch = math.ceil(len(rows) / settings.batch)
-    total = steps_per_epoch * settings.epochs
-    optimizer = torch.optim.AdamW(model.parameters(), lr=settings.lr, weight_decay=settings.weight_decay)
-    scheduler = get_cosine_schedule_with_warmup(optimizer, math.ceil(settings.warmup_ratio * total), total)
-    order = list(rows)
-    rng = random.Random(seed)
-    losses: list[float] = []
     started = time.perf_counter()
-    model.train()
-    step = 0
-    for _ in range(settings.epochs):
-        rng.shuffle(order)
-        for start in range(0, len(order), settings.batch):
-            batch = order[start : start + settings.batch]
-            optimizer.zero_grad()
-            total_loss = 0.0
-            for micro in range(0, len(batch), settings.micro_batch):
-                ids, labels, mask = (
-                    t.to(model.device) for t in masked_batch(batch[micro : micro + settings.micro_batch], codec)
-                )
-                loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss / accumulation
-                loss.backward()
-                total_loss += float(loss.detach())
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            optimizer.step()
-            scheduler.step()
-            losses.append(total_loss)
-            if log is not None:
-                log(step, total_loss)
-            step += 1
+    losses = _epochs(model, codec, rows, settings, seed, log)
     model.train(False)
     seconds = time.perf_counter() - started
     seen, unseen = evaluation or evaluation_rows(spec, evaluate, seed)
     report = TrainReport(
-        steps=step,
+        steps=len(losses),
         seconds=seconds,
         first_loss=losses[0],
         last_loss=losses[-1],
@@ -121,3 +94,43 @@ def train_checkpoint(
         versions={"gencoord": __version__, "torch": torch.__version__, "python": platform.python_version()},
     ).write(out)
     return report
+
+
+def _epochs(
+    model: Any,
+    codec: HfCodec,
+    rows: Sequence[SupervisionRow],
+    settings: PaperSettings,
+    seed: int,
+    log: Callable[[int, float], None] | None,
+) -> list[float]:
+    """The paper's schedule: ``epochs`` shuffled passes, micro batches accumulated into each step, AdamW with
+    warm-up and cosine decay, gradients clipped to 1; each step's loss."""
+    accumulation = settings.batch // settings.micro_batch
+    total = math.ceil(len(rows) / settings.batch) * settings.epochs
+    optimizer = torch.optim.AdamW(model.parameters(), lr=settings.lr, weight_decay=settings.weight_decay)
+    scheduler = get_cosine_schedule_with_warmup(optimizer, math.ceil(settings.warmup_ratio * total), total)
+    order = list(rows)
+    rng = random.Random(seed)
+    losses: list[float] = []
+    model.train()
+    for _ in range(settings.epochs):
+        rng.shuffle(order)
+        for start in range(0, len(order), settings.batch):
+            batch = order[start : start + settings.batch]
+            optimizer.zero_grad()
+            total_loss = 0.0
+            for micro in range(0, len(batch), settings.micro_batch):
+                ids, labels, mask = (
+                    t.to(model.device) for t in masked_batch(batch[micro : micro + settings.micro_batch], codec)
+                )
+                loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss / accumulation
+                loss.backward()
+                total_loss += float(loss.detach())
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            optimizer.step()
+            scheduler.step()
+            losses.append(total_loss)
+            if log is not None:
+                log(len(losses) - 1, total_loss)
+    return losses
