@@ -25,7 +25,6 @@ LONG_FUNCTIONS: dict[str, str] = {
     "planning/drafts.py:draft_paths": SPLIT_PENDING,
     "run/team.py:run_team_task": SPLIT_PENDING,
     "train/lora.py:train_lora": SPLIT_PENDING,
-    "train/tiny.py:train_tiny": SPLIT_PENDING,
 }
 
 

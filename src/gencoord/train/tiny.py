@@ -237,16 +237,7 @@ def train_tiny(
     losses: list[float] = []
     model.train()
     for step in range(steps):
-        batch = [next(rows) for _ in range(preset.batch)]
-        if preset.restructuring:
-            batch = [
-                restructured(row, steps_pool, renaming, preset.siblings, preset.place_siblings)
-                if renaming.random() < preset.restructuring
-                else row
-                for row in batch
-            ]
-        if preset.renaming:
-            batch = [_renamed_row(row, names, templates, preset.renaming, renaming) for row in batch]
+        batch = _varied([next(rows) for _ in range(preset.batch)], preset, steps_pool, names, templates, renaming)
         ids, labels, mask = masked_batch(batch, codec, renaming)
         loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
         losses.append(optimizer_step(model.parameters(), optimizer, scheduler, loss, preset.clip))
@@ -257,6 +248,28 @@ def train_tiny(
     report = scored(losses, seconds, model, codec, *evaluation_rows(spec, evaluate, seed))
     save(out, model, codec, spec, preset, seed, report)
     return report
+
+
+def _varied(
+    batch: list[SupervisionRow],
+    preset: TinyPreset,
+    steps_pool: StepPool,
+    names: frozenset[str],
+    templates: frozenset[str],
+    rng: random.Random,
+) -> list[SupervisionRow]:
+    """The rows as the preset varies them: task structures recombined (restructuring), then names renamed, each
+    row with the preset's chance, so the model learns to copy from its view rather than recall."""
+    if preset.restructuring:
+        batch = [
+            restructured(row, steps_pool, rng, preset.siblings, preset.place_siblings)
+            if rng.random() < preset.restructuring
+            else row
+            for row in batch
+        ]
+    if preset.renaming:
+        batch = [_renamed_row(row, names, templates, preset.renaming, rng) for row in batch]
+    return batch
 
 
 def save(
