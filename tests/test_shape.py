@@ -24,7 +24,6 @@ LONG_FUNCTIONS: dict[str, str] = {
     "gate/suite.py:_inject": SPLIT_PENDING,
     "planning/drafts.py:draft_paths": SPLIT_PENDING,
     "run/team.py:run_team_task": SPLIT_PENDING,
-    "train/lora.py:train_lora": SPLIT_PENDING,
 }
 
 

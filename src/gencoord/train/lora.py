@@ -151,6 +151,48 @@ def train_lora(
             break
     trained_s = time.perf_counter() - started - loaded_s
     model.train(False)
+    report = _scored_and_saved(
+        model, codec, out, base, spec, settings, losses, trained_s, loaded_s, seed, evaluate, roles, sizes
+    )
+    return report
+
+
+def _plain_adapter(out: Path, base: str) -> None:
+    """The adapter without peft's blank model card, naming its base as the manifest does (not this machine's
+    path to it)."""
+    (out / "README.md").unlink(missing_ok=True)
+    config_path = out / "adapter_config.json"
+    config = json.loads(config_path.read_text(encoding="utf-8"))
+    config["base_model_name_or_path"] = base
+    config_path.write_text(json.dumps(config, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def _mean(scores: dict[str, float] | None, rows: Sequence[SupervisionRow]) -> float | None:
+    """The share of ``rows`` matched, from per-stage shares (stages weighted by their rows)."""
+    if not scores or not rows:
+        return None
+    counts: dict[str, int] = {}
+    for row in rows:
+        counts[row.stage] = counts.get(row.stage, 0) + 1
+    return sum(scores[stage] * counts[stage] for stage in counts) / len(rows)
+
+
+def _scored_and_saved(
+    model: Any,
+    codec: ChatCodec,
+    out: Path,
+    base: str,
+    spec: ModelSpec,
+    settings: LoraSettings,
+    losses: list[float],
+    trained_s: float,
+    loaded_s: float,
+    seed: int,
+    evaluate: int,
+    roles: TeamRoles,
+    sizes: tuple[int, ...],
+) -> TrainReport:
+    """Exact match by stage on training and held-out families, then the adapter and its manifest in ``out``."""
     scores = {}
     seen: list[SupervisionRow] = []
     unseen: list[SupervisionRow] = []
@@ -190,23 +232,3 @@ def train_lora(
         versions={"gencoord": __version__, "torch": torch.__version__, "python": platform.python_version()},
     ).write(out)
     return report
-
-
-def _plain_adapter(out: Path, base: str) -> None:
-    """The adapter without peft's blank model card, naming its base as the manifest does (not this machine's
-    path to it)."""
-    (out / "README.md").unlink(missing_ok=True)
-    config_path = out / "adapter_config.json"
-    config = json.loads(config_path.read_text(encoding="utf-8"))
-    config["base_model_name_or_path"] = base
-    config_path.write_text(json.dumps(config, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-
-
-def _mean(scores: dict[str, float] | None, rows: Sequence[SupervisionRow]) -> float | None:
-    """The share of ``rows`` matched, from per-stage shares (stages weighted by their rows)."""
-    if not scores or not rows:
-        return None
-    counts: dict[str, int] = {}
-    for row in rows:
-        counts[row.stage] = counts.get(row.stage, 0) + 1
-    return sum(scores[stage] * counts[stage] for stage in counts) / len(rows)
