@@ -324,7 +324,8 @@ async function digAndCollect (ctx, bot, action, blockType, target) {
     throw new SkillFailure('NOT_HARVESTABLE', `${action.block} drops nothing without one of: ${names.join(', ')}`)
   }
   const drop = ctx.drops[action.block] ?? action.block
-  const expected = Math.max(await ownCount(ctx, bot, drop), owed.get(bot.username)?.[drop]?.count ?? 0) + 1
+  // own work only, relative to now: a gift it has since used up leaves its own count below zero
+  const expected = Math.max(await ownCount(ctx, bot, drop), owed.get(bot.username)?.[drop]?.count ?? -Infinity) + 1
   if (tool) await bot.equip(tool, 'hand')
   if (target.position.distanceTo(bot.entity.position.offset(0, 1.6, 0)) > REACH) {
     await collectOwed(ctx, bot) // about to walk away from what is still on the ground
