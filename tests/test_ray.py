@@ -244,7 +244,7 @@ def test_api_backed_runs_keep_to_the_endpoints_concurrency_limit(tmp_path: Path,
     ComposerApi.failures_left, _CountingApi.most = 0, 0
     with serving(_CountingApi) as url:
         execution = ExecutionSpec(scheduler=executor, ray_address=cluster, api_concurrency=1)  # type: ignore[arg-type]
-        learned = _config("learned_backends", 2, execution)
+        learned = _config("learned_backends", 4, execution)  # one API backend: 8 jobs, more than one chunk
         config = experiment_kind_of(learned).with_backends(learned, [f"api:{url}#stub"])
         run_dir = create_run(config, tmp_path)
         summary = run_experiment(config, run_dir, workers=2)
