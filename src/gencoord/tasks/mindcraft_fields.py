@@ -161,9 +161,7 @@ def task_notes(raw: dict[str, Any]) -> list[str]:
         notes.append(f"MINDcraft asks for {raw['human_count']} human players, which gencoord does not seat")
     if raw.get("restrict_to_inventory"):
         notes.append("MINDcraft's restrict_to_inventory: every agent works from its bag only (no gathering)")
-    unread = sorted(str(key)[:40] for key in raw if key not in _READ)
-    if unread:
-        notes.append(f"fields gencoord does not read: {', '.join(unread)}")
+    notes += unread_fields(raw, _READ)
     notes.append(
         "world: a survival world's natural blocks that break by hand, as resource areas that never run out; "
         "nothing is stocked (no mob drops, no ores)"
@@ -208,3 +206,9 @@ def team_agents(where: str, raw: dict[str, Any], notes: list[str]) -> list[dict[
 
 def agent_prefix() -> str:
     return str(mindcraft_table()["agent_prefix"])
+
+
+def unread_fields(raw: dict[str, Any], read: frozenset[str]) -> list[str]:
+    """A note naming the task's fields gencoord does not read (none when it reads them all): kept, not dropped."""
+    unread = sorted(str(key)[:40] for key in raw if key not in read)
+    return [f"fields gencoord does not read: {', '.join(unread)}"] if unread else []

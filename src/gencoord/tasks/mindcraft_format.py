@@ -24,6 +24,7 @@ from gencoord.tasks.mindcraft_fields import (
     team_agents,
     team_size,
     timeout_s,
+    unread_fields,
 )
 from gencoord.tasks.task_format import AnyTask, TaskFileFormat, an_object, validated_task
 from gencoord.tasks.team import ANY
@@ -75,9 +76,7 @@ def _build_from_mindcraft(task_id: str, raw: dict[str, Any], origin: str) -> Bui
     where = f"{origin}: task {task_id}"
     notes = ["MINDcraft's goal and conversation texts are prompts for LLM agents; the goal is read from blueprint"]
     agents = team_agents(where, raw, notes)
-    unread = sorted(str(key)[:40] for key in raw if key not in _READ_BUILD)
-    if unread:
-        notes.append(f"fields gencoord does not read: {', '.join(unread)}")
+    notes += unread_fields(raw, _READ_BUILD)
     data = {
         "id": task_id,
         "agents": agents,
@@ -162,9 +161,7 @@ def _cooking_from_mindcraft(task_id: str, raw: dict[str, Any], origin: str) -> C
         )
     if isinstance(raw.get("difficulty"), str):
         notes.append(f"MINDcraft difficulty {raw['difficulty'][:40]!r}")
-    unread = sorted(str(key)[:40] for key in raw if key not in _READ_COOKING)
-    if unread:
-        notes.append(f"fields gencoord does not read: {', '.join(unread)}")
+    notes += unread_fields(raw, _READ_COOKING)
     notes.append(
         "world: MINDcraft's cooking field (ripe crops, mushrooms, pumpkins, sugar cane, 8 of each animal, a house "
         "with a crafting table, a fuelled furnace and smoker), with oak trees and dandelions beyond it"
