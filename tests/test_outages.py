@@ -1,5 +1,5 @@
-"""Outages are not outcomes: a world that dies mid-run is retried, then stops the run resumably; no task is
-recorded as failed for it, none is lost, none is recorded twice.
+"""Outages are not outcomes: a world or model endpoint that dies mid-run is retried, then stops the run
+resumably; no task is recorded as failed for it, none is lost, none is recorded twice.
 
 The world here is the simulator behind a switch that makes chosen ``run`` calls die as a dead
 server or bridge does (the Minecraft tests kill the real server's processes the same way).
@@ -16,9 +16,15 @@ import pytest
 from typer.testing import CliRunner
 
 import gencoord
+from gencoord.backends.base import Backend
+from gencoord.backends.planner import PlannerBackend
+from gencoord.backends.spec import BackendFamily
 from gencoord.cli import app
-from gencoord.errors import OUTAGES, WorldError
+from gencoord.errors import OUTAGES, WORLD_OUTAGES, BackendError, WorldError
 from gencoord.eval.runner import RECORDS
+from gencoord.prior.prior import Prior
+from gencoord.protocol.generation import GenerationRequest, Reply
+from gencoord.tasks.context import LocalContext
 from gencoord.worlds.actions import Program
 from gencoord.worlds.choice import WorldChoice
 from gencoord.worlds.executor import ActionFailure, ActionRecord, Executor, HandoffHook
@@ -82,7 +88,7 @@ def test_one_outage_runs_the_task_again_from_its_start(tmp_path: Path) -> None:
     assert not any(record["code"] in OUTAGES for record in records)
 
 
-@pytest.mark.parametrize("reason", sorted(OUTAGES))
+@pytest.mark.parametrize("reason", sorted(WORLD_OUTAGES))
 def test_an_outage_that_persists_stops_the_run_and_the_same_command_resumes_it(tmp_path: Path, reason: str) -> None:
     _Dying.reason = reason
     out = tmp_path / "run"
@@ -112,3 +118,46 @@ def test_run_task_retries_an_outage_and_then_raises_it() -> None:
     with pytest.raises(WorldError, match="stayed down") as raised:
         gencoord.run_task(task, world="dying-sim")
     assert raised.value.outage
+
+
+class _FlakyEndpoint(PlannerBackend):
+    """The planner behind an endpoint whose calls ``downs`` lists (counted from 1) stop answering."""
+
+    downs: ClassVar[set[int]] = set()
+    calls: ClassVar[int] = 0
+
+    def generate(self, context: LocalContext, request: GenerationRequest) -> Reply:
+        _FlakyEndpoint.calls += 1
+        if _FlakyEndpoint.calls in _FlakyEndpoint.downs:
+            raise BackendError("API_UNAVAILABLE", "flaky: APIConnectionError after 4 tries (stopped by the test)")
+        return super().generate(context, request)
+
+
+class _Flaky(BackendFamily):
+    name = "flaky"
+    leads_teams = True
+
+    def team_lead(self, target: str | None, prior: Prior) -> Backend:
+        return _FlakyEndpoint(prior)
+
+
+FLAKY = _Flaky()
+
+
+def test_a_model_endpoint_that_stops_answering_is_an_outage_too(tmp_path: Path) -> None:
+    gencoord.register_backend(FLAKY)
+    _FlakyEndpoint.calls, _FlakyEndpoint.downs = 0, {2, 3}  # the second task's lead, and again when it starts over
+    # (the dying world, never dying here, records each task as it ends, as Minecraft does)
+    out = tmp_path / "run"
+    command = ["tasks", "run", str(TASKS), "--backend", "flaky", "--world", "dying-sim", "--out", str(out)]
+    stopped = runner.invoke(app, command)
+    assert stopped.exit_code == 3, stopped.output
+    assert "API_UNAVAILABLE" in stopped.stderr and "the model endpoint stayed down" in stopped.stderr
+    assert len(_records(out)) == 1  # the task before the outage is kept; the one it stopped is not run
+    _FlakyEndpoint.downs = {_FlakyEndpoint.calls + 1}  # down once more: one start-over survives it
+    resumed = runner.invoke(app, command)
+    assert resumed.exit_code == 0, resumed.output
+    records = _records(out)
+    tasks = [str(record["task"]) for record in records]
+    assert len(tasks) == len(set(tasks)) == _task_count()
+    assert all(record["success"] for record in records)

@@ -117,6 +117,11 @@ class OperationalError(GencoordError):
     answer, an API used out of order. Its code is an :class:`OperationalCode` (a world's, the execution failure
     it ends an episode with); the run stops or refuses, with a message that says what to fix."""
 
+    @property
+    def outage(self) -> bool:
+        """Whether the infrastructure went down (:data:`OUTAGES`): the task is run again, never failed for it."""
+        return self.reason in OUTAGES
+
 
 class ParseError(ProtocolFailureError):
     code = FailureCode.PARSE_FAILURE.value
@@ -192,24 +197,23 @@ class CallOrderError(OperationalError):
     stage = "world"
 
 
-OUTAGES = frozenset(
+WORLD_OUTAGES = frozenset(
     {"SERVER_DIED", "SERVER_TIMEOUT", "BRIDGE_DIED", "BRIDGE_TIMEOUT", "NODE_UNAVAILABLE", "BOT_DISCONNECTED"}
 )
 """World reasons that are the infrastructure failing (a server, bridge or bot connection that died or
 stopped answering), not the world refusing an action: a task they end did not run, it did not fail."""
 
+OUTAGES = WORLD_OUTAGES | {"API_UNAVAILABLE"}
+"""Every outage: the world's, and a model endpoint that stopped answering through its retries."""
+
 
 class WorldError(OperationalError):
     """A world that cannot run an episode: a dead server or bridge, a set-up that never took hold.
 
-    One whose reason is in :data:`OUTAGES` is an outage: the task is run again from its start, and
-    if the world stays down the run stops so that it can resume. Any other ends the episode as an
+    One whose reason is in :data:`WORLD_OUTAGES` is an outage: the task is run again from its start,
+    and if the world stays down the run stops so that it can resume. Any other ends the episode as an
     execution failure with this reason, and the run goes on.
     """
-
-    @property
-    def outage(self) -> bool:
-        return self.reason in OUTAGES
 
     code = FailureCode.EXECUTION_FAILURE.value
     stage = "world"

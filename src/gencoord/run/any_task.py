@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from gencoord.backends.registry import team_players
 from gencoord.dsl.surface import SurfaceName
-from gencoord.errors import WorldError
+from gencoord.errors import BackendError, OperationalError
 from gencoord.prior.load import team_prior
 from gencoord.run.kinds import task_kind
 from gencoord.run.team import TeamResult
@@ -36,20 +36,21 @@ OUTAGE_RETRIES = 1
 def run_through_outages(run: Callable[[], TeamResult]) -> TeamResult:
     """``run``, again from the start after an outage; an outage that persists stops the run, resumably.
 
-    An outage (a server or bridge that died or stopped answering) is no outcome of the team's:
-    the task gets no record, so the report counts it as not run and the next run of the same
-    command runs it.
+    An outage (a server, bridge or model endpoint that died or stopped answering) is no outcome of
+    the team's: the task gets no record, so the report counts it as not run and the next run of the
+    same command runs it.
     """
     for attempt in range(OUTAGE_RETRIES + 1):
         try:
             return run()
-        except WorldError as error:
+        except OperationalError as error:
             if not error.outage:
                 raise
             if attempt == OUTAGE_RETRIES:
-                raise WorldError(
+                down = "the model endpoint" if isinstance(error, BackendError) else "the world"
+                raise type(error)(
                     error.reason,
-                    f"{error.message} (the world stayed down through {OUTAGE_RETRIES + 1} starts of this task, "
+                    f"{error.message} ({down} stayed down through {OUTAGE_RETRIES + 1} starts of this task, "
                     "which is not recorded; run the same command again to resume)",
                 ) from None
     raise AssertionError("unreachable: the loop returns or raises")
@@ -70,8 +71,9 @@ def run_task(
     ``team`` names who plays (``planner``; ``lead=model:<checkpoint>,peers=api:<url>#<model>``),
     ``world`` where actions run (``sim``, ``minecraft`` or a plugin's, or a :class:`WorldChoice`
     with Minecraft's settings). Pass ``executor`` to run many tasks on one warm world; a world
-    made here is closed before returning. An outage (a server or bridge that dies) runs the task
-    again from its start once, then raises :class:`WorldError`: it is no outcome. The result's
+    made here is closed before returning. An outage (a server, bridge or model endpoint that dies)
+    runs the task again from its start once, then raises it (a :class:`WorldError` or
+    :class:`BackendError` whose ``outage`` is true): it is no outcome. The result's
     ``success``, ``code`` and ``message`` say how it ended; :func:`task_record` turns it into the
     record ``gencoord tasks run`` writes.
     """

@@ -27,7 +27,7 @@ from dataclasses import replace
 from gencoord.backends.base import Backend
 from gencoord.backends.peer import RulePeer
 from gencoord.dsl.surface import SurfaceName
-from gencoord.errors import GencoordError
+from gencoord.errors import GencoordError, OperationalError
 from gencoord.planning.build import SCAFFOLD_BLOCKS, alone_makespan, judge_build, plan_build, unbuildable
 from gencoord.prior.prior import Prior
 from gencoord.protocol.supply import MAX_ASKED, SupplyQuery
@@ -115,6 +115,8 @@ def run_build_task(
         program = compile_plan(plan, world, prior.game)
         result = replace(result, single_crafter_s=alone_makespan(task, lead, prior))
     except GencoordError as error:
+        if isinstance(error, OperationalError) and error.outage:  # an endpoint gone: no outcome of the team's
+            raise
         return finish(code=error.reason, message=error.message, failure=str(error.code))
 
     skipped = unbuildable(task)

@@ -32,7 +32,7 @@ from gencoord.backends.peer import RulePeer
 from gencoord.dsl.ast import Path
 from gencoord.dsl.serialize import format_path
 from gencoord.dsl.surface import SurfaceName
-from gencoord.errors import GencoordError, ResolutionError
+from gencoord.errors import GencoordError, OperationalError, ResolutionError
 from gencoord.planning.cooking import Dish, cooking_makespan, dish_task, plan_cooking
 from gencoord.planning.feasibility import closure_items, planning_game
 from gencoord.planning.planner import plan_team
@@ -198,6 +198,8 @@ def run_cooking_task(
             single_crafter_s=alone_makespan(task, prior),
         )
     except GencoordError as error:
+        if isinstance(error, OperationalError) and error.outage:  # an endpoint gone: no outcome of the team's
+            raise
         return finish(code=error.reason, message=error.message, failure=str(error.code))
 
     def verdict(final: WorldSnapshot) -> Verdict:

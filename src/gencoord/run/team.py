@@ -40,7 +40,7 @@ from gencoord.backends.peer import RulePeer
 from gencoord.backends.planner import PlannerBackend
 from gencoord.dsl import team_dialogue
 from gencoord.dsl.surface import SurfaceName
-from gencoord.errors import OUTAGES, ConfigError, GencoordError, WorldError
+from gencoord.errors import WORLD_OUTAGES, ConfigError, GencoordError, OperationalError, WorldError
 from gencoord.planning.feasibility import diagnose, quick_runs
 from gencoord.planning.planner import makespan, plan_team, single_crafter_makespan
 from gencoord.prior.contract import check_proposal
@@ -223,6 +223,8 @@ def run_team_task(
             single_crafter_s=single_crafter_makespan(task, lead, prior),
         )
     except GencoordError as error:  # NO_ASSIGNMENT: the lead finds the goal out of the team's reach after all
+        if isinstance(error, OperationalError) and error.outage:  # an endpoint gone: no outcome of the team's
+            raise
         feasible = error.reason != "NO_ASSIGNMENT"
         return finish(code=error.reason, message=error.message, failure=str(error.code), feasible=feasible)
     goal = task.goal
@@ -277,7 +279,9 @@ def executed(
         return replace(
             result, code=error.reason, message=error.message, commitment=commitment, plan=plan, seconds=seconds
         )
-    died = next((r.failure for r in execution.records if r.failure is not None and r.failure.code in OUTAGES), None)
+    died = next(
+        (r.failure for r in execution.records if r.failure is not None and r.failure.code in WORLD_OUTAGES), None
+    )
     if died is not None:  # the server, bridge or a bot's connection died mid-episode: no outcome of the team's
         raise WorldError(died.code, died.message)
     outcome = judge(plan, (), execution)
