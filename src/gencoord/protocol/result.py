@@ -32,6 +32,8 @@ class Trace:
 
 @dataclass(frozen=True)
 class Success:
+    """A commitment both sides formed, materialized into a dispatch plan, with the exchange's trace."""
+
     commitment: Commitment
     plan: DispatchPlan
     trace: Trace
@@ -39,12 +41,16 @@ class Success:
 
 @dataclass(frozen=True)
 class NoCommitment:
+    """The peer rejected the request (feedback): no commitment formed, and no protocol failure either."""
+
     reason: str
     trace: Trace
 
 
 @dataclass(frozen=True)
 class Fail:
+    """A protocol failure (the paper's seven codes): the error that caused it and the trace up to it."""
+
     code: FailureCode
     error: GencoordError
     trace: Trace

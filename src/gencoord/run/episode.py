@@ -106,6 +106,8 @@ def records_of(condition: Condition) -> Records:
 
 @dataclass(frozen=True)
 class EpisodeResult:
+    """Everything one pair episode produced, from the messages to the verdict: what ``episode_record`` writes."""
+
     spec: EpisodeSpec
     condition: Condition
     fault: Fault

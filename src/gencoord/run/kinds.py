@@ -54,6 +54,9 @@ Runner = Callable[[Any, Prior, TeamMode, SurfaceName, TeamPlayers, Executor | No
 
 @dataclass(frozen=True, slots=True)
 class TaskKind:
+    """How one kind of goal is judged before acting, run end to end, recorded and tabled: register one to add a
+    kind of task (see the manual's Extending page) without touching the engine."""
+
     name: str
     judge: Callable[[Any, Prior], Judgement]
     run: Runner

@@ -74,6 +74,9 @@ from gencoord.worlds.spec import WorldSpec
 
 @dataclass(frozen=True)
 class TeamResult:
+    """How one team task ended (any kind): success, code and message, the exchange, the commitment and the
+    execution; ``task_record`` turns it into the record ``gencoord tasks run`` writes."""
+
     task: TeamTask | BuildTask | CookingTask
     mode: TeamMode
     surface: SurfaceName

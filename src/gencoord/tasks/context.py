@@ -21,6 +21,9 @@ from gencoord.tasks.team import TeamTask
 
 @dataclass(frozen=True, slots=True)
 class LocalContext:
+    """What one agent may know: its own bag, goal and workcell, and the public task. A backend sees nothing else,
+    which is what keeps private information private."""
+
     agent: str
     role: str  # sender / receiver (forward), requester / peer (feedback)
     peer: str

@@ -29,6 +29,8 @@ ROLE_PERMUTATIONS = 2
 
 @dataclass(frozen=True)
 class EpisodeSpec:
+    """One pair episode, fully determined (cluster, role permutation, seed): hand it to ``run_episode``."""
+
     cluster: Cluster
     role: int
     seed: int
@@ -97,7 +99,11 @@ def build_episode(
     surface: SurfaceName = SurfaceName.DSL,
     described: str | None = None,
 ) -> EpisodeSpec:
-    """``described`` (C1/C2/C3): the sender's private fact is a natural-language description, not a code."""
+    """The episode of ``cluster`` under role permutation ``role`` and ``seed``: what ``run_episode`` runs.
+
+    Use it to run one cluster of a pool outside an experiment. ``described`` (C1/C2/C3): the
+    sender's private fact is a natural-language description, not a code.
+    """
     if role not in range(ROLE_PERMUTATIONS):
         raise ConfigError("BAD_ROLE", f"role permutation must be 0 or 1, got {role}")
     agents = prior.default_episode.agents[:2]

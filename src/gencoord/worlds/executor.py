@@ -30,6 +30,8 @@ class ActionFailure:
 
 @dataclass(frozen=True, slots=True)
 class ActionRecord:
+    """One action as the world ran it: when, whether it failed and why, and the bags after it (what H and F judge)."""
+
     index: int
     action: Action
     start_s: float

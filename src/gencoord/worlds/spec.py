@@ -55,6 +55,9 @@ class BuildSite:
 
 @dataclass(frozen=True, slots=True)
 class WorldSpec:
+    """The world an executor is reset to: agents with their bags and spawns, places, container contents,
+    deposits and blocked routes. Worlds are built from it, so every world starts from the same facts."""
+
     agents: tuple[AgentSpec, ...]
     refs: Mapping[str, Ref]
     contents: Mapping[str, Mapping[str, int]] = field(default_factory=dict)  # container ref → items
