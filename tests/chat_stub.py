@@ -38,10 +38,16 @@ class ChatHandler(http.server.BaseHTTPRequestHandler):
     def reply(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         raise NotImplementedError
 
+    def extra_headers(self, status: int) -> dict[str, str]:
+        """Headers beside the JSON's own (a rate limit's ``Retry-After``)."""
+        return {}
+
     def do_POST(self) -> None:
         status, payload = self.reply(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
         data = json.dumps(payload).encode()
         self.send_response(status)
+        for name, value in self.extra_headers(status).items():
+            self.send_header(name, value)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()

@@ -150,6 +150,24 @@ def team_instructions(stage: Stage, prior: Prior, surface: SurfaceName = Surface
     return TEAM_RULES[stage].replace("{skills}", skills)
 
 
+RETRY_AFTER_CAP_S = 60.0
+"""The longest a server's ``Retry-After`` is waited for before a try: a longer one is the endpoint down."""
+
+
+def _wait_s(error: Exception, backoff_s: float) -> float:
+    """How long to wait before the next try: what a rate-limited (429) or busy (503) server asks, else the backoff.
+
+    Endpoints that rate-limit (OpenAI's, vLLM's and LiteLLM's proxies) say when to come back; coming
+    back sooner only earns another 429.
+    """
+    response = getattr(error, "response", None)
+    asked = None if response is None else response.headers.get("retry-after")
+    try:
+        return min(max(float(asked), 0.0), RETRY_AFTER_CAP_S) if asked else backoff_s
+    except ValueError:  # an HTTP date: rare from model endpoints; the backoff serves
+        return backoff_s
+
+
 def _price(variable: str) -> float:
     """A price per million tokens from the environment (0 when unset)."""
     text = os.environ.get(variable, "").strip()
@@ -298,7 +316,7 @@ class ApiBackend:
                     raise BackendError(
                         "API_UNAVAILABLE", f"{self.name}: {exc.__class__.__name__} after {attempt + 1} tries"
                     ) from None
-                time.sleep(self.backoff_s * 2**attempt)
+                time.sleep(_wait_s(exc, self.backoff_s * 2**attempt))
             except openai.APIStatusError as exc:
                 raise BackendError("API_ERROR", f"{self.name}: HTTP {exc.status_code}: {exc.message}") from None
         latency = time.perf_counter() - started

@@ -15,6 +15,8 @@ from rich.text import Text
 
 from gencoord.cli.application import INTERRUPTED, UNAVAILABLE, USAGE, Terminated, command, console, fail, stoppable
 from gencoord.cli.options import (
+    ApiBudgetChargeOption,
+    ApiBudgetTokensOption,
     HostOption,
     OriginOption,
     PortOption,
@@ -126,9 +128,13 @@ def _where_it_went(finished: list[tuple[str, RunSummary, Path | None]], out: Con
 
 
 def _on_scheduler(
-    config: Experiment, scheduler: Scheduler | None, address: str | None, retries: int | None
+    config: Experiment,
+    scheduler: Scheduler | None,
+    address: str | None,
+    retries: int | None,
+    budget: tuple[int | None, float | None] = (None, None),
 ) -> Experiment:
-    execution = execution_of(config.execution, scheduler, address, retries)
+    execution = execution_of(config.execution, scheduler, address, retries, *budget)
     return config if execution is config.execution else config.model_copy(update={"execution": execution})
 
 
@@ -215,12 +221,15 @@ def run(
     scheduler: SchedulerOption = None,
     ray_address: RayAddressOption = None,
     retries: RetriesOption = None,
+    api_budget_tokens: ApiBudgetTokensOption = None,
+    api_budget_charge: ApiBudgetChargeOption = None,
 ) -> None:
     """Run experiments into runs/<name>-<timestamp>/ (append-only records, resumable), then report."""
     chosen = world_choice(world, host, port, mc_version, origin, view, view_port)
     out_console = console()
+    budget = (api_budget_tokens, api_budget_charge)
     plans = [
-        (plan_run(_on_scheduler(config, scheduler, ray_address, retries)), existing)
+        (plan_run(_on_scheduler(config, scheduler, ray_address, retries, budget)), existing)
         for config, existing in _planned(configs, resume, clusters, backend, chosen)
     ]
     finished: list[tuple[str, RunSummary, Path | None]] = []

@@ -87,11 +87,38 @@ RetriesOption = Annotated[
 ]
 
 
+ApiBudgetTokensOption = Annotated[
+    int | None,
+    typer.Option(
+        min=1,
+        help="Stop once the run folder's model calls have spent this many tokens (input + output); "
+        "the same command with a larger budget goes on.",
+    ),
+]
+ApiBudgetChargeOption = Annotated[
+    float | None,
+    typer.Option(
+        min=0.0,
+        help="Stop once the run folder's model calls have cost this much, at $GENCOORD_API_PRICE_IN/_OUT "
+        "per million tokens; the same command with a larger budget goes on.",
+    ),
+]
+
+
 def execution_of(
-    base: ExecutionSpec, scheduler: Scheduler | None, address: str | None, retries: int | None
+    base: ExecutionSpec,
+    scheduler: Scheduler | None,
+    address: str | None,
+    retries: int | None,
+    budget_tokens: int | None = None,
+    budget_charge: float | None = None,
 ) -> ExecutionSpec:
     """``base`` with what the options change; an address alone means Ray."""
     changes: dict[str, object] = {}
+    if budget_tokens is not None:
+        changes["api_budget_tokens"] = budget_tokens
+    if budget_charge is not None:
+        changes["api_budget_charge"] = budget_charge
     if scheduler is not None:
         changes["scheduler"] = scheduler.value
     if address is not None:

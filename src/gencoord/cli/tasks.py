@@ -15,6 +15,8 @@ from rich.text import Text
 from gencoord.cli.application import INTERRUPTED, ReadableGroup, Terminated, app, command, console, fail, stoppable
 from gencoord.cli.experiments import report_of
 from gencoord.cli.options import (
+    ApiBudgetChargeOption,
+    ApiBudgetTokensOption,
     HostOption,
     OriginOption,
     PortOption,
@@ -230,6 +232,8 @@ def run_tasks(
     scheduler: SchedulerOption = None,
     ray_address: RayAddressOption = None,
     retries: RetriesOption = None,
+    api_budget_tokens: ApiBudgetTokensOption = None,
+    api_budget_charge: ApiBudgetChargeOption = None,
 ) -> None:
     """Coordinate every task of the files, execute and verify it, and write records and a report.
 
@@ -249,7 +253,7 @@ def run_tasks(
     from gencoord.tasks.team_files import AUTO  # noqa: PLC0415
 
     choice = world_choice(world, host, port, mc_version, origin, view, view_port) or WorldChoice()
-    execution = execution_of(ExecutionSpec(), scheduler, ray_address, retries)
+    execution = execution_of(ExecutionSpec(), scheduler, ray_address, retries, api_budget_tokens, api_budget_charge)
     arguments = {
         "name": "tasks",
         "kind": "team",

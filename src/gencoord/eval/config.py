@@ -39,6 +39,9 @@ class ExecutionSpec(BaseModel):
     worker_memory_mib: Annotated[int, Field(ge=64)] = 1024
     # API-backed runs: at most this many workers, so at most this many requests in flight to the endpoint
     api_concurrency: Annotated[int, Field(ge=1)] = 4
+    # the run folder's model calls stop the run once their tokens (input + output) or charge reach these
+    api_budget_tokens: Annotated[int | None, Field(ge=1)] = None
+    api_budget_charge: Annotated[float | None, Field(gt=0)] = None
 
 
 class BootstrapSpec(BaseModel):

@@ -28,6 +28,7 @@ from typing import Any
 
 from gencoord import __version__
 from gencoord.errors import ConfigError
+from gencoord.eval.budget import Budget, spent_by, spent_in
 from gencoord.eval.config import ExecutionSpec, uses_api
 from gencoord.eval.dispatch import chunks_of, run_locally
 from gencoord.eval.experiment import Experiment, Job, RunPlan, as_plan, config_digest, experiment_from, experiment_kind
@@ -276,7 +277,11 @@ def _run_locked(
 ) -> RunSummary:
     started = time.perf_counter()
     config, jobs = plan.config, plan.jobs
-    latest = {str(record["job"]): record for record in read_records(run_dir, repair=True)}
+    recorded = read_records(run_dir, repair=True)
+    budget = Budget(config.execution.api_budget_tokens, config.execution.api_budget_charge)
+    spent = spent_by(recorded)
+    budget.check(spent, str(run_dir))  # spent already: refuse before any worker starts
+    latest = {str(record["job"]): record for record in recorded}
     reused = [
         latest[job.key]
         for job in jobs
@@ -298,13 +303,15 @@ def _run_locked(
     lost = 0
 
     def record(data: bytes, jobs: int, bad: int) -> None:
-        nonlocal written, failed
+        nonlocal written, failed, spent
         _append(fd, data)
         written, failed = written + jobs, failed + bad
         if sink:
             sink(data)
         if progress:
             progress(already + written, failed)
+        spent += spent_in(data)
+        budget.check(spent, str(run_dir))  # ends the workers as an interruption does; the records are on disk
 
     def give_up(lines: bytes) -> None:
         nonlocal lost
