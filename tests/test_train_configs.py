@@ -36,6 +36,7 @@ SAMPLE = {  # a valid value of every key some trainer reads
     "place_siblings": 0.5,
     "slot_names": True,
     "roles": "every",
+    "team_sizes": [2, 3, 5, 8],
     "minutes": 1.0,
     "model": "some/checkpoint",
     "epochs": 1,

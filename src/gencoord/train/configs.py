@@ -20,6 +20,7 @@ from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError, did_you_mean
 from gencoord.models.spec import Horizon, ModelSpec, Records, Target, TeamRoles, Templates
 from gencoord.prior.views import PriorView
+from gencoord.train.team_data import SMALL_TEAMS
 
 if TYPE_CHECKING:
     from gencoord.models.manifest import TrainReport
@@ -110,6 +111,8 @@ class TeamTraining(_Sized):
     trainer: Literal["team"] = "team"
     surface: SurfaceName = SurfaceName.DSL
     roles: TeamRoles = TeamRoles.EVERY
+    # team sizes of the generated tasks, drawn uniformly from this list (a size listed twice is drawn twice as often)
+    team_sizes: tuple[Annotated[int, Field(ge=2, le=8)], ...] = SMALL_TEAMS
     minutes: Annotated[float, Field(ge=0.1)] | None = None
     layers: Annotated[int, Field(ge=1, le=12)] = 3
     hidden: Annotated[int, Field(ge=16, le=1024)] = 128
@@ -131,7 +134,16 @@ class TeamTraining(_Sized):
             warmup=self.warmup,
         )
         return train_team(
-            str(self.out), self.steps, self.seed, self.minutes, self.evaluate, preset, log, self.surface, self.roles
+            str(self.out),
+            self.steps,
+            self.seed,
+            self.minutes,
+            self.evaluate,
+            preset,
+            log,
+            self.surface,
+            self.roles,
+            self.team_sizes,
         )
 
 

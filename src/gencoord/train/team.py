@@ -149,6 +149,7 @@ def train_team(
     log: Callable[[int, float], None] | None = None,
     surface: SurfaceName = SurfaceName.DSL,
     roles: TeamRoles = TeamRoles.EVERY,
+    sizes: tuple[int, ...] = SMALL_TEAMS,
 ) -> TrainReport:
     """Train the team model for ``steps`` (or until ``minutes`` pass), score it, save model + tokenizer + manifest.
 
@@ -164,14 +165,14 @@ def train_team(
     use_threads(preset.threads)
     prior = team_prior()
     rng = random.Random(seed)
-    vocabulary_rows = list(itertools.islice(team_rows(prior, seed + 1, TRAINING, surface), VOCABULARY_ROWS))
+    vocabulary_rows = list(itertools.islice(team_rows(prior, seed + 1, TRAINING, surface, sizes), VOCABULARY_ROWS))
     texts = [text for row in vocabulary_rows for text in (row.prompt, row.target)]
     codec = TextCodec(build_tokenizer(texts, item_names(), TEAM_PIECES, len(SLOT_TOKENS)))
     model = build_model(codec.tokenizer.get_vocab_size(), preset, seed)
     optimizer = torch.optim.AdamW(model.parameters(), lr=preset.lr, betas=(0.9, 0.95), weight_decay=0.01)
 
     scheduler = warmup_cosine(optimizer, preset.warmup, after_warmup(preset.warmup, steps), 0.1)
-    next_of = by_stage(team_rows(prior, seed, TRAINING, surface), roles)
+    next_of = by_stage(team_rows(prior, seed, TRAINING, surface, sizes), roles)
     started = time.perf_counter()
     deadline = None if minutes is None else started + 60 * minutes
     losses: list[float] = []
@@ -187,7 +188,7 @@ def train_team(
             break
     seconds = time.perf_counter() - started
     model.train(False)
-    report = scored(losses, seconds, model, codec, *team_evaluation_rows(evaluate, seed, surface, roles))
+    report = scored(losses, seconds, model, codec, *team_evaluation_rows(evaluate, seed, surface, roles, sizes))
     save(
         Path(out),
         model,
@@ -197,6 +198,7 @@ def train_team(
         seed,
         report,
         data="fresh rows each step from generated MINDcraft-format crafting tasks of training item families (seeded)"
+        + f", teams of {', '.join(str(size) for size in sorted(set(sizes)))} agents"
         + ("" if roles is TeamRoles.EVERY else f", the {roles.value} role's stages only"),
         vocabulary=f"the first {VOCABULARY_ROWS} training rows (seed + 1), item names withheld",
     )
