@@ -356,17 +356,22 @@ def test_a_regions_draft_gives_each_builder_its_own_columns_and_hands_over_what_
 def test_a_terrain_that_remembers_steps_answers_as_a_fresh_one_after_any_changes(
     changes: list[tuple[bool, int, int, int]],
 ) -> None:
-    """Steps and reverse walks are remembered between questions; every block placed or broken forgets what it
-    may change, so a long-lived terrain never walks where a fresh look at the same blocks would not."""
+    """Steps, their ends, ways out and reverse walks are remembered between questions; every block placed or
+    broken forgets what it may change, so a long-lived terrain never walks where a fresh look would not."""
     remembering = Terrain((6, 7, 6), {})
     probes = [(x, y, z) for x in range(-1, 7) for y in range(0, 8) for z in range(-1, 7)]
     for placing, x, y, z in changes:
         for feet in probes[:: 7 + y]:  # ask questions between changes, so that answers are remembered
             remembering.moves(feet)
+            remembering.move_ends(feet)
+            remembering.escapes(feet)
+        remembering.reaching((x, 0, z))
         if placing:
             remembering.place([(x, y, z)], "stone")
         else:
             remembering.remove((x, y, z))
     fresh = Terrain((6, 7, 6), dict(remembering.blocks))
     assert all(remembering.moves(feet) == fresh.moves(feet) for feet in probes)
+    assert all(remembering.move_ends(feet) == fresh.move_ends(feet) for feet in probes)
+    assert all(remembering.escapes(feet) == fresh.escapes(feet) for feet in probes)
     assert remembering.reaching((0, 0, 0)) == fresh.reaching((0, 0, 0))

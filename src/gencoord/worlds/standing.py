@@ -79,8 +79,10 @@ class Terrain:
         width, height, depth = size
         self._bounds = (-MARGIN, width + MARGIN, 0, height + 1, -MARGIN, depth + MARGIN)
         self._ways_out: dict[Cell, frozenset[Cell]] = {}  # feet → the cells its known way out relies on
+        self._relied_by: dict[Cell, set[Cell]] = {}  # cell → the feet whose known way out relies on it
         self._standable: dict[Cell, bool] = {}
         self._moves: dict[Cell, list[tuple[Cell, bool]]] = {}  # a stand's steps: every walk asks for them again
+        self._move_ends: dict[Cell, frozenset[Cell]] = {}  # where those steps lead: what a reverse walk asks
 
     def place(self, cells: Iterable[Cell], block: str) -> None:
         """``block`` now fills ``cells`` (forgetting what was known of the ways through them)."""
@@ -116,9 +118,15 @@ class Terrain:
             for cell, block in gone.items():
                 self.place([cell], block)
 
+    def _remember_way_out(self, feet: Cell, used: frozenset[Cell]) -> None:
+        self._ways_out[feet] = used
+        for cell in used:
+            self._relied_by.setdefault(cell, set()).add(feet)
+
     def _forget(self, changed: set[Cell]) -> None:
-        if self._ways_out:
-            self._ways_out = {feet: used for feet, used in self._ways_out.items() if not used & changed}
+        for cell in changed:  # a feet listed under a cell its current way no longer uses is forgotten too: harmless
+            for feet in self._relied_by.pop(cell, ()):
+                self._ways_out.pop(feet, None)
         for x, y, z in changed:
             for feet in ((x, y + 1, z), (x, y, z), (x, y - 1, z)):
                 self._standable.pop(feet, None)
@@ -129,10 +137,13 @@ class Terrain:
         """Forget the steps of every stand a change at ``x, y, z`` may open or close, as :meth:`moves` reads:
         the four columns beside it, from a climb's floor below to the foot of the deepest drop above, and the
         stand two below, whose climbs need head room there."""
-        self._moves.pop((x, y - 2, z), None)
+        moves, ends = self._moves, self._move_ends
+        moves.pop((x, y - 2, z), None)
+        ends.pop((x, y - 2, z), None)
         for nx, nz in ((x + 1, z), (x - 1, z), (x, z + 1), (x, z - 1)):
             for level in range(y - 2, y + MAX_DROP + 2):
-                self._moves.pop((nx, level, nz), None)
+                moves.pop((nx, level, nz), None)
+                ends.pop((nx, level, nz), None)
 
     def escapes_after(self, feet: Cell, filled: Iterable[Cell], block: str) -> bool:
         """Whether a builder at ``feet`` can still walk out of the box once ``block`` fills ``filled``."""
@@ -146,7 +157,7 @@ class Terrain:
             return False
         used = _relied_on(route)
         if not used & filled:  # a way out that does not use the new cells holds without them too
-            self._ways_out[feet] = used
+            self._remember_way_out(feet, used)
         return True
 
     def inside(self, cell: Cell) -> bool:
@@ -183,6 +194,13 @@ class Terrain:
             known = self._moves[feet] = self._steps_from(feet)
         return known
 
+    def move_ends(self, feet: Cell) -> frozenset[Cell]:
+        """Where one step from ``feet`` leads (:meth:`moves` without the climbs)."""
+        known = self._move_ends.get(feet)
+        if known is None:
+            known = self._move_ends[feet] = frozenset(near for near, _ in self.moves(feet))
+        return known
+
     def _steps_from(self, feet: Cell) -> list[tuple[Cell, bool]]:
         x, y, z = feet
         found: list[tuple[Cell, bool]] = []
@@ -217,7 +235,7 @@ class Terrain:
             return True
         route = self._route(start, self.outside, limit)
         if route is not None:
-            self._ways_out[start] = _relied_on(route)
+            self._remember_way_out(start, _relied_on(route))
         return route is not None
 
     def way_between(self, start: Cell, end: Cell, shaky: frozenset[Cell] = frozenset(), limit: int = 4000) -> Way:
@@ -267,6 +285,7 @@ class Terrain:
         found = {target}
         queue = deque([target])
         known, standable = self._standable, self.standable  # the hot loop of a roof's planning: no lookups
+        ends, move_ends = self._move_ends, self.move_ends
         while queue and len(found) < limit:
             x, y, z = here = queue.popleft()
             for dx, dz in ((1, 0), (-1, 0), (0, 1), (0, -1)):
@@ -274,7 +293,7 @@ class Terrain:
                     before = (x - dx, height, z - dz)
                     if before in found or not (known.get(before) or (before not in known and standable(before))):
                         continue
-                    if any(near == here for near, _ in self.moves(before)):
+                    if here in (ends.get(before) or move_ends(before)):
                         found.add(before)
                         queue.append(before)
         return found
