@@ -23,7 +23,6 @@ LONG_FUNCTIONS: dict[str, str] = {
     "eval/outcome_tables.py:outcome_table": SPLIT_PENDING,
     "gate/suite.py:_inject": SPLIT_PENDING,
     "planning/drafts.py:draft_paths": SPLIT_PENDING,
-    "run/team.py:run_team_task": SPLIT_PENDING,
 }
 
 

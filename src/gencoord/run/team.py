@@ -54,7 +54,15 @@ from gencoord.protocol.supply import parse_answer
 from gencoord.protocol.wire import Wire
 from gencoord.run.execution import run_checked
 from gencoord.run.team_choices import TeamMode
-from gencoord.run.team_exchange import MAX_ROUNDS, Peers, Speaker, corrected, projected, supply_question
+from gencoord.run.team_exchange import (
+    MAX_ROUNDS,
+    Agreement,
+    Peers,
+    Speaker,
+    corrected,
+    projected,
+    supply_question,
+)
 from gencoord.runtime.compile import compile_plan
 from gencoord.runtime.materialize import materialize
 from gencoord.runtime.thinking import Thinking, after_thinking
@@ -169,59 +177,28 @@ def run_team_task(
     def finish(**changes: object) -> TeamResult:
         seconds = {"protocol": time.perf_counter() - clock}
         said = tuple(generations) + tuple(peers.generations)
-        return replace(result, seconds=seconds, generations=said, **changes)  # type: ignore[arg-type]
+        rounds = len(generations)  # the lead's messages: one a round, a malformed last one included
+        return replace(result, seconds=seconds, generations=said, rounds=rounds, **changes)  # type: ignore[arg-type]
 
     holders = [a for a in task.agents if task.goal.holder in (ANY, a.name)]
     if any(agent.inventory.get(task.goal.item, 0) >= task.goal.count for agent in holders):
         return finish(message="the goal already holds: nothing to coordinate", success=True)
-    own = next(agent for agent in task.agents if agent.name == lead)
-    solo = task.model_copy(update={"agents": [own]})
     speaker = Speaker(surface, prior, wire, task)
     try:
-        if mode is TeamMode.CENTRALIZED:
-            view = task
-        elif task.goal.holder in (ANY, lead) and _quicker_alone(solo, lead, prior):
-            view = solo  # its own bag makes the goal before any hand-over could land: nobody to ask
-        else:
-            view = _gather_view(task, lead, prior, speaker, peers)
+        view = _lead_view(task, lead, mode, prior, speaker, peers)
         judged = diagnose(view, prior)
         if not judged.feasible:
             return finish(feasible=False, code=judged.code, message=judged.reason)
-        commitment = None
-        for round_index in range(1, MAX_ROUNDS + 1):
-            others = ",".join(a.name for a in view.agents if a.name != lead)
-            request = GenerationRequest(lead, Stage.TEAM_LEAD, others, round=round_index)
-            reply = backend.generate(_context(view, lead, episode, surface), request)
-            generations.append(Generation(lead, Stage.TEAM_LEAD.value, reply))
-            result = replace(result, rounds=round_index)
-            spoken = speaker.free and speaks(backend)  # a speaking lead's words are its message, read by the extractor
-            proposal = team_dialogue.hear_proposal(reply.text, prior.vocab) if spoken else prior.parse(reply.text)
-            check_proposal(proposal, lead, prior, episode)
-            responses = {}
-            for target in (request.target for request in proposal.peer_requests):
-                if spoken:
-                    heard, words = speaker.relay(reply.text, lead, target)
-                else:
-                    heard, words = speaker.propose(projected(proposal, target), lead, target)
-                said = peers.decide(target, lead, heard, prior, words)
-                responses[target] = speaker.respond(said, heard, target, lead, peers.spoken)
-            refused = {peer: response for peer, response in responses.items() if response.decision != "ACCEPT"}
-            if not refused:
-                holdings = {agent.name: dict(agent.inventory) for agent in view.agents}
-                commitment = resolve_team(proposal, lead, holdings, prior, episode)
-                break
-            for peer, response in refused.items():
-                view = corrected(view, peer, response)
-            judged = diagnose(view, prior)
-            if not judged.feasible:
-                return finish(feasible=False, code=judged.code, message=judged.reason)
-        if commitment is None:
-            return finish(code="NO_AGREEMENT", message=f"no proposal was accepted in {MAX_ROUNDS} rounds")
+        agreed = _negotiate(view, lead, backend, prior, episode, surface, speaker, peers, generations)
+        commitment, proposal = agreed.commitment, agreed.proposal
+        if commitment is None or proposal is None:
+            return finish(feasible=agreed.feasible, code=agreed.code, message=agreed.message)
         plan = materialize(commitment, prior, episode)
         program = compile_plan(plan, world, prior.game)
         result = replace(
             result,
             generations=tuple(generations) + tuple(peers.generations),
+            rounds=len(generations),
             planned_makespan_s=makespan(task, proposal, lead, prior),
             single_crafter_s=single_crafter_makespan(task, lead, prior),
         )
@@ -238,6 +215,68 @@ def run_team_task(
         return Verdict(False, "GOAL_UNMET", f"nobody holds {goal.count} {goal.item} at the end")
 
     return executed(result, commitment, plan, program, world, executor, clock, verdict, thinking)
+
+
+def _lead_view(task: TeamTask, lead: str, mode: TeamMode, prior: Prior, speaker: Speaker, peers: Peers) -> TeamTask:
+    """What the lead plans from: the whole task (centralized), its own bag alone where that makes the goal
+    before any hand-over could land (nobody to ask), or its bag and what the peers answered."""
+    if mode is TeamMode.CENTRALIZED:
+        return task
+    own = next(agent for agent in task.agents if agent.name == lead)
+    solo = task.model_copy(update={"agents": [own]})
+    if task.goal.holder in (ANY, lead) and _quicker_alone(solo, lead, prior):
+        return solo
+    return _gather_view(task, lead, prior, speaker, peers)
+
+
+def _negotiate(
+    view: TeamTask,
+    lead: str,
+    backend: Backend,
+    prior: Prior,
+    episode: PublicEpisode,
+    surface: SurfaceName,
+    speaker: Speaker,
+    peers: Peers,
+    generations: list[Generation],
+) -> Agreement:
+    """The lead's backend proposes and every peer named answers, at most ``MAX_ROUNDS`` times.
+
+    Each of the lead's messages is appended to ``generations`` as it is written, so that one a
+    later stage rejects (a malformed line, a broken contract) is in the record of the failure.
+
+    A refusal corrects the lead's view of that peer; a view that no longer reaches the goal
+    ends the exchange as infeasible. Under the free-form surface a speaking lead's words are
+    its message, read by the extractor. Raises the stage errors of parsing, the contract check
+    and resolution.
+    """
+    for round_index in range(1, MAX_ROUNDS + 1):
+        others = ",".join(a.name for a in view.agents if a.name != lead)
+        request = GenerationRequest(lead, Stage.TEAM_LEAD, others, round=round_index)
+        reply = backend.generate(_context(view, lead, episode, surface), request)
+        generations.append(Generation(lead, Stage.TEAM_LEAD.value, reply))
+        spoken = speaker.free and speaks(backend)
+        proposal = team_dialogue.hear_proposal(reply.text, prior.vocab) if spoken else prior.parse(reply.text)
+        check_proposal(proposal, lead, prior, episode)
+        responses = {}
+        for target in (request.target for request in proposal.peer_requests):
+            if spoken:
+                heard, words = speaker.relay(reply.text, lead, target)
+            else:
+                heard, words = speaker.propose(projected(proposal, target), lead, target)
+            said = peers.decide(target, lead, heard, prior, words)
+            responses[target] = speaker.respond(said, heard, target, lead, peers.spoken)
+        refused = {peer: response for peer, response in responses.items() if response.decision != "ACCEPT"}
+        if not refused:
+            holdings = {agent.name: dict(agent.inventory) for agent in view.agents}
+            commitment = resolve_team(proposal, lead, holdings, prior, episode)
+            return Agreement(commitment, proposal, tuple(generations))
+        for peer, response in refused.items():
+            view = corrected(view, peer, response)
+        judged = diagnose(view, prior)
+        if not judged.feasible:
+            return Agreement(None, None, tuple(generations), judged.code, judged.reason, feasible=False)
+    return Agreement(None, None, tuple(generations), "NO_AGREEMENT", f"no proposal was accepted in {MAX_ROUNDS} rounds")
 
 
 @dataclass(frozen=True, slots=True)
