@@ -22,7 +22,6 @@ LONG_MODULES: dict[str, str] = {
 LONG_FUNCTIONS: dict[str, str] = {
     "eval/outcome_tables.py:outcome_table": SPLIT_PENDING,
     "gate/suite.py:_inject": SPLIT_PENDING,
-    "planning/drafts.py:draft_paths": SPLIT_PENDING,
 }
 
 

@@ -125,69 +125,23 @@ def draft_paths(
     holdings = {agent.name: dict(agent.inventory) for agent in task.agents}
     game = planning_game(task, prior)
     draft = Draft()
-    made: dict[str, list[Task]] = defaultdict(list)
-    for index in (index for index in craft_runs_order(feasibility.runs) if index in splits):
-        maker = splits[index]
-        result, recipe, times = feasibility.runs[index]
-        for ingredient, amount in recipe.ingredients.items():
-            short = amount * times - holdings[maker].get(ingredient, 0)
-            if short > 0:
-                if ingredient not in task.world.resources or GATHER_SKILL in blocked[maker]:
-                    return f"{maker} lacks {short} {ingredient} for its {result}"
-                made[maker].append(_task(GATHER_SKILL, prior, q=short, item=ingredient, loc=source_ref(ingredient)))
-                holdings[maker][ingredient] = amount * times
-            holdings[maker][ingredient] -= amount * times
-        holdings[maker][result] = holdings[maker].get(result, 0) + recipe.count * times
-        made[maker].append(_craft(result, recipe, times, game, prior))
+    made = _sub_assemblies(task, feasibility, splits, holdings, blocked, game, prior)
+    if isinstance(made, str):
+        return made
     runs = tuple(run for index, run in enumerate(feasibility.runs) if index not in splits)
     needs = _net_needs(task, runs, feasibility.places_table)
-    table_from_bag = feasibility.places_table and any(holdings[a].get(TABLE, 0) for a in holdings)
     placer = None
-    if feasibility.places_table and table_from_bag:
+    if feasibility.places_table and any(holdings[a].get(TABLE, 0) for a in holdings):
         candidates = [crafter, *sorted(a for a in holdings if a != crafter)]
         placer = next((a for a in candidates if holdings[a].get(TABLE, 0) and PLACE_SKILL not in blocked[a]), None)
         if placer is None:
             return "no agent holding a crafting table may place it (station.place)"
         holdings[placer][TABLE] -= 1
         needs = {**needs, TABLE: needs[TABLE] - 1}
-    gatherers = [
-        agent
-        for agent in (crafter, *sorted(a for a in holdings if a != crafter))
-        if GATHER_SKILL not in blocked[agent] and (agent == crafter or DELIVER_SKILL not in blocked[agent])
-    ]
-    obtained: dict[str, list[Task]] = defaultdict(list)
-    deliveries: dict[str, list[Task]] = defaultdict(list)
-    load = {agent: len(made[agent]) for agent in gatherers}  # a sub-assembly maker is already busy
-    for item, amount in sorted(needs.items()):
-        if amount <= 0:
-            continue
-        own = min(holdings[crafter].get(item, 0), amount)
-        holdings[crafter][item] = holdings[crafter].get(item, 0) - own
-        left = amount - own
-        givers = sorted(
-            (a for a in holdings if a != crafter and DELIVER_SKILL not in blocked[a]),
-            key=lambda a: (-holdings[a].get(item, 0), a),
-        )
-        for giver in givers:
-            if left == 0:
-                break
-            share = min(holdings[giver].get(item, 0), left)
-            if share:
-                holdings[giver][item] -= share
-                deliveries[giver].append(_task(DELIVER_SKILL, prior, q=share, item=item, to=crafter))
-                draft.handoffs += 1
-                left -= share
-        if left and item in task.world.resources:
-            if not gatherers:
-                return f"nobody may gather {item} and hand it over"
-            for gatherer, share in _shares(left, gatherers if spread else gatherers[:1], load).items():
-                obtained[gatherer].append(_task(GATHER_SKILL, prior, q=share, item=item, loc=source_ref(item)))
-                if gatherer != crafter:
-                    deliveries[gatherer].append(_task(DELIVER_SKILL, prior, q=share, item=item, to=crafter))
-                    draft.handoffs += 1
-            left = 0
-        if left:
-            return f"{left} more {item} is held only by agents that may not hand it over (resource.deliver)"
+    supplied = _supply(task, crafter, needs, holdings, blocked, made, prior, spread)
+    if isinstance(supplied, str):
+        return supplied
+    obtained, deliveries, draft.handoffs = supplied
     place = _task(PLACE_SKILL, prior, q=1, item=TABLE, station=STATION)
     for agent in sorted(set(obtained) | set(deliveries) | set(made)):
         if agent != crafter:
@@ -208,6 +162,91 @@ def draft_paths(
     if barred is not None:
         return f"{barred[0]} would need {barred[1]}, which it may not use"
     return draft
+
+
+def _sub_assemblies(
+    task: TeamTask,
+    feasibility: Feasibility,
+    splits: dict[int, str],
+    holdings: dict[str, dict[str, int]],
+    blocked: dict[str, set[str]],
+    game: GameData,
+    prior: Prior,
+) -> dict[str, list[Task]] | str:
+    """Each peer's own making of the runs ``splits`` gives it, from its bag (gathering what it lacks and may
+    gather), taken out of ``holdings``; why not, when a maker lacks an ingredient it cannot gather."""
+    made: dict[str, list[Task]] = defaultdict(list)
+    for index in (index for index in craft_runs_order(feasibility.runs) if index in splits):
+        maker = splits[index]
+        result, recipe, times = feasibility.runs[index]
+        for ingredient, amount in recipe.ingredients.items():
+            short = amount * times - holdings[maker].get(ingredient, 0)
+            if short > 0:
+                if ingredient not in task.world.resources or GATHER_SKILL in blocked[maker]:
+                    return f"{maker} lacks {short} {ingredient} for its {result}"
+                made[maker].append(_task(GATHER_SKILL, prior, q=short, item=ingredient, loc=source_ref(ingredient)))
+                holdings[maker][ingredient] = amount * times
+            holdings[maker][ingredient] -= amount * times
+        holdings[maker][result] = holdings[maker].get(result, 0) + recipe.count * times
+        made[maker].append(_craft(result, recipe, times, game, prior))
+    return made
+
+
+Supply = tuple[dict[str, list[Task]], dict[str, list[Task]], int]
+"""What each agent gathers, what each hands the crafter, and how many hand-overs that makes."""
+
+
+def _supply(
+    task: TeamTask,
+    crafter: str,
+    needs: dict[str, int],
+    holdings: dict[str, dict[str, int]],
+    blocked: dict[str, set[str]],
+    made: dict[str, list[Task]],
+    prior: Prior,
+    spread: bool,
+) -> Supply | str:
+    """How the crafter comes to hold ``needs``: its own bag first, then teammates' gifts (the fullest bag
+    first), then gathering (by the least busy gatherer, or by every one with ``spread``); why not, when an
+    item is held only by agents that may not hand it over, or nobody may gather it."""
+    gatherers = [
+        agent
+        for agent in (crafter, *sorted(a for a in holdings if a != crafter))
+        if GATHER_SKILL not in blocked[agent] and (agent == crafter or DELIVER_SKILL not in blocked[agent])
+    ]
+    obtained: dict[str, list[Task]] = defaultdict(list)
+    deliveries: dict[str, list[Task]] = defaultdict(list)
+    handoffs = 0
+    load = {agent: len(made[agent]) for agent in gatherers}  # a sub-assembly maker is already busy
+    for item, amount in sorted(needs.items()):
+        if amount <= 0:
+            continue
+        own = min(holdings[crafter].get(item, 0), amount)
+        holdings[crafter][item] = holdings[crafter].get(item, 0) - own
+        left = amount - own
+        givers = sorted(
+            (a for a in holdings if a != crafter and DELIVER_SKILL not in blocked[a]),
+            key=lambda a: (-holdings[a].get(item, 0), a),
+        )
+        for giver in givers:
+            share = min(holdings[giver].get(item, 0), left)
+            if share:
+                holdings[giver][item] -= share
+                deliveries[giver].append(_task(DELIVER_SKILL, prior, q=share, item=item, to=crafter))
+                handoffs += 1
+                left -= share
+        if left and item in task.world.resources:
+            if not gatherers:
+                return f"nobody may gather {item} and hand it over"
+            for gatherer, share in _shares(left, gatherers if spread else gatherers[:1], load).items():
+                obtained[gatherer].append(_task(GATHER_SKILL, prior, q=share, item=item, loc=source_ref(item)))
+                if gatherer != crafter:
+                    deliveries[gatherer].append(_task(DELIVER_SKILL, prior, q=share, item=item, to=crafter))
+                    handoffs += 1
+            left = 0
+        if left:
+            return f"{left} more {item} is held only by agents that may not hand it over (resource.deliver)"
+    return obtained, deliveries, handoffs
 
 
 def _making(runs: Runs, game: GameData, prior: Prior, place: bool, table_made: bool) -> list[Task]:
