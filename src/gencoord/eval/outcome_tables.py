@@ -79,34 +79,39 @@ def headline_table(rows: Sequence[Row], config: ExperimentConfig) -> Table:
     return table
 
 
+OUTCOME_COLUMNS = [
+    "row",
+    "how",
+    "agents played by",
+    "episodes",
+    "clusters",
+    "success",
+    "95% CI",
+    "strict",
+    "strict 95% CI",
+    "model calls",
+    "generations",
+    "in tok",
+    "out tok",
+    "REQ B",
+    "response B",
+    "state B",
+    "TTC p50 ms",
+    "TTC p95 ms",
+    "episode p50 s",
+    "V(30)",
+    "V(60)",
+    "API cost",
+]
+"""The detailed outcome table's columns, one cell of :func:`_outcome_row` each."""
+
+
 def outcome_table(rows: Sequence[Row], config: ExperimentConfig) -> Table:
+    """Every row's outcomes in detail: success with its intervals, cost in calls, tokens and bytes, and time."""
     table = Table(
         "outcomes",
         "Outcomes by row in detail",
-        [
-            "row",
-            "how",
-            "agents played by",
-            "episodes",
-            "clusters",
-            "success",
-            "95% CI",
-            "strict",
-            "strict 95% CI",
-            "model calls",
-            "generations",
-            "in tok",
-            "out tok",
-            "REQ B",
-            "response B",
-            "state B",
-            "TTC p50 ms",
-            "TTC p95 ms",
-            "episode p50 s",
-            "V(30)",
-            "V(60)",
-            "API cost",
-        ],
+        list(OUTCOME_COLUMNS),
         caption=(
             "Success is original-task success G, averaged within cluster over roles and seeds; the 95% CI is a "
             f"{config.bootstrap.resamples:,}-resample percentile cluster bootstrap. Strict: clusters whose every "
@@ -126,38 +131,39 @@ def outcome_table(rows: Sequence[Row], config: ExperimentConfig) -> Table:
             "peer's local view uploaded for centralized planning (the paper's state aggregation, 956 B mean there; "
             "ours renders a different view)."
         )
-    for row in rows:
-        records = row.records
-        ttc = [1000 * r["seconds"]["protocol"] for r in records]
-        durations = [r["outcome"]["duration_s"] for r in records if r["outcome"]["duration_s"] is not None]
-        strict, clusters = strict_successes((r["cluster"], success(r)) for r in records)
-        table.rows.append(
-            [
-                row.label,
-                method(row),
-                ", ".join(sorted({str(name) for r in records for name in r["backends"].values()})),
-                str(len(records)),
-                str(len(row.per_cluster)),
-                percent_cell(row.success.value),
-                ci_cell(row.success),
-                f"{strict}/{clusters}",
-                ci_cell(clopper_pearson(strict, clusters)),
-                number_cell(mean_of(r["protocol"]["model_calls"] for r in records), 2),
-                number_cell(mean_of(len(r["protocol"]["generations"]) for r in records), 2),
-                number_cell(tokens_in(records, "input_tokens")),
-                number_cell(tokens_in(records, "output_tokens")),
-                number_cell(mean_of(_wire(r, "REQ") for r in records)),
-                number_cell(mean_of(_wire(r, "RESPONSE") for r in records)),
-                number_cell(mean_of(_wire(r, "STATE") for r in records)),
-                number_cell(percentile(ttc, 50), 3),
-                number_cell(percentile(ttc, 95), 3),
-                number_cell(percentile(durations, 50), 2),
-                percent_cell(mean_of(float(r["outcome"]["V30"]) for r in records)),
-                percent_cell(mean_of(float(r["outcome"]["V60"]) for r in records)),
-                _cost(records),
-            ]
-        )
+    table.rows += [_outcome_row(row) for row in rows]
     return table
+
+
+def _outcome_row(row: Row) -> list[str]:
+    records = row.records
+    ttc = [1000 * r["seconds"]["protocol"] for r in records]
+    durations = [r["outcome"]["duration_s"] for r in records if r["outcome"]["duration_s"] is not None]
+    strict, clusters = strict_successes((r["cluster"], success(r)) for r in records)
+    return [
+        row.label,
+        method(row),
+        ", ".join(sorted({str(name) for r in records for name in r["backends"].values()})),
+        str(len(records)),
+        str(len(row.per_cluster)),
+        percent_cell(row.success.value),
+        ci_cell(row.success),
+        f"{strict}/{clusters}",
+        ci_cell(clopper_pearson(strict, clusters)),
+        number_cell(mean_of(r["protocol"]["model_calls"] for r in records), 2),
+        number_cell(mean_of(len(r["protocol"]["generations"]) for r in records), 2),
+        number_cell(tokens_in(records, "input_tokens")),
+        number_cell(tokens_in(records, "output_tokens")),
+        number_cell(mean_of(_wire(r, "REQ") for r in records)),
+        number_cell(mean_of(_wire(r, "RESPONSE") for r in records)),
+        number_cell(mean_of(_wire(r, "STATE") for r in records)),
+        number_cell(percentile(ttc, 50), 3),
+        number_cell(percentile(ttc, 95), 3),
+        number_cell(percentile(durations, 50), 2),
+        percent_cell(mean_of(float(r["outcome"]["V30"]) for r in records)),
+        percent_cell(mean_of(float(r["outcome"]["V60"]) for r in records)),
+        _cost(records),
+    ]
 
 
 def _reference_for(row: Row, references: Sequence[Row]) -> Row:

@@ -10,7 +10,7 @@ oracle with the true world state, which is what unnecessary escalation is measur
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -155,82 +155,117 @@ def _other(draft: _Draft, agent: str, rng: random.Random) -> str:
     return rng.choice([a for a in draft.job.agents if a != agent])
 
 
+def _missing_material(kind: AnomalyKind, draft: _Draft, rng: random.Random, game: GameData) -> Anomaly | None:
+    options = _consumers(draft, game, ("oak_planks",))
+    if not options:
+        return None
+    agent, node_id, item, quantity = rng.choice(options)
+    short = min(quantity, rng.randint(1, 3))
+    draft.start[agent][item] -= short
+    return Anomaly(kind, agent, node_id, item, short)
+
+
+def _short_source(kind: AnomalyKind, draft: _Draft, rng: random.Random, game: GameData) -> Anomaly | None:
+    """The lumber yard holds half of what the miner needs; depleted, the forest none, and a peer holds the rest."""
+    miners = [n for n in draft.job.nodes if n.task.skill == "resource.obtain" and n.task.get("item") == "oak_planks"]
+    if not miners:
+        return None
+    miner = miners[0]
+    needed = int(miner.task.get("q") or 0)
+    draft.deposits["lumber_yard"] = needed // 2
+    if kind is AnomalyKind.RESOURCE_DEPLETED:
+        draft.deposits["forest"] = 0
+        helper = _other(draft, miner.agent, rng)
+        draft.start[helper]["oak_planks"] = draft.start[helper].get("oak_planks", 0) + needed
+        draft.board.setdefault(helper, {})["oak_planks"] = needed
+    return Anomaly(kind, miner.agent, miner.id, "oak_planks", needed - needed // 2)
+
+
+def _scarce_item(kind: AnomalyKind, draft: _Draft, rng: random.Random, game: GameData) -> Anomaly | None:
+    """A critical ingredient held only by one peer; a stale advert also names another that has none."""
+    job = draft.job
+    options = [o for o in _consumers(draft, game, SCARCE) if job.node(o[1]).critical]
+    if not options:
+        return None
+    agent, node_id, item, quantity = rng.choice(options)
+    draft.start[agent][item] -= quantity
+    peers = [a for a in job.agents if a != agent]
+    holder = rng.choice(peers)
+    draft.start[holder][item] = draft.start[holder].get(item, 0) + quantity
+    draft.board.setdefault(holder, {})[item] = quantity
+    if kind is AnomalyKind.STALE_ADVERT and len(peers) > 1:
+        stale = rng.choice([p for p in peers if p != holder])
+        draft.board.setdefault(stale, {})[item] = quantity + 2  # advertised, but long gone
+    return Anomaly(kind, agent, node_id, item, quantity)
+
+
+def _no_supplier(kind: AnomalyKind, draft: _Draft, rng: random.Random, game: GameData) -> Anomaly | None:
+    optional = [n for n in draft.job.nodes if not n.critical]
+    if not optional:
+        return None
+    spare_node = rng.choice(optional)
+    item, quantity = next(iter(node_needs(spare_node.task, game).items()))
+    draft.start[spare_node.agent].pop(item, None)
+    stale = _other(draft, spare_node.agent, rng)
+    draft.board.setdefault(stale, {})[item] = quantity  # advertised, but the peer has none to spare
+    return Anomaly(kind, spare_node.agent, spare_node.id, item, quantity)
+
+
+def _path_blocked(kind: AnomalyKind, draft: _Draft, rng: random.Random, game: GameData) -> Anomaly | None:
+    job = draft.job
+    places = sorted({str(v) for n in job.nodes for k, v in n.task.args if k in ("dst", "site", "loc", "station")})
+    places += ["lumber_yard"] if any(n.task.skill == "resource.obtain" for n in job.nodes) else []
+    draft.blocked.add(rng.choice(places))
+    return Anomaly(kind, None, None, None, 0)
+
+
+def _station_busy(kind: AnomalyKind, draft: _Draft, rng: random.Random, game: GameData) -> Anomaly | None:
+    if not any(n.task.skill == "craft.item" for n in draft.job.nodes):
+        return None
+    draft.busy_until["crafting_station"] = float(rng.choice((20, 40, 60)))
+    return Anomaly(kind, None, None, None, 0)
+
+
+def _container_full(kind: AnomalyKind, draft: _Draft, rng: random.Random, game: GameData) -> Anomaly | None:
+    chests = sorted({str(n.task.get("dst")) for n in draft.job.nodes if n.task.get("dst")})
+    if not chests:
+        return None
+    draft.contents[rng.choice(chests)] = {JUNK: 27 * 64}
+    return Anomaly(kind, None, None, JUNK, 64)
+
+
+def _late_delivery(kind: AnomalyKind, draft: _Draft, rng: random.Random, game: GameData) -> Anomaly | None:
+    suppliers = sorted({n.agent for n in draft.job.nodes if n.task.get("to")})
+    if not suppliers:
+        return None
+    agent = rng.choice(suppliers)
+    draft.delays[agent] = rng.randint(6, 14)
+    return Anomaly(kind, agent, None, None, 0)
+
+
+Injector = Callable[[AnomalyKind, _Draft, random.Random, GameData], Anomaly | None]
+
+_INJECTORS: dict[AnomalyKind, Injector] = {
+    AnomalyKind.MISSING_MATERIAL: _missing_material,
+    AnomalyKind.SOURCE_EXHAUSTED: _short_source,
+    AnomalyKind.RESOURCE_DEPLETED: _short_source,
+    AnomalyKind.SCARCE_ITEM: _scarce_item,
+    AnomalyKind.STALE_ADVERT: _scarce_item,
+    AnomalyKind.NO_SUPPLIER: _no_supplier,
+    AnomalyKind.PATH_BLOCKED: _path_blocked,
+    AnomalyKind.STATION_BUSY: _station_busy,
+    AnomalyKind.CONTAINER_FULL: _container_full,
+    AnomalyKind.LATE_DELIVERY: _late_delivery,
+}
+"""How each anomaly kind changes a draft world; the mid-run kinds are the team suite's (gate/teams.py)."""
+
+
 def _inject(kind: AnomalyKind, draft: _Draft, rng: random.Random, game: GameData) -> Anomaly | None:
     """Change the draft world for one anomaly; None when the job offers no place for it."""
-    job = draft.job
-    if kind is AnomalyKind.MISSING_MATERIAL:
-        options = _consumers(draft, game, ("oak_planks",))
-        if not options:
-            return None
-        agent, node_id, item, quantity = rng.choice(options)
-        short = min(quantity, rng.randint(1, 3))
-        draft.start[agent][item] -= short
-        return Anomaly(kind, agent, node_id, item, short)
-    if kind in (AnomalyKind.SOURCE_EXHAUSTED, AnomalyKind.RESOURCE_DEPLETED):
-        miners = [n for n in job.nodes if n.task.skill == "resource.obtain" and n.task.get("item") == "oak_planks"]
-        if not miners:
-            return None
-        miner = miners[0]
-        needed = int(miner.task.get("q") or 0)
-        draft.deposits["lumber_yard"] = needed // 2
-        if kind is AnomalyKind.RESOURCE_DEPLETED:
-            draft.deposits["forest"] = 0
-            helper = _other(draft, miner.agent, rng)
-            draft.start[helper]["oak_planks"] = draft.start[helper].get("oak_planks", 0) + needed
-            draft.board.setdefault(helper, {})["oak_planks"] = needed
-        return Anomaly(kind, miner.agent, miner.id, "oak_planks", needed - needed // 2)
-    if kind in (AnomalyKind.SCARCE_ITEM, AnomalyKind.STALE_ADVERT):
-        options = _consumers(draft, game, SCARCE)
-        options = [o for o in options if job.node(o[1]).critical]
-        if not options:
-            return None
-        agent, node_id, item, quantity = rng.choice(options)
-        draft.start[agent][item] -= quantity
-        peers = [a for a in job.agents if a != agent]
-        holder = rng.choice(peers)
-        draft.start[holder][item] = draft.start[holder].get(item, 0) + quantity
-        draft.board.setdefault(holder, {})[item] = quantity
-        if kind is AnomalyKind.STALE_ADVERT and len(peers) > 1:
-            stale = rng.choice([p for p in peers if p != holder])
-            draft.board.setdefault(stale, {})[item] = quantity + 2  # advertised, but long gone
-        return Anomaly(kind, agent, node_id, item, quantity)
-    if kind is AnomalyKind.NO_SUPPLIER:
-        optional = [n for n in job.nodes if not n.critical]
-        if not optional:
-            return None
-        spare_node = rng.choice(optional)
-        item, quantity = next(iter(node_needs(spare_node.task, game).items()))
-        draft.start[spare_node.agent].pop(item, None)
-        stale = _other(draft, spare_node.agent, rng)
-        draft.board.setdefault(stale, {})[item] = quantity  # advertised, but the peer has none to spare
-        return Anomaly(kind, spare_node.agent, spare_node.id, item, quantity)
-    if kind is AnomalyKind.PATH_BLOCKED:
-        places = sorted({str(v) for n in job.nodes for k, v in n.task.args if k in ("dst", "site", "loc", "station")})
-        places += ["lumber_yard"] if any(n.task.skill == "resource.obtain" for n in job.nodes) else []
-        target = rng.choice(places)
-        draft.blocked.add(target)
-        return Anomaly(kind, None, None, None, 0)
-    if kind is AnomalyKind.STATION_BUSY:
-        crafts = [n for n in job.nodes if n.task.skill == "craft.item"]
-        if not crafts:
-            return None
-        draft.busy_until["crafting_station"] = float(rng.choice((20, 40, 60)))
-        return Anomaly(kind, None, None, None, 0)
-    if kind is AnomalyKind.CONTAINER_FULL:
-        chests = sorted({str(n.task.get("dst")) for n in job.nodes if n.task.get("dst")})
-        if not chests:
-            return None
-        chest = rng.choice(chests)
-        draft.contents[chest] = {JUNK: 27 * 64}
-        return Anomaly(kind, None, None, JUNK, 64)
-    if kind is AnomalyKind.LATE_DELIVERY:
-        suppliers = sorted({n.agent for n in job.nodes if n.task.get("to")})
-        if not suppliers:
-            return None
-        agent = rng.choice(suppliers)
-        draft.delays[agent] = rng.randint(6, 14)
-        return Anomaly(kind, agent, None, None, 0)
-    raise ValueError(f"{kind} is a mid-run anomaly of the team suite (gate/teams.py)")
+    injector = _INJECTORS.get(kind)
+    if injector is None:
+        raise ValueError(f"{kind} is a mid-run anomaly of the team suite (gate/teams.py)")
+    return injector(kind, draft, rng, game)
 
 
 def make_instance(
