@@ -10,7 +10,7 @@ from importlib import resources
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
@@ -19,7 +19,7 @@ from gencoord.errors import ConfigError
 from gencoord.planning.feasibility import diagnose
 from gencoord.prior.load import team_prior
 from gencoord.run.team import HANDOVER_FLOOR_S, lead_of, run_team_task
-from gencoord.tasks.generate import random_mindcraft_task
+from gencoord.tasks.generate import mindcraft_entry, random_mindcraft_task, random_task
 from gencoord.tasks.mindcraft_data import mindcraft_world
 from gencoord.tasks.team import INVENTORY_SLOTS, MAX_AGENTS, TeamWorld
 from gencoord.tasks.team_files import load_team_tasks, read_task_file
@@ -235,6 +235,36 @@ def test_generated_mindcraft_tasks_load_and_succeed_on_the_simulator(seed: int, 
     if not result.wire.messages:  # nobody asked: the lead's own bag made the goal, nothing gathered
         records = result.execution.records if result.execution is not None else []  # none: the goal already held
         assert not [r for r in records if r.action.name == "give_item"]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@given(st.integers(0, 2**32), st.integers(2, 8), st.data())
+def test_a_generated_mindcraft_task_one_unit_short_is_refused_before_acting_naming_it(
+    seed: int, agents: int, data: st.DataObject
+) -> None:
+    """The infeasible half: one unit of a leaf nothing stands in for (every recipe on its way has one variant)
+    and the survival world does not grow, taken from the bag that holds it, makes the task unreachable; it
+    must be refused before any action, naming that leaf and the count the tree needs."""
+    rng = random.Random(seed)
+    generated = random_task(PRIOR, rng, agents, distractors=rng.randint(0, 2))
+    assume(generated is not None)
+    assert generated is not None
+    world = mindcraft_world()
+    entry = mindcraft_entry(generated, rng, world, gathered=0.5)
+    bags: dict[str, dict[str, int]] = entry["initial_inventory"]
+    scarce = sorted(leaf for leaf in generated.essential if leaf not in world and leaf != "crafting_table")
+    assume(scarce)
+    leaf = data.draw(st.sampled_from(scarce))
+    holder = next(name for name, bag in sorted(bags.items()) if bag.get(leaf))
+    bags[holder][leaf] -= 1
+    with tempfile.TemporaryDirectory() as folder:
+        (task,) = read_task_file(_file(Path(folder), {"starved": entry}), prior=PRIOR).tasks
+    result = run_team_task(task, PRIOR)
+    assert not result.success and not result.feasible and result.execution is None, (result.code, result.message)
+    assert result.code == "UNREACHABLE_GOAL" and result.message is not None
+    needed = generated.leaves[leaf]
+    has = f"team has {needed - 1}" if needed > 1 else "team has none"
+    assert f"needs {needed} {leaf}, {has}" in result.message, result.message
 
 
 @pytest.mark.skipif(not TRAIN.exists(), reason="MINDcraft's train split lies in ../shared/data (not in a wheel)")

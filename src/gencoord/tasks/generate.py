@@ -103,9 +103,15 @@ def random_mindcraft_task(
     them: ``!getCraftingPlan`` for none, agent 0, or every agent.
     """
     generated = random_task(prior, rng, agents, distractors=rng.randint(0, 2))
-    if generated is None:
-        return None
+    return None if generated is None else mindcraft_entry(generated, rng, world, gathered)
+
+
+def mindcraft_entry(
+    generated: GeneratedTask, rng: random.Random, world: frozenset[str], gathered: float = 0.3
+) -> dict[str, Any]:
+    """``generated`` as a MINDcraft crafting-file entry (see :func:`random_mindcraft_task`)."""
     task = generated.task
+    agents = len(task.agents)
     missing: list[str] = []
     if rng.random() < gathered:
         missing = sorted(item for item in generated.leaves if item in world)
