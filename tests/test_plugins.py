@@ -170,14 +170,20 @@ TOY_WORLD = dedent(
     '''
     """A world from outside gencoord: the simulator under another name, counting the executors it makes."""
 
-    from gencoord.worlds.registry import World
+    from gencoord.worlds.registry import NoSettings, World
     from gencoord.worlds.sim import SimExecutor
+
+
+    class TwinSettings(NoSettings):
+        mirrored: bool = False
 
 
     class Twin(World):
         name = "twin"
+        settings = TwinSettings
 
         def make(self, choice):
+            choice.settings_as(TwinSettings)  # read as the world's own model
             return SimExecutor()
 
 
@@ -336,6 +342,28 @@ def test_a_plugin_world_runs_episodes_and_team_tasks_and_refuses_minecraft_setti
     assert hosted.returncode == 2 and "the twin world takes no host" in hosted.stderr
     typo = _gencoord(site, "tasks", "run", str(tasks), "--world", "twn", cwd=tmp_path)
     assert typo.returncode == 2 and "did you mean 'twin'" in typo.stderr
+
+
+def test_a_plugin_world_owns_its_settings_and_refuses_another_worlds(tmp_path: Path) -> None:
+    site = _site(tmp_path)
+    records = _episodes(site, tmp_path, '[world]\nkind = "twin"\nmirrored = true\n')
+    assert records and all(record["outcome"]["G"] for record in records)
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["config"]["world"] == {"kind": "twin", "mirrored": True}
+    for world, why in (
+        ('kind = "twin"\nmirrored = "sideways"', "mirrored"),
+        ('kind = "sim"\nmirrored = true', "the sim world takes no mirrored"),
+        ('kind = "twin"\nport = 25570', "the twin world takes no port (its settings: mirrored)"),
+    ):
+        config = tmp_path / "bad.toml"
+        config.write_text(
+            f'name = "small"\npool = "request_intervention"\nconditions = ["request"]\n[world]\n{world}\n',
+            encoding="utf-8",
+        )
+        refused = _gencoord(site, "run", str(config), "--out", str(tmp_path / "refused"), cwd=tmp_path)
+        assert refused.returncode == 2 and why in refused.stderr, refused.stderr
+        assert "Traceback" not in refused.stderr
 
 
 def test_worlds_and_task_formats_register_in_process_too(tmp_path: Path) -> None:

@@ -51,7 +51,7 @@ def world_choice(
     view_port: int = DEFAULT_VIEW_PORT,
 ) -> WorldChoice | None:
     """The world the options ask for; None when they leave it to the config."""
-    if view and (world is None or "view_port" not in WORLDS.get(world).settings):
+    if view and (world is None or "view_port" not in WORLDS.get(world).settings.model_fields):
         raise ConfigError("VIEW_WITHOUT_MINECRAFT", "--view shows a Minecraft world: add --world minecraft")
     if world is None:
         if host is not None:
@@ -62,7 +62,7 @@ def world_choice(
     except ValueError:
         raise ConfigError("BAD_ORIGIN", f"--origin must be three integers x,y,z, not {origin!r}") from None
     settings = {"kind": world, "host": host, "port": port, "version": version, "origin": (x, y, z)}
-    chosen = {**settings, **({"view_port": view_port} if view else {})}
+    chosen = {**settings, **({"view_port": view_port} if view else {})}  # a world without them: at their defaults
     return validated(WorldChoice, chosen, f"--world {world}", ConfigError, "BAD_WORLD")
 
 

@@ -64,7 +64,7 @@ class Experiment(Protocol):
 
     # the pydantic methods the runner and the command line call
     def model_dump(self, *, mode: str = ...) -> dict[str, Any]: ...
-    def model_dump_json(self, *, exclude: Any = ...) -> str: ...
+    def model_dump_json(self, *, exclude: Any = ..., context: Any = ...) -> str: ...
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Any: ...
 
 
@@ -249,7 +249,8 @@ def config_digest(config: Experiment) -> str:
     for role in ("helpers", "delivery_receiver"):
         if str(getattr(config, role, "")) == "rule":
             exclude[role] = True  # a rule in that role: what every config meant before the role was a backend
-    return hashlib.sha256(config.model_dump_json(exclude=exclude).encode("utf-8")).hexdigest()
+    text = config.model_dump_json(exclude=exclude, context={"digest": True})  # worlds: as written before 0.2
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True)

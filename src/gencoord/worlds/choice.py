@@ -9,49 +9,107 @@ a Minecraft server and its bots stay warm from one episode to the next.
 from __future__ import annotations
 
 import atexit
-from typing import Annotated
+from typing import Any, TypeVar
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    model_serializer,
+    model_validator,
+)
 
-from gencoord.errors import ConfigError
+from gencoord._config import validation_message
+from gencoord.errors import ConfigError, did_you_mean
 from gencoord.worlds.executor import Executor, OrderEnforcing
-from gencoord.worlds.registry import WORLDS, World
+from gencoord.worlds.registry import WORLDS, NoSettings, World
+
+SettingsT = TypeVar("SettingsT", bound=NoSettings)
+
+LEGACY_DEFAULTS: dict[str, Any] = {"host": None, "port": 25565, "version": "1.21.4", "origin": [0, 0, 0]}
+"""Minecraft's settings at their defaults, as every ``[world]`` table and run manifest wrote them for every
+world before each world owned its settings: read still (and dropped) for a world that does not take them,
+and put back in a config's digest, so that a run folder made before keeps its identity."""
 
 
-def _registered(name: str) -> str:
+def _world(name: object) -> World:
     try:
-        WORLDS.get(name)
+        return WORLDS.get(str(name))
     except ConfigError as error:
         raise ValueError(error.message) from None
-    return name
+
+
+def _legacy_default(key: str, value: object) -> bool:
+    """Whether ``key: value`` is one of Minecraft's settings at its default (the view's port: unset)."""
+    if key == "view_port":
+        return value is None
+    if key == "origin":
+        return isinstance(value, list | tuple) and list(value) == LEGACY_DEFAULTS["origin"]
+    return key in LEGACY_DEFAULTS and value == LEGACY_DEFAULTS[key]
 
 
 class WorldChoice(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    """A world by name (``kind``: sim, minecraft, or an installed plugin's world) and the settings it reads.
 
-    kind: Annotated[str, AfterValidator(_registered)] = "sim"  # sim, minecraft, or an installed plugin's world
-    # Minecraft's settings (kept flat, as configs and run manifests have always written them):
-    host: str | None = None  # a server you run; None starts our embedded one
-    port: int = Field(default=25565, ge=1, le=65535)
-    version: str = "1.21.4"
-    origin: tuple[int, int, int] = (0, 0, 0)  # where the task data's (0, 0, 0) lies in that world
-    view_port: int | None = Field(default=None, ge=1, le=65535)  # a live browser view on this port
+    The settings sit beside ``kind``, flat, as configs have always written them; each world
+    validates its own (:attr:`World.settings`), so a plugin world can take settings of its
+    own and refuses another world's.
+    """
 
-    @model_validator(mode="after")
-    def _only_its_own_settings(self) -> WorldChoice:
-        foreign = [
-            name
-            for name, field in type(self).model_fields.items()
-            if name != "kind" and name not in self.world.settings and getattr(self, name) != field.default
-        ]
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    kind: str = "sim"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _its_own_settings(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        kind = str(data.get("kind", "sim"))
+        model = _world(kind).settings
+        given = {
+            key: value
+            for key, value in data.items()
+            if key != "kind" and (key in model.model_fields or not _legacy_default(key, value))
+        }
+        foreign = sorted(key for key in given if key not in model.model_fields)
         if foreign:
-            takes = ", ".join(sorted(self.world.settings)) or "none"
-            raise ValueError(f"the {self.kind} world takes no {', '.join(foreign)} (its settings: {takes})")
-        return self
+            takes = ", ".join(model.model_fields) or "none"
+            hint = did_you_mean(foreign[0], model.model_fields)
+            raise ValueError(f"the {kind} world takes no {', '.join(foreign)} (its settings: {takes}){hint}")
+        try:
+            settings = model.model_validate(given)
+        except ValidationError as error:
+            raise ValueError(f"the {kind} world's settings: {validation_message(error)}") from None
+        return {"kind": kind, **settings.model_dump()}
+
+    @model_serializer(mode="wrap")
+    def _flat(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> dict[str, Any]:
+        """Its ``kind`` and settings, flat; for a config's digest, Minecraft's defaults put back as before."""
+        data: dict[str, Any] = handler(self)
+        if info.context and info.context.get("digest"):
+            own = {key: value for key, value in data.items() if key not in ("kind", "view_port")}
+            legacy = {key: value for key, value in LEGACY_DEFAULTS.items() if key not in own}
+            data = {"kind": self.kind, **legacy, **own}
+        return data
 
     @property
     def world(self) -> World:
         return WORLDS.get(self.kind)
+
+    @property
+    def settings(self) -> NoSettings:
+        """The world's own settings, typed by its model."""
+        return self.world.settings.model_validate(self.model_extra or {})
+
+    def settings_as(self, model: type[SettingsT]) -> SettingsT:
+        """The settings as ``model`` (the world's own): what a world reads its choice with."""
+        settings = self.settings
+        if not isinstance(settings, model):
+            raise ConfigError("BAD_WORLD", f"the {self.kind} world's settings are not {model.__name__}")
+        return settings
 
     @property
     def one_worker(self) -> bool:

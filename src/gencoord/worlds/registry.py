@@ -3,15 +3,17 @@
 A world makes executors, and says how it may be run: in the worker's own process (the
 simulator: many episodes per chunk, no memory to reserve) or beside it (Minecraft: a server
 and bots, one episode per chunk, memory reserved on a Ray node); whether its episodes must
-not run in parallel (bots of one name on one shared server); which of a world choice's
-settings it reads (``host``, ``port``, ``version``, ``origin`` and ``view_port`` are
-Minecraft's: any other world refuses them). gencoord's two are built in; a package adds
-one through the ``gencoord.worlds`` entry-point group.
+not run in parallel (bots of one name on one shared server); and the settings it reads, a
+model of its own (Minecraft's ``host``, ``port``, ``version``, ``origin`` and ``view_port``;
+the simulator reads none). gencoord's two are built in; a package adds one through the
+``gencoord.worlds`` entry-point group.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from gencoord._registry import Registry
 
@@ -20,12 +22,28 @@ if TYPE_CHECKING:
     from gencoord.worlds.executor import Executor
 
 
+class NoSettings(BaseModel):
+    """A world that reads no settings: a config's ``[world]`` table holds its ``kind`` alone."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class MinecraftSettings(NoSettings):
+    """Where real Minecraft runs, as ``[world]`` or the command line's options say."""
+
+    host: str | None = None  # a server you run; None starts our embedded one
+    port: int = Field(default=25565, ge=1, le=65535)
+    version: str = "1.21.4"
+    origin: tuple[int, int, int] = (0, 0, 0)  # where the task data's (0, 0, 0) lies in that world
+    view_port: int | None = Field(default=None, ge=1, le=65535)  # a live browser view on this port
+
+
 class World:
     """A kind of world: its name, how a runner treats it, and the executors it makes."""
 
     name: ClassVar[str]
-    settings: ClassVar[frozenset[str]] = frozenset()
-    """Which of a world choice's settings it reads; the others must stay at their defaults."""
+    settings: ClassVar[type[NoSettings]] = NoSettings
+    """The settings it reads, a pydantic model beside ``kind`` in a config's ``[world]`` table."""
     in_process: ClassVar[bool] = True
     """Runs inside the worker's process: a chunk holds many episodes and a Ray worker reserves no memory."""
     compared_with_simulator: ClassVar[bool] = False
@@ -51,18 +69,20 @@ class SimWorld(World):
 
 class MinecraftWorld(World):
     name = "minecraft"
-    settings = frozenset({"host", "port", "version", "origin", "view_port"})
+    settings = MinecraftSettings
     in_process = False
     compared_with_simulator = True
 
     def one_worker(self, choice: WorldChoice) -> bool:
         """Bots of one name fit on a shared server once, and a view serves one world on its port."""
-        return choice.host is not None or choice.view_port is not None
+        settings = choice.settings_as(MinecraftSettings)
+        return settings.host is not None or settings.view_port is not None
 
     def make(self, choice: WorldChoice) -> Executor:
         from gencoord.worlds.mineflayer import MinecraftExecutor, ServerOptions  # noqa: PLC0415 - when asked for
 
-        options = ServerOptions(choice.host, choice.port, choice.version, choice.origin, choice.view_port)
+        settings = choice.settings_as(MinecraftSettings)
+        options = ServerOptions(settings.host, settings.port, settings.version, settings.origin, settings.view_port)
         return MinecraftExecutor(options)
 
 
