@@ -25,7 +25,7 @@ from gencoord.backends.context import model_input
 from gencoord.errors import GencoordError
 from gencoord.models.generate import generate
 from gencoord.models.load import load_model
-from gencoord.models.spec import ModelSpec, Target
+from gencoord.models.variant import ModelSpec, Target
 from gencoord.prior import check_proposal, default_prior
 from gencoord.protocol.generation import GenerationRequest, Stage
 from gencoord.tasks import Split, build_episode, default_suites, draw_pool

@@ -27,7 +27,7 @@ from gencoord import __version__
 from gencoord.prior import default_prior
 from gencoord.run.episode import run_episode
 from gencoord.tasks import Split, build_episode, default_suites, draw_pool, paper_pool
-from gencoord.tasks.episode import EpisodeSpec
+from gencoord.tasks.instances import EpisodeSpec
 
 OUT = Path(__file__).parent / "results" / "episodes.json"
 PASSES = 7

@@ -27,9 +27,9 @@ from gencoord.eval.config import find_experiment, load_experiment
 from gencoord.eval.kinds.gate import GateExperimentConfig
 from gencoord.eval.runner import create_run, read_records, run_experiment
 from gencoord.gate.config import default_gate_config
-from gencoord.gate.episode import GateEpisode
 from gencoord.gate.policy import GateCondition, LogisticAdjudicator
 from gencoord.gate.pool import gate_pool
+from gencoord.gate.rounds import GateEpisode
 from gencoord.prior.load import default_prior
 from gencoord.worlds.sim import SimExecutor
 

@@ -41,7 +41,7 @@ from rich.table import Table
 
 from gencoord import __version__
 from gencoord.models.load import load_model
-from gencoord.models.spec import ModelSpec, Target
+from gencoord.models.variant import ModelSpec, Target
 from gencoord.prior.views import PriorView
 from gencoord.train.common import exact_match
 from gencoord.train.data import evaluation_rows

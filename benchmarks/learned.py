@@ -27,7 +27,7 @@ from rich.table import Table
 from gencoord import __version__
 from gencoord.backends.local import LocalModelBackend
 from gencoord.dsl.surface import SurfaceName
-from gencoord.models.spec import ModelSpec, Target
+from gencoord.models.variant import ModelSpec, Target
 from gencoord.prior import default_prior
 from gencoord.run.episode import run_episode
 from gencoord.tasks import build_episode, default_suites, paper_pool

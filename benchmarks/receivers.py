@@ -39,7 +39,7 @@ from gencoord.prior import Prior, default_prior
 from gencoord.protocol.generation import GenerationRequest, Stage
 from gencoord.protocol.resolve import resolve_forward
 from gencoord.tasks import build_episode, default_suites, paper_pool
-from gencoord.tasks.episode import EpisodeSpec
+from gencoord.tasks.instances import EpisodeSpec
 
 ROOT = Path(__file__).parents[1]
 OUT = Path(__file__).parent / "results" / "receivers.json"

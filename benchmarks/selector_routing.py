@@ -26,7 +26,7 @@ from rich.table import Table
 
 from gencoord import __version__
 from gencoord.backends.selectors import EmbeddingRetrieval, TfidfNearest
-from gencoord.eval.routing import RoutedCase, RoutingControls, routing_controls
+from gencoord.eval.routing_tables import RoutedCase, RoutingControls, routing_controls
 from gencoord.tasks.descriptions import CONDITIONS, descriptions
 
 OUT = Path(__file__).parent / "results" / "selector_routing.json"

@@ -28,9 +28,9 @@ import numpy as np
 from scipy.optimize import minimize
 
 from gencoord.gate.config import FEATURES, default_gate_config
-from gencoord.gate.episode import run_gate_episode
 from gencoord.gate.policy import GateCondition
 from gencoord.gate.pool import gate_pool, team_pool
+from gencoord.gate.rounds import run_gate_episode
 from gencoord.prior.load import team_prior
 from gencoord.tasks.team_files import load_team_tasks
 

@@ -7,7 +7,7 @@ import pickle
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gencoord.backends.spec import FAMILIES, RECEIVERS, BackendSpec, parse_backend
+from gencoord.backends.families import FAMILIES, RECEIVERS, BackendSpec, parse_backend
 from gencoord.errors import ConfigError
 from gencoord.prior.views import PriorView
 

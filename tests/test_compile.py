@@ -13,7 +13,7 @@ from gencoord.protocol.result import Success
 from gencoord.run.episode import coordinate
 from gencoord.runtime.compile import compile_plan
 from gencoord.tasks import SuiteDocument, build_episode, make_cluster
-from gencoord.tasks.episode import EpisodeSpec
+from gencoord.tasks.instances import EpisodeSpec
 from gencoord.worlds.actions import FurnaceCollect, FurnaceLoad, GiveItem
 from gencoord.worlds.conformance_fixtures import conformance_world as world
 from gencoord.worlds.sim import SimExecutor

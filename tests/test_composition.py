@@ -19,7 +19,7 @@ from gencoord.eval.experiment import experiment_kind_of, plan_run
 from gencoord.eval.report import write_report
 from gencoord.eval.runner import RECORDS, create_run, run_experiment
 from gencoord.models.load import load_model
-from gencoord.models.spec import ModelSpec, Records, Target
+from gencoord.models.variant import ModelSpec, Records, Target
 from gencoord.planning.composition import CompositionMethod
 from gencoord.prior import Prior
 from gencoord.prior.load import default_prior
@@ -30,7 +30,7 @@ from gencoord.tasks import SuiteDocument
 from gencoord.tasks.cluster import Split
 from gencoord.tasks.context import LocalContext
 from gencoord.tasks.cross_products import composition_case, observed_cases, unseen_cross_products
-from gencoord.tasks.spec import default_suites
+from gencoord.tasks.suites import default_suites
 from gencoord.train.data import COMPOSITION_TRAINING_CASES, evaluation_rows, fixed_training_rows, observed_rows
 from gencoord.train.tiny import TinyPreset, train_tiny
 from gencoord.worlds.sim import SimExecutor

@@ -14,7 +14,7 @@ from gencoord.dsl.dialogue import Turn, extract, hear_task, scripted, sender_don
 from gencoord.dsl.surface import SurfaceName, surface
 from gencoord.errors import ConfigError, FailureCode, ParseError
 from gencoord.eval.config import parse_experiment
-from gencoord.models.spec import ModelSpec, Target
+from gencoord.models.variant import ModelSpec, Target
 from gencoord.prior import Prior
 from gencoord.protocol.generation import GenerationRequest, Reply, Stage
 from gencoord.protocol.result import Fail, Success

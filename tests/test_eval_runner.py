@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from gencoord.backends.spec import parse_backend
+from gencoord.backends.families import parse_backend
 from gencoord.errors import ConfigError
 from gencoord.eval.config import load_experiment, parse_experiment
 from gencoord.eval.experiment import experiment_kind_of, plan_run

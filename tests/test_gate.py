@@ -14,7 +14,6 @@ from gencoord.eval.config import load_experiment, parse_experiment
 from gencoord.eval.report import write_report
 from gencoord.eval.runner import create_run, run_experiment
 from gencoord.gate.config import GateConfig, default_gate_config, parse_gate_config
-from gencoord.gate.episode import GateEpisode, run_gate_episode
 from gencoord.gate.policy import (
     Decision,
     Features,
@@ -28,6 +27,7 @@ from gencoord.gate.policy import (
 )
 from gencoord.gate.pool import budget_for, clean_rounds, gate_instance, gate_pool
 from gencoord.gate.recovery import Belief, plan_recovery
+from gencoord.gate.rounds import GateEpisode, run_gate_episode
 from gencoord.gate.suite import AnomalyKind, make_instance
 from gencoord.gate.task_graphs import TaskGraphSpec, default_task_graphs, instantiate
 from gencoord.prior import Prior

@@ -9,10 +9,10 @@ from hypothesis import strategies as st
 
 from gencoord.backends.peer import helper_decision
 from gencoord.dsl.ast import Proposal
-from gencoord.gate.episode import run_gate_episode
 from gencoord.gate.exchange import Committed, allocate, delivery, spare_of
 from gencoord.gate.policy import GateCondition
 from gencoord.gate.pool import budget_for
+from gencoord.gate.rounds import run_gate_episode
 from gencoord.gate.state import IssueRecord
 from gencoord.gate.suite import AnomalyKind, make_instance
 from gencoord.gate.task_graphs import default_task_graphs

@@ -19,9 +19,9 @@ from gencoord.eval.config import load_experiment
 from gencoord.eval.report import write_report
 from gencoord.eval.runner import create_run, read_records, run_experiment
 from gencoord.gate.config import default_gate_config
-from gencoord.gate.episode import GateEpisode, run_gate_episode
 from gencoord.gate.policy import GateCondition, LogisticAdjudicator
 from gencoord.gate.pool import clean_team_run, team_pool
+from gencoord.gate.rounds import GateEpisode, run_gate_episode
 from gencoord.gate.suite import MID_RUN, AnomalyKind, BadDelivery
 from gencoord.gate.teams import team_graph, team_instance
 from gencoord.prior.load import team_prior

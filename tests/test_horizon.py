@@ -17,7 +17,7 @@ from gencoord.eval.experiment import plan_run
 from gencoord.eval.report import write_report
 from gencoord.eval.runner import create_run, read_records, run_experiment
 from gencoord.models.manifest import CheckpointManifest, TrainReport
-from gencoord.models.spec import Horizon, ModelSpec, Records, Target
+from gencoord.models.variant import Horizon, ModelSpec, Records, Target
 from gencoord.prior import Prior
 from gencoord.prior.load import default_prior
 from gencoord.protocol.generation import GenerationRequest, Reply, Stage

@@ -25,7 +25,7 @@ from gencoord.eval.report import write_report
 from gencoord.eval.runner import create_run, read_records, run_experiment
 from gencoord.models.generate import generate
 from gencoord.models.load import load_model
-from gencoord.models.spec import ModelSpec, Records, Target, Templates
+from gencoord.models.variant import ModelSpec, Records, Target, Templates
 from gencoord.prior import Prior, default_prior
 from gencoord.prior.views import PriorView
 from gencoord.protocol.generation import GenerationRequest, Stage

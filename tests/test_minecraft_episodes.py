@@ -15,7 +15,7 @@ from gencoord.prior import Prior
 from gencoord.run.episode import Condition, run_episode
 from gencoord.tasks import SuiteDocument
 from gencoord.tasks.cluster import make_cluster
-from gencoord.tasks.episode import build_episode
+from gencoord.tasks.instances import build_episode
 from gencoord.worlds.mineflayer import MinecraftExecutor
 from gencoord.worlds.sim import SimExecutor
 

@@ -12,9 +12,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from gencoord.gate.episode import run_gate_episode
 from gencoord.gate.policy import GateCondition
 from gencoord.gate.pool import gate_pool, team_pool
+from gencoord.gate.rounds import run_gate_episode
 from gencoord.prior import Prior
 from gencoord.prior.load import team_prior
 from gencoord.tasks.team import TeamAgent, TeamGoal, TeamTask

@@ -19,7 +19,7 @@ from gencoord.errors import WorldError
 from gencoord.prior import Prior
 from gencoord.tasks import SuiteDocument
 from gencoord.tasks.cluster import draw_pool
-from gencoord.tasks.episode import build_episode
+from gencoord.tasks.instances import build_episode
 from gencoord.worlds.actions import CraftItem, GiveItem, GoTo
 from gencoord.worlds.changes import BlockRoute, OccupyStation, RemoveItems
 from gencoord.worlds.conformance_fixtures import conformance_program as program

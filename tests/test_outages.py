@@ -17,8 +17,8 @@ from typer.testing import CliRunner
 
 import gencoord
 from gencoord.backends.base import Backend
+from gencoord.backends.families import BackendFamily
 from gencoord.backends.planner import PlannerBackend
-from gencoord.backends.spec import BackendFamily
 from gencoord.cli import app
 from gencoord.errors import OUTAGES, WORLD_OUTAGES, BackendError, WorldError
 from gencoord.eval.runner import RECORDS

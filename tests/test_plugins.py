@@ -97,7 +97,7 @@ TOY_BACKENDS = dedent(
     """A backend family from outside gencoord: the rule team in episodes, the planner as a team's lead."""
 
     from gencoord.backends.registry import rule_set
-    from gencoord.backends.spec import BackendFamily
+    from gencoord.backends.families import BackendFamily
 
 
     class Understudy(BackendFamily):

@@ -48,7 +48,7 @@ from gencoord.run.episode import Condition, run_episode
 from gencoord.tasks import SuiteDocument
 from gencoord.tasks.cluster import paper_pool
 from gencoord.tasks.context import LocalContext
-from gencoord.tasks.episode import EpisodeSpec, build_episode, privatize
+from gencoord.tasks.instances import EpisodeSpec, build_episode, privatize
 from tests.chat_stub import ComposerApi, serving
 
 SENDER, RECEIVER = "agent_a", "agent_b"

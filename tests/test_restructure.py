@@ -15,11 +15,11 @@ from typer.testing import CliRunner
 from gencoord.cli import app
 from gencoord.errors import ConfigError
 from gencoord.models.load import load_model
-from gencoord.models.spec import ModelSpec, Target
+from gencoord.models.variant import ModelSpec, Target
 from gencoord.prior.load import default_prior
 from gencoord.prior.views import STEP_SEPARATOR, PriorView
 from gencoord.tasks.cluster import Split, draw_pool, forward_space
-from gencoord.tasks.spec import default_suites
+from gencoord.tasks.suites import default_suites
 from gencoord.train.data import SupervisionRow, build_rows
 from gencoord.train.renaming import instance_names
 from gencoord.train.restructure import StepPool, restructured

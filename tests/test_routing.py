@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gencoord.errors import ConfigError
-from gencoord.eval.routing import RoutedCase, routing_controls
+from gencoord.eval.routing_tables import RoutedCase, routing_controls
 
 cases = st.lists(
     st.builds(

@@ -15,8 +15,8 @@ import pytest
 from gencoord.errors import ConfigError
 from gencoord.eval import records
 from gencoord.eval.config import parse_experiment
-from gencoord.eval.records import LOCK
 from gencoord.eval.report import write_report
+from gencoord.eval.run_files import LOCK
 from gencoord.eval.runner import MANIFEST, RECORDS, create_run, read_records, run_experiment, run_lock
 
 SMALL = 'name = "small"\npool = "request_intervention"\nclusters = 4\nconditions = ["request", "no_request"]\n'

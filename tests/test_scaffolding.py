@@ -32,8 +32,8 @@ from gencoord.planning.build import (
     plan_build,
     unbuildable,
 )
-from gencoord.prior.episode import Ref
 from gencoord.prior.load import team_prior
+from gencoord.prior.public import Ref
 from gencoord.run.build import run_build_task
 from gencoord.runtime.real_clock import footing, keep_ways_open
 from gencoord.tasks.blueprint import AIR, Blueprint

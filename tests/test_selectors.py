@@ -23,7 +23,7 @@ from gencoord.prior import Prior
 from gencoord.run.episode import run_episode
 from gencoord.tasks import SuiteDocument, build_episode, paper_pool
 from gencoord.tasks.descriptions import descriptions
-from gencoord.tasks.spec import default_suites
+from gencoord.tasks.suites import default_suites
 from tests.chat_stub import ChatHandler, completion, serving
 
 

@@ -24,7 +24,7 @@ from gencoord.backends.team_input import ledger_lines
 from gencoord.dsl.serialize import format_task
 from gencoord.dsl.surface import SurfaceName
 from gencoord.models.manifest import CheckpointManifest
-from gencoord.models.spec import ModelSpec, Records, TeamRoles
+from gencoord.models.variant import ModelSpec, Records, TeamRoles
 from gencoord.planning.drafts import making
 from gencoord.planning.planner import makespan
 from gencoord.prior.load import team_prior

@@ -9,7 +9,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from gencoord.cli import app
-from gencoord.eval.records import run_lock
+from gencoord.eval.run_files import run_lock
 from gencoord.eval.runner import RECORDS
 
 FIXTURES = Path(__file__).parent / "fixtures" / "team"

@@ -10,9 +10,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from gencoord.backends.families import parse_team_roles, recorded_label
 from gencoord.backends.peer import RulePeer
 from gencoord.backends.registry import team_players
-from gencoord.backends.spec import parse_team_roles, recorded_label
 from gencoord.cli import app
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError

@@ -10,9 +10,9 @@ from gencoord.errors import ConfigError
 from gencoord.eval.config import find_experiment, load_experiment
 from gencoord.eval.experiment import config_digest
 from gencoord.gate.config import default_gate_config
-from gencoord.gate.episode import run_gate_episode
 from gencoord.gate.policy import GateCondition
 from gencoord.gate.pool import gate_pool
+from gencoord.gate.rounds import run_gate_episode
 from gencoord.prior.load import team_prior
 from gencoord.protocol.generation import Generation, Reply
 from gencoord.run.team import run_team_task

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from gencoord.cli import app
 from gencoord.errors import ConfigError
-from gencoord.models.spec import Records, TeamRoles
+from gencoord.models.variant import Records, TeamRoles
 from gencoord.train.configs import TRAINERS, LoraTraining, TeamTraining, load_training, training_config
 
 SAMPLE = {  # a valid value of every key some trainer reads

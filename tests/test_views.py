@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gencoord.backends.families import parse_backend
 from gencoord.backends.registry import backend_fits, backend_set
-from gencoord.backends.spec import parse_backend
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
 from gencoord.eval.config import find_experiment, load_experiment, parse_experiment
@@ -27,8 +27,8 @@ from gencoord.prior.views import STEP_SEPARATOR, PriorView, projected_paths, sta
 from gencoord.protocol.generation import GenerationRequest, Stage
 from gencoord.tasks import SuiteDocument
 from gencoord.tasks.cluster import Split, draw_pool, paper_pool
-from gencoord.tasks.episode import build_episode
-from gencoord.tasks.spec import default_suites, load_suites
+from gencoord.tasks.instances import build_episode
+from gencoord.tasks.suites import default_suites, load_suites
 
 SHOWN = (PriorView.FULL, PriorView.SKELETON, PriorView.NODE)
 

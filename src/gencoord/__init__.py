@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from gencoord.backends.base import Backend
     from gencoord.backends.conformance import check_backend
-    from gencoord.backends.spec import BackendFamily, BackendSpec, parse_backend, register_backend
+    from gencoord.backends.families import BackendFamily, BackendSpec, parse_backend, register_backend
     from gencoord.dsl.ast import Proposal
     from gencoord.dsl.parse import parse
     from gencoord.dsl.serialize import serialize
@@ -55,8 +55,8 @@ if TYPE_CHECKING:
     from gencoord.run.team import TeamResult, run_team_task
     from gencoord.tasks.cluster import make_cluster
     from gencoord.tasks.context import LocalContext
-    from gencoord.tasks.episode import EpisodeSpec, build_episode
-    from gencoord.tasks.spec import default_suites
+    from gencoord.tasks.instances import EpisodeSpec, build_episode
+    from gencoord.tasks.suites import default_suites
     from gencoord.tasks.task_format import TaskFileFormat
     from gencoord.tasks.team import TaskBase, TeamTask
     from gencoord.tasks.team_files import load_team_tasks, read_task_file, register_task_format
@@ -74,12 +74,12 @@ _HOMES = {
     "ActionFailure": "gencoord.worlds.executor",
     "ActionRecord": "gencoord.worlds.executor",
     "Backend": "gencoord.backends.base",
-    "BackendFamily": "gencoord.backends.spec",
-    "BackendSpec": "gencoord.backends.spec",
+    "BackendFamily": "gencoord.backends.families",
+    "BackendSpec": "gencoord.backends.families",
     "Condition": "gencoord.run.episode",
     "ConformanceError": "gencoord.errors",
     "EpisodeResult": "gencoord.run.episode",
-    "EpisodeSpec": "gencoord.tasks.episode",
+    "EpisodeSpec": "gencoord.tasks.instances",
     "Executor": "gencoord.worlds.executor",
     "ExperimentKind": "gencoord.eval.experiment",
     "Fail": "gencoord.protocol.result",
@@ -109,21 +109,21 @@ _HOMES = {
     "World": "gencoord.worlds.registry",
     "WorldSnapshot": "gencoord.worlds.executor",
     "WorldSpec": "gencoord.worlds.spec",
-    "build_episode": "gencoord.tasks.episode",
+    "build_episode": "gencoord.tasks.instances",
     "check_backend": "gencoord.backends.conformance",
     "check_executor": "gencoord.worlds.conformance",
     "create_run": "gencoord.eval.runner",
     "default_prior": "gencoord.prior.load",
-    "default_suites": "gencoord.tasks.spec",
+    "default_suites": "gencoord.tasks.suites",
     "load_experiment": "gencoord.eval.config",
     "load_prior": "gencoord.prior.load",
     "load_team_tasks": "gencoord.tasks.team_files",
     "make_cluster": "gencoord.tasks.cluster",
     "parse": "gencoord.dsl.parse",
-    "parse_backend": "gencoord.backends.spec",
+    "parse_backend": "gencoord.backends.families",
     "plan_run": "gencoord.eval.experiment",
     "read_task_file": "gencoord.tasks.team_files",
-    "register_backend": "gencoord.backends.spec",
+    "register_backend": "gencoord.backends.families",
     "register_experiment_kind": "gencoord.eval.experiment",
     "register_task_format": "gencoord.tasks.team_files",
     "register_task_kind": "gencoord.run.kinds",

@@ -31,8 +31,8 @@ from gencoord.protocol.generation import GenerationRequest, Reply, Stage
 from gencoord.protocol.response import respond
 from gencoord.tasks.cluster import paper_pool
 from gencoord.tasks.context import LocalContext
-from gencoord.tasks.episode import EpisodeSpec, build_episode
-from gencoord.tasks.spec import SuiteDocument, default_suites
+from gencoord.tasks.instances import EpisodeSpec, build_episode
+from gencoord.tasks.suites import SuiteDocument, default_suites
 
 RECORD_STAGES = (
     Stage.SENDER_INITIAL,

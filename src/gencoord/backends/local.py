@@ -37,7 +37,7 @@ from gencoord.dsl.surface import SurfaceName, surface
 from gencoord.errors import BackendError, GencoordError
 from gencoord.models.generate import MAX_NEW_TOKENS, generate
 from gencoord.models.load import LoadedModel, load_model
-from gencoord.models.spec import Records, Target
+from gencoord.models.variant import Records, Target
 from gencoord.planning.planner import makespan
 from gencoord.prior.prior import Prior
 from gencoord.protocol.generation import GenerationRequest, Reply, Stage

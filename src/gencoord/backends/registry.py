@@ -4,7 +4,7 @@
 structure-visibility reference; ``planner`` the team planner's lead; ``model:`` and
 ``constrained:`` a trained checkpoint (grammar-constrained or not); ``api:`` any
 OpenAI-compatible endpoint; ``selector:`` a description selector. A name's receiver and
-view suffixes apply to every family (``backends/spec.py`` says how names are written).
+view suffixes apply to every family (``backends/families.py`` says how names are written).
 """
 
 from __future__ import annotations
@@ -15,6 +15,14 @@ from functools import cache
 from pathlib import Path
 
 from gencoord.backends.base import Backend
+from gencoord.backends.families import (
+    BackendFamily,
+    BackendSet,
+    BackendSpec,
+    TeamRoles,
+    parse_backend,
+    parse_team_roles,
+)
 from gencoord.backends.peer import RulePeer
 from gencoord.backends.rule import (
     BranchGuesser,
@@ -24,19 +32,18 @@ from gencoord.backends.rule import (
     RuleRequester,
     RuleSender,
 )
-from gencoord.backends.spec import BackendFamily, BackendSet, BackendSpec, TeamRoles, parse_backend, parse_team_roles
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
 from gencoord.extras import API_MODULES, SELECTOR_MODULES, require_learn
 from gencoord.models.manifest import MANIFEST, CheckpointManifest
-from gencoord.models.spec import Horizon, Records, Target
+from gencoord.models.variant import Horizon, Records, Target
 from gencoord.prior.prior import Prior
 from gencoord.prior.views import PriorView
 from gencoord.protocol.generation import GenerationRequest, Reply
 from gencoord.runtime.thinking import Thinking
 from gencoord.tasks.context import LocalContext
-from gencoord.tasks.episode import EpisodeSpec
-from gencoord.tasks.spec import SuiteDocument
+from gencoord.tasks.instances import EpisodeSpec
+from gencoord.tasks.suites import SuiteDocument
 
 
 def rule_set(spec: EpisodeSpec, withheld: bool, prior: Prior, suites: SuiteDocument) -> dict[str, Backend]:

@@ -38,7 +38,7 @@ from gencoord.protocol.delivery import Delivery, parse_delivery
 from gencoord.protocol.generation import GenerationRequest, Reply, Stage
 from gencoord.protocol.response import parse_response, respond
 from gencoord.tasks.context import LocalContext
-from gencoord.tasks.spec import SuiteDocument, default_suites
+from gencoord.tasks.suites import SuiteDocument, default_suites
 
 
 @lru_cache(maxsize=4096)

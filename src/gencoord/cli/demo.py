@@ -26,8 +26,8 @@ from gencoord.run.lifecycle import policy_responder, run_feedback, run_forward
 from gencoord.run.record import episode_record
 from gencoord.tasks.cluster import make_cluster
 from gencoord.tasks.context import LocalContext
-from gencoord.tasks.episode import build_episode
-from gencoord.tasks.spec import default_suites
+from gencoord.tasks.instances import build_episode
+from gencoord.tasks.suites import default_suites
 
 FORWARD = {
     Stage.SENDER_INITIAL: "SELF resource.obtain(q=8,item=oak_planks) > "

@@ -23,7 +23,7 @@ from gencoord.errors import ConfigError, did_you_mean
 from gencoord.protocol.delivery import CacheSetting
 from gencoord.run.episode import Condition
 from gencoord.run.faults import Fault
-from gencoord.tasks.spec import SuiteDocument, default_suites
+from gencoord.tasks.suites import SuiteDocument, default_suites
 
 # What runs an episode is imported when one runs: --help and the other commands start without it.
 from gencoord.worlds.choice import DEFAULT_VIEW_PORT, WorldChoice, executor_for
@@ -126,7 +126,7 @@ def episode(
     from gencoord.run.episode import run_episode  # noqa: PLC0415
     from gencoord.run.record import episode_record  # noqa: PLC0415
     from gencoord.tasks.cluster import make_cluster  # noqa: PLC0415
-    from gencoord.tasks.episode import build_episode  # noqa: PLC0415
+    from gencoord.tasks.instances import build_episode  # noqa: PLC0415
 
     prior = default_prior()
     suites = default_suites()

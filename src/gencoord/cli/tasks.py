@@ -244,7 +244,7 @@ def run_tasks(
     With several workers (or Ray) records arrive in the order tasks finish.
     Exit 0 when every task ran, whatever its outcome; 2 on usage errors or a file that cannot be read at all.
     """
-    from gencoord.backends.spec import parse_team_roles  # noqa: PLC0415
+    from gencoord.backends.families import parse_team_roles  # noqa: PLC0415
     from gencoord.eval.config import ExecutionSpec, checked_experiment  # noqa: PLC0415 - see the note above
     from gencoord.eval.experiment import plan_run  # noqa: PLC0415
     from gencoord.eval.kinds.team import players_of  # noqa: PLC0415

@@ -13,7 +13,7 @@ from gencoord.cli.application import command, console
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
 from gencoord.extras import require_learn
-from gencoord.models.spec import Horizon, Records, Target, TeamRoles, Templates
+from gencoord.models.variant import Horizon, Records, Target, TeamRoles, Templates
 from gencoord.prior.views import PriorView
 from gencoord.train.configs import AnyTraining, CheckpointTraining, TeamTraining, load_training, training_config
 

@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from gencoord._config import parse_toml, read_text
-from gencoord.backends.spec import FAMILIES, ROLE_SEPARATOR, parse_backend, role_parts
+from gencoord.backends.families import FAMILIES, ROLE_SEPARATOR, parse_backend, role_parts
 from gencoord.errors import ConfigError, did_you_mean
 from gencoord.eval.experiment import DEFAULT_KIND, Experiment, experiment_from, experiment_kind, experiment_kind_of
 

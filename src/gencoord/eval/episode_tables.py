@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from gencoord.backends.families import parse_backend
 from gencoord.backends.registry import FACTORIZED_RULE
-from gencoord.backends.spec import parse_backend
 from gencoord.dsl.ast import Path, Proposal
 from gencoord.eval.stats import (
     cluster_means,
@@ -37,7 +37,7 @@ from gencoord.eval.tables import (
 )
 from gencoord.prior.compose import compose
 from gencoord.prior.load import default_prior
-from gencoord.tasks.spec import default_suites
+from gencoord.tasks.suites import default_suites
 
 if TYPE_CHECKING:
     from gencoord.eval.kinds.episodes import EpisodeExperimentConfig as ExperimentConfig

@@ -17,7 +17,7 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
-from gencoord.backends.spec import recorded_label
+from gencoord.backends.families import recorded_label
 from gencoord.errors import ConfigError
 from gencoord.eval.experiment import Experiment, config_digest, experiment_kind_of
 from gencoord.eval.glossary import used_terms

@@ -33,7 +33,7 @@ from gencoord.eval.config import ExecutionSpec, uses_api
 from gencoord.eval.dispatch import chunks_of, run_locally
 from gencoord.eval.experiment import Experiment, Job, RunPlan, as_plan, config_digest, experiment_from, experiment_kind
 from gencoord.eval.ray_runner import FAILED, RayReport, WorkerNeeds, run_on_ray
-from gencoord.eval.records import LOCK, read_jsonl, run_lock
+from gencoord.eval.run_files import LOCK, read_jsonl, run_lock
 from gencoord.worlds.choice import WorldChoice
 
 MANIFEST = "manifest.json"

@@ -14,7 +14,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from gencoord._config import package_text, parse_toml
-from gencoord.backends.spec import recorded_label
+from gencoord.backends.families import recorded_label
 from gencoord.errors import ConfigError
 from gencoord.eval.stats import (
     Estimate,

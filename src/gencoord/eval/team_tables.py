@@ -14,7 +14,7 @@ from pathlib import Path
 from statistics import median
 from typing import Any
 
-from gencoord.backends.spec import recorded_label
+from gencoord.backends.families import recorded_label
 from gencoord.eval.stats import clopper_pearson
 from gencoord.eval.tables import Table, counted
 from gencoord.run.team_record import REFUSED, task_verdict

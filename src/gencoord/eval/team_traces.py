@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from gencoord.backends.spec import recorded_label
+from gencoord.backends.families import recorded_label
 from gencoord.eval.build_figures import build_figure
 from gencoord.eval.tables import counted
 

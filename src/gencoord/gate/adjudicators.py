@@ -12,8 +12,8 @@ from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 
+from gencoord.backends.families import parse_backend
 from gencoord.backends.registry import api_target
-from gencoord.backends.spec import parse_backend
 from gencoord.errors import ConfigError
 from gencoord.gate.config import gate_config_at
 from gencoord.gate.policy import Adjudicator, LogisticAdjudicator, ModelAdjudicator

@@ -13,8 +13,8 @@ from functools import cache
 
 from gencoord.errors import ConfigError
 from gencoord.gate.config import default_gate_config
-from gencoord.gate.episode import GateEpisode, run_gate_episode
 from gencoord.gate.policy import GateCondition, LogisticAdjudicator
+from gencoord.gate.rounds import GateEpisode, run_gate_episode
 from gencoord.gate.suite import GateInstance, make_instance
 from gencoord.gate.task_graphs import default_task_graphs
 from gencoord.gate.teams import TeamGraph, team_graphs, team_instance

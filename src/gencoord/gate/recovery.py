@@ -12,8 +12,8 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from gencoord.prior.episode import Ref
 from gencoord.prior.gamedata import GameData
+from gencoord.prior.public import Ref
 from gencoord.protocol.plan import Place, PlannedTask
 from gencoord.runtime.compile import compile_task
 from gencoord.worlds.sim.physics import Physics

@@ -16,9 +16,9 @@ from enum import StrEnum
 
 from gencoord.gate.needs import node_needs
 from gencoord.gate.task_graphs import TaskGraph
-from gencoord.prior.episode import PublicEpisode
 from gencoord.prior.gamedata import GameData
 from gencoord.prior.prior import Prior
+from gencoord.prior.public import PublicEpisode
 from gencoord.worlds.changes import WorldChange
 from gencoord.worlds.spec import AgentSpec, WorldSpec
 

@@ -18,10 +18,10 @@ from gencoord._config import load_model, package_text
 from gencoord.dsl.ast import Task
 from gencoord.errors import ConfigError, GencoordError
 from gencoord.prior.contract import check_proposal
-from gencoord.prior.episode import PublicEpisode
 from gencoord.prior.prior import Prior
+from gencoord.prior.public import PublicEpisode
 from gencoord.runtime.verify import Requirement
-from gencoord.tasks.spec import GoalSpec
+from gencoord.tasks.suites import GoalSpec
 
 AGENT_IDS = ("agent_a", "agent_b", "agent_c", "agent_d")
 

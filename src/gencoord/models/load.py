@@ -15,7 +15,7 @@ from gencoord.errors import ConfigError
 from gencoord.models.codec import Codec, HfCodec, TextCodec
 from gencoord.models.manifest import CheckpointManifest
 from gencoord.models.pretrained import ChatCodec, load_base, load_folder, provenance
-from gencoord.models.spec import ModelSpec
+from gencoord.models.variant import ModelSpec
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from gencoord._config import validation_message
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
-from gencoord.models.spec import Horizon, ModelSpec, Records, Target, Templates
+from gencoord.models.variant import Horizon, ModelSpec, Records, Target, Templates
 from gencoord.prior.views import PriorView
 
 MANIFEST = "gencoord-model.json"

@@ -18,7 +18,7 @@ from gencoord.errors import ResolutionError
 from gencoord.prior.compose import compose
 from gencoord.prior.prior import Prior
 from gencoord.tasks.cross_products import HOLD, CompositionCase, observed_cases
-from gencoord.tasks.spec import SuiteDocument
+from gencoord.tasks.suites import SuiteDocument
 
 
 class CompositionMethod(StrEnum):

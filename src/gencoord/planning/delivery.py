@@ -20,9 +20,9 @@ from gencoord.dsl.ast import Path, Proposal, Task
 from gencoord.dsl.serialize import format_path, format_task
 from gencoord.errors import ParseError, ResolutionError
 from gencoord.prior.contract import check_path
-from gencoord.prior.episode import PublicEpisode
 from gencoord.prior.ledger import consumption, inventory_after
 from gencoord.prior.prior import Prior
+from gencoord.prior.public import PublicEpisode
 from gencoord.protocol.delivery import Delivery, DeliveryKind, malformed
 from gencoord.protocol.plan import Conjunct
 from gencoord.protocol.resolve import stable_order

@@ -39,9 +39,9 @@ from gencoord.planning.feasibility import (
 )
 from gencoord.planning.furnace import is_heat, smelted_input
 from gencoord.prior.contract import check_proposal
-from gencoord.prior.episode import PublicEpisode
 from gencoord.prior.gamedata import Recipe
 from gencoord.prior.prior import Prior
+from gencoord.prior.public import PublicEpisode
 from gencoord.protocol.resolve import resolve_team
 from gencoord.runtime.compile import compile_plan
 from gencoord.runtime.materialize import materialize

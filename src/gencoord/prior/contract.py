@@ -10,9 +10,9 @@ from __future__ import annotations
 from gencoord.dsl.ast import Path, Proposal, Task, Value
 from gencoord.dsl.cells import block_of, parse_cells, parse_share, placed_counts
 from gencoord.errors import ContractError, Location, ParseError, did_you_mean
-from gencoord.prior.episode import PublicEpisode
 from gencoord.prior.model import KeySpec
 from gencoord.prior.prior import Prior
+from gencoord.prior.public import PublicEpisode
 
 
 def check_proposal(proposal: Proposal, agent: str, prior: Prior, episode: PublicEpisode) -> None:

@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, model_validator
 
-from gencoord.prior.episode import Ref
+from gencoord.prior.public import Ref
 
 KeyType = Literal["quantity", "item", "agent", "ref", "binding", "role", "cells", "share"]
 RefKind = Literal["container", "site", "station", "resource"]

@@ -8,9 +8,9 @@ from gencoord.dsl.ast import Path, Proposal
 from gencoord.dsl.parse import parse
 from gencoord.dsl.serialize import serialize
 from gencoord.dsl.vocabulary import Vocabulary
-from gencoord.prior.episode import PublicEpisode
 from gencoord.prior.gamedata import GameData
 from gencoord.prior.model import PriorDocument, SkillSpec
+from gencoord.prior.public import PublicEpisode
 
 
 class Prior:

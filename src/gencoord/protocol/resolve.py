@@ -15,9 +15,9 @@ from gencoord.dsl.ast import Path, Proposal
 from gencoord.dsl.serialize import format_task, normalize_path
 from gencoord.errors import ResolutionError
 from gencoord.prior.branches import branch_index, realize_alternative
-from gencoord.prior.episode import PublicEpisode
 from gencoord.prior.ledger import consumption, production
 from gencoord.prior.prior import Prior
+from gencoord.prior.public import PublicEpisode
 from gencoord.protocol.commitment import Commitment, Handoff, RolePath, TaskRef, task_id
 from gencoord.protocol.response import Response
 

@@ -30,7 +30,7 @@ from gencoord.run.record import action_rows, observation_record, outcome_record,
 from gencoord.runtime.materialize import materialize
 from gencoord.runtime.verify import Execution, Outcome, judge, not_formed
 from gencoord.tasks.cross_products import CompositionCase
-from gencoord.tasks.spec import SuiteDocument
+from gencoord.tasks.suites import SuiteDocument
 from gencoord.worlds.executor import Executor
 
 

@@ -37,8 +37,8 @@ from gencoord.planning.cooking import Dish, cooking_makespan, dish_task, plan_co
 from gencoord.planning.feasibility import closure_items, planning_game
 from gencoord.planning.planner import plan_team
 from gencoord.prior.contract import check_path
-from gencoord.prior.episode import PublicEpisode
 from gencoord.prior.prior import Prior
+from gencoord.prior.public import PublicEpisode
 from gencoord.protocol.delivery import Delivery, DeliveryKind, transmit
 from gencoord.protocol.supply import MAX_ASKED, SupplyQuery
 from gencoord.protocol.wire import Wire

@@ -21,7 +21,7 @@ from gencoord.dsl.ast import Path, Task
 from gencoord.dsl.serialize import format_path
 from gencoord.dsl.surface import Surface, SurfaceName, surface
 from gencoord.errors import CompileError, ConfigError, FailureCode, WorldError
-from gencoord.models.spec import Records
+from gencoord.models.variant import Records
 from gencoord.planning.delivery import beyond_handover
 from gencoord.prior.load import default_prior
 from gencoord.prior.prior import Prior
@@ -46,8 +46,8 @@ from gencoord.run.stepwise import FirstStep
 from gencoord.runtime.compile import compile_plan
 from gencoord.runtime.verify import Execution, Outcome, judge, not_formed
 from gencoord.tasks.context import LocalContext, after_step, merged_view
-from gencoord.tasks.episode import EpisodeSpec, privatize
-from gencoord.tasks.spec import SuiteDocument, default_suites
+from gencoord.tasks.instances import EpisodeSpec, privatize
+from gencoord.tasks.suites import SuiteDocument, default_suites
 from gencoord.worlds.executor import Executor
 from gencoord.worlds.sim.executor import SimExecutor
 

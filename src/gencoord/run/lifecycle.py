@@ -17,8 +17,8 @@ from gencoord.dsl.dialogue import Turn, extract, sender_done
 from gencoord.dsl.surface import DslSurface, Surface
 from gencoord.errors import ContractError, FailureCode, Location, MaterializationError, ParseError, ResolutionError
 from gencoord.prior.contract import check_proposal
-from gencoord.prior.episode import PublicEpisode
 from gencoord.prior.prior import Prior
+from gencoord.prior.public import PublicEpisode
 from gencoord.protocol.commitment import Commitment
 from gencoord.protocol.delivery import DeliveryRejectedError
 from gencoord.protocol.generation import Generation, GenerationRequest, Generator, Stage

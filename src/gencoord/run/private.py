@@ -20,8 +20,8 @@ from gencoord.dsl.ast import Path, PeerRequest, Proposal
 from gencoord.dsl.surface import Surface
 from gencoord.errors import GencoordError
 from gencoord.planning.delivery import adopted, realize, without_binding, write_delivery
-from gencoord.prior.episode import PublicEpisode
 from gencoord.prior.prior import Prior
+from gencoord.prior.public import PublicEpisode
 from gencoord.protocol.delivery import (
     CacheSetting,
     Delivery,

@@ -24,7 +24,7 @@ from gencoord.runtime.compile import compile_plan, compile_task
 from gencoord.runtime.materialize import place_of
 from gencoord.runtime.verify import Execution, HandoffObservation, observe_handoff
 from gencoord.tasks.context import LocalContext
-from gencoord.tasks.episode import EpisodeSpec
+from gencoord.tasks.instances import EpisodeSpec
 from gencoord.worlds.actions import Program
 from gencoord.worlds.executor import ActionRecord, Executor, WorldSnapshot
 

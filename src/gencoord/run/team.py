@@ -44,8 +44,8 @@ from gencoord.errors import WORLD_OUTAGES, ConfigError, GencoordError, Operation
 from gencoord.planning.feasibility import diagnose, quick_runs
 from gencoord.planning.planner import makespan, plan_team, single_crafter_makespan
 from gencoord.prior.contract import check_proposal
-from gencoord.prior.episode import PublicEpisode
 from gencoord.prior.prior import Prior
+from gencoord.prior.public import PublicEpisode
 from gencoord.protocol.commitment import Commitment
 from gencoord.protocol.generation import Generation, GenerationRequest, Stage
 from gencoord.protocol.plan import DispatchPlan

@@ -19,9 +19,9 @@ from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ParseError
 from gencoord.planning.feasibility import closure_items, planning_game
 from gencoord.prior.contract import check_proposal
-from gencoord.prior.episode import PublicEpisode, Ref
 from gencoord.prior.gamedata import GameData
 from gencoord.prior.prior import Prior
+from gencoord.prior.public import PublicEpisode, Ref
 from gencoord.protocol.commitment import Commitment
 from gencoord.protocol.generation import Generation, GenerationRequest, Reply, Stage
 from gencoord.protocol.resolve import resolve_team

@@ -13,8 +13,8 @@ from __future__ import annotations
 from gencoord.dsl.ast import Task
 from gencoord.dsl.cells import block_counts, is_temporary, parse_cells, parse_share, share_counts
 from gencoord.errors import MaterializationError
-from gencoord.prior.episode import PublicEpisode
 from gencoord.prior.prior import Prior
+from gencoord.prior.public import PublicEpisode
 from gencoord.protocol.commitment import Commitment, TaskRef, task_id
 from gencoord.protocol.plan import Conjunct, DispatchPlan, HandoffCheck, Place, PlannedTask
 

@@ -2,8 +2,8 @@
 
 from gencoord.tasks.cluster import PAPER_POOLS, Cluster, Split, WorldVariant, draw_pool, make_cluster, paper_pool
 from gencoord.tasks.context import LocalContext
-from gencoord.tasks.episode import ROLE_PERMUTATIONS, EpisodeSpec, build_episode
-from gencoord.tasks.spec import SuiteDocument, default_suites, load_suites
+from gencoord.tasks.instances import ROLE_PERMUTATIONS, EpisodeSpec, build_episode
+from gencoord.tasks.suites import SuiteDocument, default_suites, load_suites
 
 __all__ = [
     "PAPER_POOLS",

@@ -21,7 +21,7 @@ from typing import Literal
 
 from gencoord.errors import ConfigError
 from gencoord.prior.load import default_prior
-from gencoord.tasks.spec import SuiteDocument, default_suites
+from gencoord.tasks.suites import SuiteDocument, default_suites
 
 
 class Split(StrEnum):

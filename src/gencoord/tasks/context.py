@@ -12,9 +12,9 @@ from dataclasses import dataclass, replace
 
 from gencoord.dsl.ast import Task
 from gencoord.dsl.surface import SurfaceName
-from gencoord.prior.episode import Ref
 from gencoord.prior.ledger import inventory_after
 from gencoord.prior.prior import Prior
+from gencoord.prior.public import Ref
 from gencoord.prior.views import PriorView
 from gencoord.tasks.team import TeamTask
 

@@ -17,8 +17,8 @@ from gencoord.prior.compose import compose
 from gencoord.prior.prior import Prior
 from gencoord.runtime.verify import Requirement
 from gencoord.tasks.cluster import Split, draw_pool
-from gencoord.tasks.episode import EpisodeSpec, build_episode
-from gencoord.tasks.spec import SuiteDocument
+from gencoord.tasks.instances import EpisodeSpec, build_episode
+from gencoord.tasks.suites import SuiteDocument
 
 HOLD = "hold"  # the terminal of a part that ends with the item in the receiver's own inventory
 FIRST_WORLD = 30_000  # the worlds are drawn far past every in-distribution pool's

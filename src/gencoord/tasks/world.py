@@ -16,8 +16,8 @@ import math
 import zlib
 
 from gencoord.errors import ConfigError
-from gencoord.prior.episode import PublicEpisode, Ref
 from gencoord.prior.prior import Prior
+from gencoord.prior.public import PublicEpisode, Ref
 from gencoord.tasks.build import BuildTask
 from gencoord.tasks.cooking import CookingTask
 from gencoord.tasks.team import ANY, TeamTask, gathered_from, hunted_from

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, PositiveInt, 
 from gencoord._config import parse_toml, read_text, validation_message
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError, did_you_mean
-from gencoord.models.spec import Horizon, ModelSpec, Records, Target, TeamRoles, Templates
+from gencoord.models.variant import Horizon, ModelSpec, Records, Target, TeamRoles, Templates
 from gencoord.prior.views import PriorView
 from gencoord.train.team_data import SMALL_TEAMS
 

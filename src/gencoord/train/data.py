@@ -28,7 +28,7 @@ from gencoord.backends.rule import RuleRequester, at_stage, composed
 from gencoord.dsl.ast import Proposal
 from gencoord.dsl.dialogue import parse_line, scripted
 from gencoord.dsl.surface import SurfaceName, surface
-from gencoord.models.spec import Horizon, ModelSpec, Records, Target, Templates
+from gencoord.models.variant import Horizon, ModelSpec, Records, Target, Templates
 from gencoord.planning.composition import CompositionMethod, library_proposal, rule_proposal
 from gencoord.prior.load import default_prior
 from gencoord.prior.prior import Prior
@@ -37,8 +37,8 @@ from gencoord.protocol.response import respond
 from gencoord.tasks.cluster import Cluster, Split, draw_pool, forward_space, paper_pool
 from gencoord.tasks.context import LocalContext, after_step, merged_view
 from gencoord.tasks.cross_products import Factors, composition_case, observed_cases, unseen_cross_products
-from gencoord.tasks.episode import build_episode
-from gencoord.tasks.spec import SuiteDocument, default_suites
+from gencoord.tasks.instances import build_episode
+from gencoord.tasks.suites import SuiteDocument, default_suites
 
 
 @dataclass(frozen=True, slots=True)

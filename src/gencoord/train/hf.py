@@ -27,7 +27,7 @@ from gencoord.errors import ConfigError
 from gencoord.models.codec import HfCodec
 from gencoord.models.load import load_pretrained
 from gencoord.models.manifest import CheckpointManifest, TrainReport
-from gencoord.models.spec import ModelSpec
+from gencoord.models.variant import ModelSpec
 from gencoord.train.common import exact_match, masked_batch
 from gencoord.train.data import SupervisionRow, evaluation_rows, rows_text
 

@@ -30,7 +30,7 @@ from gencoord.errors import ConfigError
 from gencoord.models.codec import Codec
 from gencoord.models.manifest import CheckpointManifest, TrainReport
 from gencoord.models.pretrained import SMOLLM2, ChatCodec, load_base, provenance
-from gencoord.models.spec import ModelSpec, Records, TeamRoles
+from gencoord.models.variant import ModelSpec, Records, TeamRoles
 from gencoord.prior.load import team_prior
 from gencoord.train.common import exact_match, masked_batch, use_threads, warmup_cosine
 from gencoord.train.data import SupervisionRow

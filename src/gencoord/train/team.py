@@ -27,7 +27,7 @@ from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
 from gencoord.models.codec import SLOT_TOKENS, TextCodec
 from gencoord.models.manifest import TrainReport
-from gencoord.models.spec import ModelSpec, Records, TeamRoles
+from gencoord.models.variant import ModelSpec, Records, TeamRoles
 from gencoord.prior.load import team_prior
 from gencoord.protocol.generation import Stage
 from gencoord.train.common import after_warmup, masked_batch, optimizer_step, scored, use_threads, warmup_cosine

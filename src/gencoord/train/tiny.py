@@ -42,12 +42,12 @@ from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
 from gencoord.models.codec import PAPER_SLOTS, SLOT_TOKENS, TextCodec
 from gencoord.models.manifest import CheckpointManifest, TrainReport
-from gencoord.models.spec import Horizon, ModelSpec, Records, Target
+from gencoord.models.variant import Horizon, ModelSpec, Records, Target
 from gencoord.prior.load import default_prior
 from gencoord.prior.views import PriorView
 from gencoord.tasks.cluster import Cluster, Split, draw_pool, forward_space
 from gencoord.tasks.cross_products import observed_cases
-from gencoord.tasks.spec import default_suites
+from gencoord.tasks.suites import default_suites
 from gencoord.train.common import after_warmup, masked_batch, optimizer_step, scored, use_threads, warmup_cosine
 from gencoord.train.data import SupervisionRow, build_rows, evaluation_rows, observed_rows, training_split
 from gencoord.train.renaming import instance_names, renamed

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from gencoord.dsl.cells import Cell
-from gencoord.prior.episode import Ref
+from gencoord.prior.public import Ref
 
 Position = tuple[float, float, float]
 

@@ -9,18 +9,18 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, model_validator
 
+from gencoord.backends.families import BackendName, BackendSpec
 from gencoord.backends.registry import backend_fits, backend_set
-from gencoord.backends.spec import BackendName, BackendSpec
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
 from gencoord.eval.config import NAME_PATTERN, BootstrapSpec, ExecutionSpec, unique_lists
 from gencoord.eval.experiment import ExperimentKind, Record, ReportParts, validated_with
-from gencoord.models.spec import Records
+from gencoord.models.variant import Records
 from gencoord.planning.composition import CompositionMethod
 from gencoord.prior.load import default_prior
 from gencoord.run.composition import composition_record, run_composition
 from gencoord.tasks.cross_products import CROSS_PRODUCT_CLUSTERS, composition_case
-from gencoord.tasks.spec import default_suites
+from gencoord.tasks.suites import default_suites
 from gencoord.worlds.choice import WorldChoice, executor_for
 
 

@@ -15,8 +15,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, field_validator, model_validator
 
+from gencoord.backends.families import BackendSpec, PairBackendName, parse_backend
 from gencoord.backends.registry import backend_fits, backend_set
-from gencoord.backends.spec import BackendSpec, PairBackendName, parse_backend
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
 from gencoord.eval.config import NAME_PATTERN, BootstrapSpec, ExecutionSpec, unique_lists
@@ -47,8 +47,8 @@ from gencoord.run.episode import (
 from gencoord.run.faults import Fault
 from gencoord.run.record import episode_record
 from gencoord.tasks.cluster import PAPER_POOLS, Cluster, Split, draw_pool, paper_pool
-from gencoord.tasks.episode import build_episode
-from gencoord.tasks.spec import default_suites
+from gencoord.tasks.instances import build_episode
+from gencoord.tasks.suites import default_suites
 from gencoord.worlds.choice import WorldChoice, executor_for
 
 

@@ -11,15 +11,15 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, field_validator
 
 from gencoord.backends.base import Backend
-from gencoord.backends.spec import DEFAULT_PEERS, BackendSpec, PeerBackendName, parse_backend
+from gencoord.backends.families import DEFAULT_PEERS, BackendSpec, PeerBackendName, parse_backend
 from gencoord.errors import ConfigError
 from gencoord.eval.config import NAME_PATTERN, BootstrapSpec, ExecutionSpec
 from gencoord.eval.experiment import ExperimentKind, Record, ReportParts
 from gencoord.gate.adjudicators import LOGISTIC, adjudicator_for, check_adjudicator_name
 from gencoord.gate.config import gate_config_at, load_gate_config
-from gencoord.gate.episode import run_gate_episode
 from gencoord.gate.policy import GateCondition
 from gencoord.gate.pool import gate_pool, team_pool
+from gencoord.gate.rounds import run_gate_episode
 from gencoord.gate.suite import GateInstance
 from gencoord.prior.load import default_prior, team_prior
 from gencoord.runtime.thinking import Thinking

@@ -18,8 +18,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt
 
 from gencoord import __version__
+from gencoord.backends.families import TeamRoles, TeamRolesName, parse_team_roles
 from gencoord.backends.registry import TeamPlayers, team_players
-from gencoord.backends.spec import TeamRoles, TeamRolesName, parse_team_roles
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
 from gencoord.eval.config import NAME_PATTERN, BootstrapSpec, ExecutionSpec

@@ -24,15 +24,15 @@ from pydantic import PlainSerializer, PlainValidator, WithJsonSchema
 
 from gencoord._registry import Registry
 from gencoord.errors import ConfigError, did_you_mean
-from gencoord.models.spec import Records
+from gencoord.models.variant import Records
 from gencoord.prior.views import PriorView
 
 if TYPE_CHECKING:
     from gencoord.backends.base import Backend
     from gencoord.dsl.surface import SurfaceName
     from gencoord.prior.prior import Prior
-    from gencoord.tasks.episode import EpisodeSpec
-    from gencoord.tasks.spec import SuiteDocument
+    from gencoord.tasks.instances import EpisodeSpec
+    from gencoord.tasks.suites import SuiteDocument
 
 BackendSet = Callable[["EpisodeSpec", bool, "Prior", "SuiteDocument"], Mapping[str, "Backend"]]
 """(episode, request withheld?, prior, suites) → backend per agent: who plays a two-agent episode."""

@@ -14,14 +14,14 @@ from dataclasses import dataclass, replace
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
 from gencoord.prior.compose import compose
-from gencoord.prior.episode import PublicEpisode, Ref
 from gencoord.prior.prior import Prior
+from gencoord.prior.public import PublicEpisode, Ref
 from gencoord.protocol.response import respond
 from gencoord.runtime.verify import Requirement
 from gencoord.tasks.cluster import Cluster
 from gencoord.tasks.context import LocalContext
 from gencoord.tasks.descriptions import describe
-from gencoord.tasks.spec import GoalSpec, SuiteDocument
+from gencoord.tasks.suites import GoalSpec, SuiteDocument
 from gencoord.worlds.spec import AgentSpec, WorldSpec
 
 ROLE_PERMUTATIONS = 2
