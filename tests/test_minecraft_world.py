@@ -25,8 +25,8 @@ from gencoord.worlds.changes import BlockRoute, OccupyStation, RemoveItems
 from gencoord.worlds.conformance_fixtures import conformance_program as program
 from gencoord.worlds.conformance_fixtures import conformance_world as world
 from gencoord.worlds.mineflayer import MinecraftExecutor
-from gencoord.worlds.mineflayer.executor import player_names
 from gencoord.worlds.mineflayer.layout import lay_out
+from gencoord.worlds.mineflayer.server_options import player_names
 
 A, B = "agent_a", "agent_b"
 

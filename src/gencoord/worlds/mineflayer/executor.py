@@ -11,10 +11,9 @@ saw otherwise; where both exist, every disagreement is reported in the snapshot.
 from __future__ import annotations
 
 import contextlib
-import re
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -22,28 +21,17 @@ from typing import Any
 from gencoord.errors import WorldError
 from gencoord.prior.gamedata import GameData
 from gencoord.prior.load import default_prior
-from gencoord.prior.loot import default_loot
 from gencoord.worlds.actions import (
     Action,
-    BreakAt,
     CraftItem,
     Deposit,
-    DigDown,
-    FurnaceCollect,
-    FurnaceLoad,
     GiveItem,
     GoTo,
-    Hunt,
-    ObtainBlock,
-    Pillar,
     PlaceAt,
     PlaceBlock,
-    PlaceStation,
     Program,
-    StepAside,
-    Withdraw,
 )
-from gencoord.worlds.changes import BlockRoute, DepleteSource, LoseThrow, OccupyStation, RemoveItems, WorldChange
+from gencoord.worlds.changes import BlockRoute, DepleteSource, LoseThrow, OccupyStation, WorldChange
 from gencoord.worlds.executor import (
     ActionFailure,
     ActionRecord,
@@ -53,80 +41,19 @@ from gencoord.worlds.executor import (
     WorldSnapshot,
 )
 from gencoord.worlds.mineflayer.bridge import Bridge, NodeBridge
+from gencoord.worlds.mineflayer.bridge_format import counts, differences, named_in, read_cells, ref_of, reset_request
 from gencoord.worlds.mineflayer.layout import Cell, Layout, bounds, lay_out, shift
-from gencoord.worlds.sim.physics import default_physics
+from gencoord.worlds.mineflayer.server_options import ServerOptions, player_names
 from gencoord.worlds.spec import Position, WorldSpec
 
 START_TIMEOUT_S = 60.0
 RESET_TIMEOUT_S = 40.0
 ACT_TIMEOUT_S = 90.0
-_PLAYER_NAME = re.compile(r"[A-Za-z0-9_]{3,16}")
-_NOT_IN_NAMES = re.compile(r"[^A-Za-z0-9_]")
-
-
-def player_names(agents: Sequence[str]) -> dict[str, str]:
-    """Agent → the Minecraft player that plays it: any task's names log in.
-
-    A valid player name (3-16 letters, digits or _) is kept; another is made one (other
-    characters become _, a short name is padded with _, a long one cut), unique ignoring
-    case as the server's are.
-    """
-    players: dict[str, str] = {}
-    taken: set[str] = set()
-    for name in agents:
-        if _PLAYER_NAME.fullmatch(name) and name.lower() not in taken:
-            players[name] = name
-            taken.add(name.lower())
-    for name in agents:
-        if name in players:
-            continue
-        base = _NOT_IN_NAMES.sub("_", name)[:16].ljust(3, "_")
-        candidate, number = base, 1
-        while candidate.lower() in taken:
-            suffix = f"_{number}"
-            candidate, number = base[: 16 - len(suffix)] + suffix, number + 1
-        players[name] = candidate
-        taken.add(candidate.lower())
-    return {name: players[name] for name in agents}
 
 
 OBSERVE_TIMEOUT_S = 10.0
 # What a reset answers when the world broke down since the last episode: start a new one.
 BROKEN_WORLD = frozenset({"BOT_DISCONNECTED", "SERVER_DIED", "SERVER_TIMEOUT", "BRIDGE_DIED", "BRIDGE_TIMEOUT"})
-
-
-@dataclass(frozen=True)
-class ServerOptions:
-    """Which server: our embedded one (``host`` None), or one a user runs."""
-
-    host: str | None = None
-    port: int = 25565
-    version: str = "1.21.4"
-    origin: Cell = (0, 0, 0)  # where the task data's (0, 0, 0) is in that world
-    view_port: int | None = None  # serve a live browser view (prismarine-viewer) on this local port
-
-    @property
-    def embedded(self) -> bool:
-        return self.host is None
-
-
-def _ref_of(action: Action) -> tuple[str, str] | None:
-    """The ref an action acts on, and the kind that ref must be."""
-    if isinstance(action, GoTo):
-        return (action.target, "") if action.target_kind == "ref" else None
-    if isinstance(action, ObtainBlock):
-        return action.source, "resource"
-    if isinstance(action, Hunt):
-        return action.herd, "resource"
-    if isinstance(action, Withdraw | Deposit):
-        return action.container, "container"
-    if isinstance(action, PlaceBlock | PlaceAt | BreakAt | Pillar | DigDown | StepAside):
-        return action.site, "site"
-    if isinstance(action, CraftItem) and action.station is not None:
-        return action.station, "station"
-    if isinstance(action, FurnaceLoad | FurnaceCollect | PlaceStation):
-        return action.station, "station"
-    return None
 
 
 @dataclass(frozen=True)
@@ -141,10 +68,6 @@ class _Done:
     delivered: int | None = None  # a hand-over's own pickups, as the embedded server credits them
 
 
-def _counts(raw: Mapping[str, Any]) -> Items:
-    return {str(item): int(n) for item, n in raw.items() if int(n) > 0}
-
-
 class MinecraftExecutor:
     name = "minecraft"
 
@@ -156,7 +79,6 @@ class MinecraftExecutor:
     ) -> None:
         self.options = options or ServerOptions()
         self.game = game or default_prior().game
-        self._physics = default_physics()
         self._bridge_factory = bridge_factory
         self._bridge: Bridge | None = None
         self._agents: tuple[str, ...] = ()  # the players logged in
@@ -197,13 +119,13 @@ class MinecraftExecutor:
         self._seen_containers = {name: dict(world.contents.get(name, {})) for name in self._containers()}
         began = time.perf_counter()
         try:
-            self._bridge.call("reset", self._reset_spec(world), RESET_TIMEOUT_S)
+            self._bridge.call("reset", self._reset_request(world), RESET_TIMEOUT_S)
         except WorldError as error:
             if error.reason not in BROKEN_WORLD:
                 raise
             self._start(agents)  # a bot or the server died since the last episode: one fresh world
             assert self._bridge is not None
-            self._bridge.call("reset", self._reset_spec(world), RESET_TIMEOUT_S)
+            self._bridge.call("reset", self._reset_request(world), RESET_TIMEOUT_S)
         self._fresh = False
         self._walled = []
         self._zero = time.perf_counter()
@@ -220,7 +142,7 @@ class MinecraftExecutor:
         far side lets one in), a station that opens for nobody, a resource area dug out, items taken
         by ``/clear``."""
         assert self._bridge is not None and self._layout is not None and self._world is not None
-        agent, ref = _named_in(change)
+        agent, ref = named_in(change)
         if agent is not None and agent not in self._players:
             raise WorldError("UNKNOWN_AGENT", f"{agent} is not in this world")
         if ref is not None and ref not in self._layout.refs:
@@ -242,51 +164,10 @@ class MinecraftExecutor:
             args = {"kind": "clear", "player": self._players[change.agent], "item": change.item, "count": change.count}
         self._bridge.call("change", args, RESET_TIMEOUT_S)
 
-    def _reset_spec(self, world: WorldSpec) -> dict[str, Any]:
+    def _reset_request(self, world: WorldSpec) -> dict[str, Any]:
         assert self._layout is not None
-        return {
-            "layout": self._layout.as_json(),
-            # the whole area once per server; afterwards only what bots can change (sites; refs and
-            # resources are set anew every reset)
-            "clear": self._layout.clear if self._fresh else self._layout.site_boxes() + self._walled + self._stale,
-            "drops": self._layout.drops,
-            # ripe crops and animals drop what this table rolls, from the world's seed
-            "loot": default_loot().model_dump(include={"blocks", "mobs"}),
-            "seed": world.seed,
-            # the furnace rules both worlds share (vanilla's smelting results, burn times, 200 ticks an item)
-            "furnace": {
-                "smelting": dict(self._physics.smelting),
-                "smoking": dict(self._physics.smoking),
-                "fuel": dict(self._physics.fuel_ticks),
-                "ticksPerItem": self._physics.smelt_ticks_per_item,
-                "ticksPerSmoke": self._physics.smoke_ticks_per_item,
-            },
-            "fuel": [
-                {
-                    "at": self._layout.refs[name]["position"],
-                    "smoker": world.refs[name].block == "smoker",
-                    "fuel": dict(fuel),
-                }
-                for name, fuel in sorted(world.fuel.items())
-            ],
-            # recipe variants the simulator's data has beyond minecraft-data's (ingredient tags it collapsed):
-            # the server crafts them and the bots ask for them, so both worlds craft from one recipe table
-            "recipes": [
-                {"result": item, "count": recipe.count, "ingredients": dict(recipe.ingredients)}
-                for item, recipe in self.game.tag_variants
-            ],
-            "contents": {name: dict(items) for name, items in world.contents.items()},
-            "agents": [
-                {
-                    "name": self._players[agent.name],
-                    "position": [
-                        c + 0.5 if axis != 1 else c for axis, c in enumerate(shift(agent.position, self.options.origin))
-                    ],
-                    "inventory": dict(agent.inventory),
-                }
-                for agent in world.agents
-            ],
-        }
+        clear = self._layout.clear if self._fresh else self._layout.site_boxes() + self._walled + self._stale
+        return reset_request(world, self._layout, self._players, self.options.origin, self.game, clear)
 
     def run(self, program: Program, start: int, stop: int, on_handoff: HandoffHook | None = None) -> list[ActionRecord]:
         assert self._world is not None and self._bridge is not None
@@ -337,32 +218,32 @@ class MinecraftExecutor:
             name: (bot["position"][0] - origin[0], bot["position"][1] - origin[1], bot["position"][2] - origin[2])
             for name, bot in bots.items()
         }
-        bot_inventories = {name: _counts(bot["inventory"]) for name, bot in bots.items()}
-        bot_sites = {site: _counts(items) for site, items in seen["seen"]["sites"].items()}
+        bot_inventories = {name: counts(bot["inventory"]) for name, bot in bots.items()}
+        bot_sites = {site: counts(items) for site, items in seen["seen"]["sites"].items()}
         for name, items in seen["seen"]["containers"].items():
-            self._seen_containers[name] = _counts(items)
+            self._seen_containers[name] = counts(items)
         server = seen.get("server")
         discrepancies: list[str] = []
         if seen.get("server_error"):
             discrepancies.append(f"no ground truth, the bots' last view instead: {seen['server_error']}")
-        bot_blocks = _cells(seen["seen"].get("blocks") or {})
-        blocks = bot_blocks if server is None else _cells(server.get("blocks") or {})
+        bot_blocks = read_cells(seen["seen"].get("blocks") or {})
+        blocks = bot_blocks if server is None else read_cells(server.get("blocks") or {})
         if server is None:
             inventories, containers, sites = bot_inventories, dict(self._seen_containers), bot_sites
         else:
             players = server["players"]
             inventories = {
-                name: _counts(players.get(self._players.get(name, name), {}).get("inventory", {})) for name in bots
+                name: counts(players.get(self._players.get(name, name), {}).get("inventory", {})) for name in bots
             }
             by_position = {tuple(int(c) for c in key.split(",")): items for key, items in server["containers"].items()}
             containers = {
-                name: _counts(by_position.get(tuple(self._layout.refs[name]["position"]), {}))  # type: ignore[arg-type]
+                name: counts(by_position.get(tuple(self._layout.refs[name]["position"]), {}))  # type: ignore[arg-type]
                 for name in self._containers()
             }
-            sites = {site: _counts(items) for site, items in server["sites"].items()}
-            discrepancies += _differences("inventory", bot_inventories, inventories)
-            discrepancies += _differences("site", bot_sites, sites)
-            discrepancies += _differences("container", dict(seen["seen"]["containers"]), containers)
+            sites = {site: counts(items) for site, items in server["sites"].items()}
+            discrepancies += differences("inventory", bot_inventories, inventories)
+            discrepancies += differences("site", bot_sites, sites)
+            discrepancies += differences("container", dict(seen["seen"]["containers"]), containers)
             discrepancies += [
                 f"{site}: bots see {bot_blocks.get(site, {}).get(cell, 'air')} at {cell}, the server has {name}"
                 for site, cells in blocks.items()
@@ -451,7 +332,7 @@ class MinecraftExecutor:
             return ActionFailure("UNKNOWN_AGENT", f"{action.to} is not in this world")
         if isinstance(action, GoTo) and action.target_kind == "agent" and action.target not in names:
             return ActionFailure("UNKNOWN_AGENT", f"{action.target} is not in this world")
-        needed = _ref_of(action)
+        needed = ref_of(action)
         if needed is not None:
             name, kind = needed
             ref = self._world.refs.get(name)
@@ -498,7 +379,7 @@ class MinecraftExecutor:
         return None, inventories, observed, delivered
 
     def _by_agent(self, by_player: Mapping[str, Mapping[str, Any]]) -> dict[str, Items]:
-        return {self._names.get(player, player): _counts(items) for player, items in by_player.items()}
+        return {self._names.get(player, player): counts(items) for player, items in by_player.items()}
 
     def _account(self, action: Action) -> None:
         """Credits and crafting tallies: who put what where (the world does not record it)."""
@@ -514,36 +395,3 @@ class MinecraftExecutor:
             made = (recipe.count if recipe is not None else 1) * action.runs
             tally = self._crafted.setdefault(action.agent, {})
             tally[action.item] = tally.get(action.item, 0) + made
-
-
-def _cells(raw: Mapping[str, Mapping[str, str]]) -> dict[str, dict[Cell, str]]:
-    """Build sites' standing blocks from the bridge ("x,y,z" offsets → block names)."""
-    found: dict[str, dict[Cell, str]] = {}
-    for site, cells in raw.items():
-        found[site] = {}
-        for key, name in cells.items():
-            x, y, z = (int(c) for c in key.split(","))
-            found[site][(x, y, z)] = str(name)
-    return found
-
-
-def _named_in(change: WorldChange) -> tuple[str | None, str | None]:
-    """The agent, or the ref, a change is about."""
-    if isinstance(change, RemoveItems):
-        return change.agent, None
-    if isinstance(change, LoseThrow):
-        return change.giver, None
-    if isinstance(change, BlockRoute):
-        return None, change.ref
-    if isinstance(change, DepleteSource):
-        return None, change.source
-    return None, change.station
-
-
-def _differences(what: str, seen: Mapping[str, Mapping[str, int]], truth: Mapping[str, Items]) -> list[str]:
-    """Where the bots' view and the server's ground truth disagree (only what both know)."""
-    return [
-        f"{what} {name}: bots see {dict(seen[name])}, the server holds {dict(truth.get(name, {}))}"
-        for name in sorted(seen)
-        if _counts(seen[name]) != truth.get(name, {})
-    ]
