@@ -24,7 +24,7 @@ from rich.table import Table
 
 from gencoord import __version__
 from gencoord.eval.config import find_experiment, load_experiment
-from gencoord.eval.kinds.gate import GateExperimentConfig
+from gencoord.eval.kinds.gate.config import GateExperimentConfig
 from gencoord.eval.runner import create_run, read_records, run_experiment
 from gencoord.gate.config import default_gate_config
 from gencoord.gate.policy import GateCondition, LogisticAdjudicator

@@ -35,8 +35,8 @@ from rich.table import Table
 from gencoord import __version__
 from gencoord.eval.config import ExecutionSpec, find_experiment, load_experiment
 from gencoord.eval.experiment import plan_run
-from gencoord.eval.kinds.episodes import EpisodeExperimentConfig
-from gencoord.eval.kinds.team import TeamExperimentConfig
+from gencoord.eval.kinds.episodes.config import EpisodeExperimentConfig
+from gencoord.eval.kinds.team.config import TeamExperimentConfig
 from gencoord.eval.runner import create_run, read_records, run_experiment
 from gencoord.worlds.choice import WorldChoice, close_executors
 

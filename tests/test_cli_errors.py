@@ -16,7 +16,7 @@ import gencoord.extras
 from gencoord.cli import app, main
 from gencoord.errors import ConfigError
 from gencoord.eval.config import load_experiment
-from gencoord.eval.kinds.episodes import EpisodeExperimentConfig
+from gencoord.eval.kinds.episodes.config import EpisodeExperimentConfig
 from gencoord.extras import require_learn
 
 runner = CliRunner()

@@ -16,9 +16,9 @@ from gencoord.backends.families import parse_backend
 from gencoord.errors import ConfigError
 from gencoord.eval.config import load_experiment, parse_experiment
 from gencoord.eval.experiment import experiment_kind_of, plan_run
-from gencoord.eval.kinds.composition import CompositionExperimentConfig
-from gencoord.eval.kinds.episodes import EpisodeExperimentConfig
-from gencoord.eval.kinds.team import TeamExperimentConfig
+from gencoord.eval.kinds.composition.config import CompositionExperimentConfig
+from gencoord.eval.kinds.episodes.config import EpisodeExperimentConfig
+from gencoord.eval.kinds.team.config import TeamExperimentConfig
 from gencoord.eval.runner import RECORDS, ChunkWork, create_run, read_manifest, read_records, run_experiment
 
 EXPERIMENTS = Path(__file__).parents[1] / "experiments"

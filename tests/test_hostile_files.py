@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 from gencoord.errors import ConfigError, GencoordError, PriorError
 from gencoord.eval.config import load_experiment
-from gencoord.eval.kinds.episodes import EpisodeExperimentConfig
-from gencoord.eval.kinds.gate import GateExperimentConfig
+from gencoord.eval.kinds.episodes.config import EpisodeExperimentConfig
+from gencoord.eval.kinds.gate.config import GateExperimentConfig
 from gencoord.models.manifest import MANIFEST, CheckpointManifest
 from gencoord.prior.load import load_prior
 from gencoord.tasks.team_files import load_team_tasks

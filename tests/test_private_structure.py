@@ -24,8 +24,8 @@ from gencoord.dsl.ast import Proposal
 from gencoord.errors import ConfigError, GencoordError, ParseError
 from gencoord.eval.config import find_experiment, load_experiment
 from gencoord.eval.experiment import config_digest, plan_run
-from gencoord.eval.kinds.episodes import EpisodeExperimentConfig
-from gencoord.eval.private_tables import private_tables
+from gencoord.eval.kinds.episodes.config import EpisodeExperimentConfig
+from gencoord.eval.kinds.episodes.private import private_tables
 from gencoord.eval.runner import RECORDS, create_run, run_experiment
 from gencoord.planning.delivery import goal_of, realize, write_delivery
 from gencoord.prior import Prior

@@ -25,7 +25,8 @@ from typer.testing import CliRunner
 from gencoord.cli import app
 from gencoord.eval.config import ExecutionSpec, Experiment, find_experiment, load_experiment
 from gencoord.eval.experiment import RunPlan, experiment_kind_of
-from gencoord.eval.kinds.team import TEAM, TeamExperimentConfig
+from gencoord.eval.kinds.team.config import TeamExperimentConfig
+from gencoord.eval.kinds.team.kind import TEAM
 from gencoord.eval.ray_runner import FAILED, RayReport
 from gencoord.eval.runner import RECORDS, create_run, run_experiment
 from gencoord.run.record import DEADLINES_S

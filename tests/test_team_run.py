@@ -21,7 +21,8 @@ from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ParseError, ResolutionError
 from gencoord.eval.config import find_experiment, load_experiment
 from gencoord.eval.experiment import plan_run
-from gencoord.eval.kinds.team import TeamExperimentConfig, team_tasks_of
+from gencoord.eval.kinds.team.config import TeamExperimentConfig
+from gencoord.eval.kinds.team.kind import team_tasks_of
 from gencoord.planning.planner import dry_run, plan_team
 from gencoord.prior import Prior
 from gencoord.prior.load import team_prior

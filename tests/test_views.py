@@ -18,7 +18,7 @@ from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
 from gencoord.eval.config import find_experiment, load_experiment, parse_experiment
 from gencoord.eval.experiment import plan_run
-from gencoord.eval.kinds.episodes import EpisodeExperimentConfig
+from gencoord.eval.kinds.episodes.config import EpisodeExperimentConfig
 from gencoord.eval.report import write_report
 from gencoord.eval.runner import RECORDS, create_run, run_experiment
 from gencoord.prior import Prior

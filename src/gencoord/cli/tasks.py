@@ -247,7 +247,7 @@ def run_tasks(
     from gencoord.backends.families import parse_team_roles  # noqa: PLC0415
     from gencoord.eval.config import ExecutionSpec, checked_experiment  # noqa: PLC0415 - see the note above
     from gencoord.eval.experiment import plan_run  # noqa: PLC0415
-    from gencoord.eval.kinds.team import players_of  # noqa: PLC0415
+    from gencoord.eval.kinds.team.kind import players_of  # noqa: PLC0415
     from gencoord.eval.runner import RECORDS, run_experiment  # noqa: PLC0415
     from gencoord.runtime.thinking import parse_thinking  # noqa: PLC0415
     from gencoord.tasks.team_files import AUTO  # noqa: PLC0415

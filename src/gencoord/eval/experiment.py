@@ -153,11 +153,11 @@ class ReportParts:
 AnyKind = ExperimentKind[Any, Any, Any]
 
 _BUILT_IN = {
-    "gate": "gencoord.eval.kinds.gate:GATE",
-    "team": "gencoord.eval.kinds.team:TEAM",
-    "composition": "gencoord.eval.kinds.composition:COMPOSITION",
+    "gate": "gencoord.eval.kinds.gate.kind:GATE",
+    "team": "gencoord.eval.kinds.team.kind:TEAM",
+    "composition": "gencoord.eval.kinds.composition.kind:COMPOSITION",
     **{
-        name: f"gencoord.eval.kinds.episodes:{name.upper()}"
+        name: f"gencoord.eval.kinds.episodes.kind:{name.upper()}"
         for name in (
             "request_intervention",
             "feedback_intervention",

@@ -14,33 +14,28 @@ from typing import TYPE_CHECKING
 from gencoord.backends.families import parse_backend
 from gencoord.backends.registry import FACTORIZED_RULE
 from gencoord.dsl.ast import Path, Proposal
-from gencoord.eval.stats import (
-    cluster_means,
-    percentile,
-)
-from gencoord.eval.tables import (
-    DASH,
+from gencoord.eval.kinds.episodes.rows import (
     DIMENSIONS,
     RULE_KINDS,
-    Record,
     Row,
-    Table,
     against_paper_model,
     backend_kinds,
-    mean_of,
-    number_cell,
     paper_cell,
-    percent_cell,
     row_cell,
     success,
     tokens_in,
 )
+from gencoord.eval.stats import (
+    cluster_means,
+    percentile,
+)
+from gencoord.eval.tables import DASH, Record, Table, mean_of, number_cell, percent_cell
 from gencoord.prior.compose import compose
 from gencoord.prior.load import default_prior
 from gencoord.tasks.suites import default_suites
 
 if TYPE_CHECKING:
-    from gencoord.eval.kinds.episodes import EpisodeExperimentConfig as ExperimentConfig
+    from gencoord.eval.kinds.episodes.config import EpisodeExperimentConfig as ExperimentConfig
 
 
 def _path_of(text: str) -> Path:

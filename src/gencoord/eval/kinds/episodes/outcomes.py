@@ -9,6 +9,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from gencoord.eval.kinds.episodes.rows import (
+    Row,
+    against_paper_model,
+    backend_kinds,
+    method,
+    paper_cell,
+    row_cell,
+    success,
+    tokens_in,
+)
 from gencoord.eval.stats import (
     block_bootstrap_mean,
     clopper_pearson,
@@ -16,27 +26,11 @@ from gencoord.eval.stats import (
     percentile,
     strict_successes,
 )
-from gencoord.eval.tables import (
-    DASH,
-    Record,
-    Row,
-    Table,
-    against_paper_model,
-    backend_kinds,
-    ci_cell,
-    mean_of,
-    method,
-    number_cell,
-    paper_cell,
-    percent_cell,
-    row_cell,
-    success,
-    tokens_in,
-)
+from gencoord.eval.tables import DASH, Record, Table, ci_cell, mean_of, number_cell, percent_cell
 from gencoord.run.episode import Condition
 
 if TYPE_CHECKING:
-    from gencoord.eval.kinds.episodes import EpisodeExperimentConfig as ExperimentConfig
+    from gencoord.eval.kinds.episodes.config import EpisodeExperimentConfig as ExperimentConfig
 
 
 def _wire(record: Record, kind: str) -> int:

@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from gencoord.eval.gate_cells import NOT_RATED, count_cell, pct_cell, per_cluster, point_cell, signed_cell
-from gencoord.eval.gate_diagnostics import oracle_table, target_table, tier_table
+from gencoord.eval.kinds.gate.cells import NOT_RATED, count_cell, pct_cell, per_cluster, point_cell, signed_cell
+from gencoord.eval.kinds.gate.diagnostics import oracle_table, target_table, tier_table
 from gencoord.eval.stats import Estimate, bootstrap_mean, bootstrap_ratio, paired_difference
 from gencoord.eval.tables import DASH, Table, paper_figures
 
 if TYPE_CHECKING:  # the kind imports these tables to report: a type alone, no import cycle
-    from gencoord.eval.kinds.gate import GateExperimentConfig
+    from gencoord.eval.kinds.gate.config import GateExperimentConfig
 
 Record = Mapping[str, Any]
 

@@ -1,6 +1,6 @@
 """The gate's diagnostic tables and figure: who decided (tiers), the oracle's verdicts, the paper's targets.
 
-Beside :mod:`gencoord.eval.gate_tables`' outcomes: these say why a condition's numbers are what
+Beside :mod:`gencoord.eval.kinds.gate.tables`' outcomes: these say why a condition's numbers are what
 they are, and whether the full gate meets the figures the paper reports (as targets, not ours).
 """
 
@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING, Any
 from matplotlib.figure import Figure
 
 from gencoord.eval.figures import save_png
-from gencoord.eval.gate_cells import NOT_RATED, pct_cell, per_cluster, signed_cell
+from gencoord.eval.kinds.gate.cells import NOT_RATED, pct_cell, per_cluster, signed_cell
 from gencoord.eval.stats import Estimate, paired_difference
 from gencoord.eval.tables import DASH, Table
 
 if TYPE_CHECKING:  # the kind imports these tables to report: a type alone, no import cycle
-    from gencoord.eval.kinds.gate import GateExperimentConfig
+    from gencoord.eval.kinds.gate.config import GateExperimentConfig
 
 Record = Mapping[str, Any]
 TARGETS = {"LRR": (">=", 0.765), "UER": ("<=", 0.174), "ECR": (">=", 0.782)}  # the paper's reported figures

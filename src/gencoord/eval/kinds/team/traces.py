@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from gencoord.backends.families import recorded_label
-from gencoord.eval.build_figures import build_figure
+from gencoord.eval.kinds.team.build_figures import build_figure
 from gencoord.eval.tables import counted
 
 BUILD_FIGURES = "builds"

@@ -11,12 +11,13 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from gencoord.eval.tables import DASH, Record, Table, number_cell, paper_cell, percent_cell
+from gencoord.eval.kinds.episodes.rows import paper_cell
+from gencoord.eval.tables import DASH, Record, Table, number_cell, percent_cell
 from gencoord.protocol.delivery import CacheSetting, DeliveryKind
 from gencoord.run.episode import CACHED_CONDITIONS, DELIVERY_KINDS, Condition
 
 if TYPE_CHECKING:
-    from gencoord.eval.kinds.episodes import EpisodeExperimentConfig as ExperimentConfig
+    from gencoord.eval.kinds.episodes.config import EpisodeExperimentConfig as ExperimentConfig
 
 _STAGES = ("H", "F", "G")
 _PAPER_BYTES = "paper req / ACK / total / cache"

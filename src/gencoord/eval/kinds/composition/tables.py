@@ -11,7 +11,7 @@ from gencoord.eval.tables import DASH, Record, Table, paper_figures
 from gencoord.planning.composition import CompositionMethod
 
 if TYPE_CHECKING:  # the kind imports these tables to report: a type alone, no import cycle
-    from gencoord.eval.kinds.composition import CompositionExperimentConfig
+    from gencoord.eval.kinds.composition.config import CompositionExperimentConfig
 
 
 def composition_headline(records: Sequence[Record], config: CompositionExperimentConfig) -> Table:

@@ -13,17 +13,15 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from functools import cache
 from pathlib import Path
-from typing import Annotated, Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt
+from typing import Any
 
 from gencoord import __version__
-from gencoord.backends.families import TeamRoles, TeamRolesName, parse_team_roles
+from gencoord.backends.families import TeamRoles
 from gencoord.backends.registry import TeamPlayers, team_players
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
-from gencoord.eval.config import NAME_PATTERN, BootstrapSpec, ExecutionSpec
 from gencoord.eval.experiment import ExperimentKind, Record, ReportParts, validated_with
+from gencoord.eval.kinds.team.config import TeamExperimentConfig, TeamTasks
 from gencoord.prior.load import team_prior
 from gencoord.run.any_task import run_through_outages
 from gencoord.run.kinds import task_kind
@@ -31,47 +29,8 @@ from gencoord.run.team_choices import TeamMode
 from gencoord.run.team_record import refusal_record, task_digest, team_record
 from gencoord.runtime.thinking import Thinking
 from gencoord.tasks.task_format import AnyTask
-from gencoord.tasks.team_files import AUTO, Refusal, TaskFormatName, read_task_file
-from gencoord.worlds.choice import WorldChoice, executor_for
-
-
-class TeamExperimentConfig(BaseModel):
-    """Team tasks: the tasks of task files × information modes × surfaces × who plays (lead and peers)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    name: Annotated[str, Field(pattern=NAME_PATTERN)]
-    kind: Literal["team"] = "team"
-    description: str = ""
-    tasks: list[str] = Field(min_length=1)  # task files (gencoord or MINDcraft), relative to the config
-    format: TaskFormatName = AUTO
-    modes: list[TeamMode] = Field(default=[TeamMode.PRIVATE], min_length=1)
-    surfaces: list[Literal[SurfaceName.DSL, SurfaceName.FREEFORM]] = Field(default=[SurfaceName.DSL], min_length=1)
-    backends: list[TeamRolesName] = Field(default=[parse_team_roles("planner")], min_length=1)  # who plays
-    thinking: Thinking = Thinking()  # how long writing a message keeps its writer from acting (default: no time)
-    clusters: PositiveInt | None = None  # keep only the first N tasks (a team task is its own cluster): reduced runs
-    match: list[str] = []  # keep only tasks whose id matches one of these shell patterns (``*golden*``, an exact id)
-    repeats: PositiveInt = 1  # run each task N times, each a task of its own (``<id>#2``…): its own seed and record
-    output: str = "runs"
-    workers: Annotated[int, Field(ge=0)] = 0
-    bootstrap: BootstrapSpec = BootstrapSpec()
-    world: WorldChoice = WorldChoice()
-    execution: ExecutionSpec = ExecutionSpec()
-
-    def summary(self) -> str:
-        clusters = f" (first {self.clusters} tasks)" if self.clusters else ""
-        clusters += f" matching {' or '.join(self.match)}" if self.match else ""
-        clusters += f", each {self.repeats} times" if self.repeats > 1 else ""
-        return (
-            f"tasks from {', '.join(self.tasks)}{clusters}; modes {', '.join(self.modes)}; "
-            f"surfaces {', '.join(self.surfaces)}; "
-            f"backends {', '.join(backend.label for backend in self.backends)}"
-            + ("" if self.thinking.none else f"; {self.thinking.describe()}")
-        )
-
-
-TeamTasks = tuple[tuple[str, AnyTask | Refusal], ...]
-"""(file, task or its refusal) for every task of a config: loaded once on the driver, shipped to the workers."""
+from gencoord.tasks.team_files import Refusal, read_task_file
+from gencoord.worlds.choice import executor_for
 
 
 def team_tasks_of(config: TeamExperimentConfig) -> TeamTasks:
@@ -167,8 +126,8 @@ class TeamKind(ExperimentKind[TeamExperimentConfig, TeamTasks, TeamJob]):
     def report(
         self, config: TeamExperimentConfig, records: Sequence[Record], out: Path, facts: Mapping[str, Any]
     ) -> ReportParts:
-        from gencoord.eval.team_tables import team_tables  # noqa: PLC0415 - scipy: reports only
-        from gencoord.eval.team_traces import trace_sections  # noqa: PLC0415 - matplotlib: reports only
+        from gencoord.eval.kinds.team.tables import team_tables  # noqa: PLC0415 - scipy: reports only
+        from gencoord.eval.kinds.team.traces import trace_sections  # noqa: PLC0415 - matplotlib: reports only
 
         headline, tables = team_tables(records)
         return ReportParts(tables, sections=trace_sections(records, out), headline=headline)

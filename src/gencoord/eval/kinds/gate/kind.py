@@ -6,84 +6,25 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Annotated, Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt, field_validator
+from typing import Any
 
 from gencoord.backends.base import Backend
-from gencoord.backends.families import DEFAULT_PEERS, BackendSpec, PeerBackendName, parse_backend
+from gencoord.backends.families import BackendSpec
 from gencoord.errors import ConfigError
-from gencoord.eval.config import NAME_PATTERN, BootstrapSpec, ExecutionSpec
 from gencoord.eval.experiment import ExperimentKind, Record, ReportParts
-from gencoord.gate.adjudicators import LOGISTIC, adjudicator_for, check_adjudicator_name
+from gencoord.eval.kinds.gate.config import GateExperimentConfig
+from gencoord.gate.adjudicators import LOGISTIC, adjudicator_for
 from gencoord.gate.config import gate_config_at, load_gate_config
 from gencoord.gate.policy import GateCondition
 from gencoord.gate.pool import gate_pool, team_pool
 from gencoord.gate.rounds import run_gate_episode
 from gencoord.gate.suite import GateInstance
 from gencoord.prior.load import default_prior, team_prior
-from gencoord.runtime.thinking import Thinking
 from gencoord.tasks.team import TeamTask
-from gencoord.tasks.team_files import AUTO, TaskFormatName, load_team_tasks
-from gencoord.worlds.choice import WorldChoice, executor_for
+from gencoord.tasks.team_files import load_team_tasks
+from gencoord.worlds.choice import executor_for
 from gencoord.worlds.mirror import MirroredExecutor
 from gencoord.worlds.sim import SimExecutor
-
-
-class GateExperimentConfig(BaseModel):
-    """A gate experiment: gate conditions over instances of the dynamic suite."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    name: Annotated[str, Field(pattern=NAME_PATTERN)]
-    kind: Literal["gate"] = "gate"
-    description: str = ""
-    instances: PositiveInt
-    seed: int = 0
-    split: Literal["eval", "train"] = "eval"
-    tasks: list[
-        str
-    ] = []  # team task files (relative to the config): the dynamic team suite; none: the built-in task graphs
-    format: TaskFormatName = AUTO
-    conditions: list[GateCondition] = Field(min_length=1)
-    reference: GateCondition | None = GateCondition.COMMUNICATION_FIRST  # paired: condition − reference
-    clusters: PositiveInt | None = None  # keep only the first N instances (the gate's clusters): reduced runs
-    gate_config: str | None = None  # a gate TOML (weights, thresholds, …) instead of the packaged one
-    adjudicator: str = LOGISTIC  # the gray zone's judge: logistic, api:<url>#<model> or model:<checkpoint>
-    budget_factor: Annotated[float, Field(gt=0)] = 2.0  # round budget = factor × clean-run rounds + margin
-    budget_margin: Annotated[int, Field(ge=0)] = 10
-    thinking: Thinking = Thinking()  # a message's writing time in the world (default: none)
-    helpers: PeerBackendName = parse_backend(DEFAULT_PEERS)  # who answers an escalation: rule, model:, api:
-    world: WorldChoice = WorldChoice()  # Minecraft runs with the simulator alongside, compared action by action
-    output: str = "runs"
-    workers: Annotated[int, Field(ge=0)] = 0
-    bootstrap: BootstrapSpec = BootstrapSpec()
-    execution: ExecutionSpec = ExecutionSpec()
-
-    @field_validator("adjudicator")
-    @classmethod
-    def _known_adjudicator(cls, name: str) -> str:
-        return check_adjudicator_name(name)
-
-    @field_validator("thinking")
-    @classmethod
-    def _configured_thinking(cls, thinking: Thinking) -> Thinking:
-        if thinking.measured:
-            raise ValueError("the gate's messages are written by rules, which measure no time: give per_message_s")
-        return thinking
-
-    def summary(self) -> str:
-        count = min(self.instances, self.clusters or self.instances)
-        budget = f"budget {self.budget_factor:g} × clean rounds + {self.budget_margin}"
-        setting = f"seed {self.seed}, {budget}, adjudicator {self.adjudicator}"
-        setting += "" if self.thinking.none else f", {self.thinking.describe()}"
-        setting += "" if self.helpers == DEFAULT_PEERS else f", helpers {self.helpers.label}"
-        suite = (
-            f"the team suite from {', '.join(Path(p).name for p in self.tasks)}"
-            if self.tasks
-            else "the task-graph suite"
-        )
-        return f"{count} {self.split} instances of {suite} ({setting}); conditions " + ", ".join(self.conditions)
 
 
 @cache
@@ -192,8 +133,8 @@ class GateKind(ExperimentKind[GateExperimentConfig, GatePool, GateJob]):
     def report(
         self, config: GateExperimentConfig, records: Sequence[Record], out: Path, facts: Mapping[str, Any]
     ) -> ReportParts:
-        from gencoord.eval.gate_diagnostics import gate_figure  # noqa: PLC0415 - matplotlib: reports only
-        from gencoord.eval.gate_tables import gate_headline, gate_tables  # noqa: PLC0415
+        from gencoord.eval.kinds.gate.diagnostics import gate_figure  # noqa: PLC0415 - matplotlib: reports only
+        from gencoord.eval.kinds.gate.tables import gate_headline, gate_tables  # noqa: PLC0415
 
         tables, estimates = gate_tables(records, config, facts)
         (out / "figures").mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,1 @@
+"""Composition experiments: longer chains composed from held-out segments (the kind and its tables)."""

@@ -1,0 +1,1 @@
+"""Team-task experiments (gencoord tasks run): the kind, its tables and its traces."""
