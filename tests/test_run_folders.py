@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from gencoord.errors import ConfigError
-from gencoord.eval import records
+from gencoord.eval import run_files
 from gencoord.eval.config import parse_experiment
 from gencoord.eval.report import write_report
 from gencoord.eval.run_files import LOCK
@@ -41,7 +41,7 @@ def test_a_lock_file_removed_under_a_waiting_opener_is_not_held_twice(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The file a writer opened goes (its holder released) before the writer locks it: it locks the new one."""
-    real_flock, removed = records.fcntl.flock, []
+    real_flock, removed = run_files.fcntl.flock, []
 
     def flock_after_a_release(fd: int, operation: int) -> None:
         if not removed:  # the previous holder releases between this writer's open and its lock
@@ -49,9 +49,9 @@ def test_a_lock_file_removed_under_a_waiting_opener_is_not_held_twice(
             removed.append(fd)
         real_flock(fd, operation)
 
-    monkeypatch.setattr(records.fcntl, "flock", flock_after_a_release)
+    monkeypatch.setattr(run_files.fcntl, "flock", flock_after_a_release)
     with run_lock(tmp_path):
-        monkeypatch.setattr(records.fcntl, "flock", real_flock)
+        monkeypatch.setattr(run_files.fcntl, "flock", real_flock)
         assert removed and (tmp_path / LOCK).exists()  # it tried again, on the folder's own file
         with pytest.raises(ConfigError) as caught, run_lock(tmp_path):
             pass
