@@ -95,6 +95,23 @@ def pretrained_settings(adapter: Path) -> list[tuple[str, str, SurfaceName]]:
     ]
 
 
+def compare_settings(candidate: Path, checkpoint: Path, lead: Path) -> list[tuple[str, str, SurfaceName]]:
+    """A candidate team checkpoint in every role beside the shipped ones in the same roles (a checked lead,
+    constrained peers), on the same tasks: whether retraining (on other team sizes, say) should replace them."""
+    return [
+        (
+            "shipped: lead checkpoint checked, constrained peers",
+            f"lead=checked:{lead},peers=constrained:{checkpoint}",
+            SurfaceName.DSL,
+        ),
+        (
+            f"candidate {candidate.name}: checked lead, constrained peers",
+            f"lead=checked:{candidate},peers=constrained:{candidate}",
+            SurfaceName.DSL,
+        ),
+    ]
+
+
 def measure(
     name: str, roles: str, surface: SurfaceName, suites: dict[str, list[TeamTask]], progress: Path
 ) -> dict[str, Any]:
@@ -171,6 +188,9 @@ def main() -> None:
         const=PRETRAINED,
         help="measure the fine-tuned pretrained model (this adapter; default the shipped one) instead of the tiny ones",
     )
+    parser.add_argument(
+        "--compare", type=Path, help="a candidate team checkpoint, measured beside the shipped ones in the same roles"
+    )
     parser.add_argument("--sizes", default="2,3,4,5", help="team sizes of the held-out generated tasks")
     parser.add_argument("--mindcraft", type=Path, default=MINDCRAFT)
     parser.add_argument("--seed", type=int, default=20261204)
@@ -183,9 +203,12 @@ def main() -> None:
     if args.mindcraft.exists():
         suites["MINDcraft crafting train"] = list(read_task_file(args.mindcraft, prior=prior).tasks)
     started = time.perf_counter()
-    chosen = (
-        pretrained_settings(args.pretrained) if args.pretrained else settings(args.checkpoint, args.lead, args.words)
-    )
+    if args.compare:
+        chosen = compare_settings(args.compare, args.checkpoint, args.lead)
+    elif args.pretrained:
+        chosen = pretrained_settings(args.pretrained)
+    else:
+        chosen = settings(args.checkpoint, args.lead, args.words)
     progress = args.out.with_suffix(".progress.jsonl")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     progress.unlink(missing_ok=True)
@@ -210,7 +233,7 @@ def main() -> None:
                 *(f"{roles[r]['mean_ms']:.0f}" if r in roles else "–" for r in ("lead", "peer HAVE", "peer decision")),
             )
         console.print(table)
-    measured = (args.pretrained or args.checkpoint).resolve()
+    measured = (args.compare or args.pretrained or args.checkpoint).resolve()
     args.out.write_text(
         json.dumps(
             {
