@@ -192,7 +192,7 @@ def main() -> None:
         "--compare", type=Path, help="a candidate team checkpoint, measured beside the shipped ones in the same roles"
     )
     parser.add_argument("--sizes", default="2,3,4,5", help="team sizes of the held-out generated tasks")
-    parser.add_argument("--mindcraft", type=Path, default=MINDCRAFT)
+    parser.add_argument("--mindcraft", type=Path, default=MINDCRAFT, help="a crafting file too (none: skip it)")
     parser.add_argument("--seed", type=int, default=20261204)
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "team_models.json")
     args = parser.parse_args()
