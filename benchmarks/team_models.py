@@ -23,9 +23,16 @@ import argparse
 import json
 import platform
 import random
+import socket
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
+import urllib.request
 from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +43,7 @@ from rich.table import Table
 from gencoord import __version__
 from gencoord.backends.registry import team_players
 from gencoord.dsl.surface import SurfaceName
+from gencoord.models.load import export_merged
 from gencoord.models.manifest import MANIFEST
 from gencoord.prior.load import team_prior
 from gencoord.run.team import TeamResult, run_team_task
@@ -48,6 +56,7 @@ CHECKPOINT = ROOT / "src" / "gencoord" / "experiments" / "checkpoints" / "tiny-t
 LEAD = CHECKPOINT.with_name("tiny-team-lead")
 WORDS = CHECKPOINT.with_name("tiny-team-words")
 PRETRAINED = CHECKPOINT.with_name("smollm2-team")
+PRETRAINED_PEERS = CHECKPOINT.with_name("smollm2-team-peers")
 MINDCRAFT = ROOT.parent / "shared" / "data" / "mindcraft" / "crafting" / "filtered_train_tasks.json"
 ROLES = {"team_lead": "lead", "team_have": "peer HAVE", "team_response": "peer decision"}
 
@@ -83,16 +92,38 @@ def settings(checkpoint: Path, lead: Path, words: Path) -> list[tuple[str, str, 
     return rows
 
 
-def pretrained_settings(adapter: Path) -> list[tuple[str, str, SurfaceName]]:
-    """The pretrained model (SmolLM2-135M-Instruct with the fine-tuned adapter) in every role: a checked lead,
-    constrained peers."""
-    return [
+Setting = tuple[str, str, SurfaceName]
+
+
+def pretrained_settings(adapter: Path, peers: Path | None, checkpoint: Path, lead: Path) -> list[Setting]:
+    """The pretrained model (SmolLM2-135M-Instruct with a fine-tuned adapter) in every role: a checked lead and
+    constrained peers, with the adapter kept for the peers' answers where one is given; the one adapter in every
+    role beside it; and, on the same tasks (item families no model was trained on), the shipped tiny pair in the
+    same roles and the planner with rule peers, the reference."""
+    rows = [("planner + rule peers", "planner", SurfaceName.DSL)]
+    if peers is not None:
+        rows.append(
+            (
+                f"SmolLM2+LoRA: checked lead ({adapter.name}), constrained peers ({peers.name})",
+                f"lead=checked:{adapter},peers=constrained:{peers}",
+                SurfaceName.DSL,
+            )
+        )
+    rows.append(
         (
-            "SmolLM2+LoRA: checked lead, constrained peers (every role)",
+            f"SmolLM2+LoRA: checked lead, constrained peers, both {adapter.name}",
             f"lead=checked:{adapter},peers=constrained:{adapter}",
             SurfaceName.DSL,
         )
-    ]
+    )
+    rows.append(
+        (
+            "tiny: lead checkpoint checked, constrained peers",
+            f"lead=checked:{lead},peers=constrained:{checkpoint}",
+            SurfaceName.DSL,
+        )
+    )
+    return rows
 
 
 def compare_settings(candidate: Path, checkpoint: Path, lead: Path) -> list[tuple[str, str, SurfaceName]]:
@@ -113,7 +144,12 @@ def compare_settings(candidate: Path, checkpoint: Path, lead: Path) -> list[tupl
 
 
 def measure(
-    name: str, roles: str, surface: SurfaceName, suites: dict[str, list[TeamTask]], progress: Path
+    name: str,
+    roles: str,
+    surface: SurfaceName,
+    suites: dict[str, list[TeamTask]],
+    progress: Path,
+    limit: int | None = None,
 ) -> dict[str, Any]:
     """One setting on every suite; each task's outcome is appended to ``progress`` as it ends.
 
@@ -123,6 +159,9 @@ def measure(
     prior = team_prior()
     players = team_players(roles, prior)
     results: dict[str, list[TeamResult]] = defaultdict(list)
+    if limit is not None:  # a speed row: the first tasks of the first suite
+        first = next(iter(suites))
+        suites = {first: suites[first][:limit]}
     for suite, tasks in suites.items():
         for task in tasks:
             began = time.perf_counter()
@@ -150,6 +189,9 @@ def measure(
                 "tokens_per_s": sum(reply.output_tokens or 0 for reply in said)
                 / max(1e-9, sum(reply.latency_s for reply in said)),
                 "calls_per_message": sum(reply.model_calls for reply in said) / len(said),
+                "ms_per_token": 1000
+                * sum(reply.latency_s for reply in said)
+                / max(1, sum(reply.output_tokens or 0 for reply in said)),
             }
         row["suites"][suite] = {
             "tasks": len(done),
@@ -165,6 +207,64 @@ def measure(
             "roles": per_role,
         }
     return row
+
+
+def speed_rows(adapter: Path, suites: dict[str, list[TeamTask]], progress: Path, tasks: int) -> list[dict[str, Any]]:
+    """The adapter decoded freely in every role, in process and over a real OpenAI-compatible server (its merged
+    export behind ``transformers serve``), on the same tasks: per role, time per message and per output token.
+    Beside the constrained rows, the free in-process row gives what the grammar costs per token; beside the served
+    one, what the API adds."""
+    with tempfile.TemporaryDirectory() as folder:
+        merged = export_merged(adapter, Path(folder) / "merged")
+        rows = [
+            measure(
+                "SmolLM2+LoRA free, in process",
+                f"lead=model:{adapter},peers=model:{adapter}",
+                SurfaceName.DSL,
+                suites,
+                progress,
+                tasks,
+            )
+        ]
+        with _served(merged, Path(folder) / "serve.log") as url:
+            served = f"served:{url}#{merged}"
+            rows.append(
+                measure(
+                    "SmolLM2+LoRA free, over transformers serve",
+                    f"lead={served},peers={served}",
+                    SurfaceName.DSL,
+                    suites,
+                    progress,
+                    tasks,
+                )
+            )
+    return rows
+
+
+@contextmanager
+def _served(model: Path, log: Path) -> Iterator[str]:
+    """``transformers serve`` on a free local port, as a user starts it; the base URL once it answers."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    command = [str(Path(sys.executable).with_name("transformers")), "serve", str(model)]
+    command += ["--device", "cpu", "--host", "127.0.0.1", "--port", str(port)]
+    server = subprocess.Popen(command, stdout=log.open("wb"), stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 300
+        while True:
+            if server.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit(f"transformers serve did not come up: {log.read_text()[-2000:]}")
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as answer:
+                    if answer.status == 200:
+                        break
+            except OSError:
+                time.sleep(0.5)
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        server.kill()
+        server.wait()
 
 
 def _codes(results: list[TeamResult]) -> dict[str, int]:
@@ -189,6 +289,20 @@ def main() -> None:
         help="measure the fine-tuned pretrained model (this adapter; default the shipped one) instead of the tiny ones",
     )
     parser.add_argument(
+        "--pretrained-peers",
+        type=Path,
+        default=PRETRAINED_PEERS,
+        help="with --pretrained: an adapter kept for the peers' answers (none: the one adapter in every role only)",
+    )
+    parser.add_argument(
+        "--speed",
+        type=int,
+        default=0,
+        metavar="N",
+        help="with --pretrained: on the first N held-out tasks, the adapter decoded freely in process and over "
+        "transformers serve (its merged export), for time per token and what the grammar costs",
+    )
+    parser.add_argument(
         "--compare", type=Path, help="a candidate team checkpoint, measured beside the shipped ones in the same roles"
     )
     parser.add_argument("--sizes", default="2,3,4,5", help="team sizes of the held-out generated tasks")
@@ -206,7 +320,8 @@ def main() -> None:
     if args.compare:
         chosen = compare_settings(args.compare, args.checkpoint, args.lead)
     elif args.pretrained:
-        chosen = pretrained_settings(args.pretrained)
+        peers = args.pretrained_peers if (args.pretrained_peers / MANIFEST).exists() else None
+        chosen = pretrained_settings(args.pretrained, peers, args.checkpoint, args.lead)
     else:
         chosen = settings(args.checkpoint, args.lead, args.words)
     progress = args.out.with_suffix(".progress.jsonl")
@@ -215,12 +330,16 @@ def main() -> None:
     console = Console()
     console.print(f"each task's outcome as it ends: {progress}")
     rows = [measure(name, roles, surface, suites, progress) for name, roles, surface in chosen]
+    if args.pretrained and args.speed:
+        rows += speed_rows(args.pretrained, suites, progress, args.speed)
     for suite, tasks in suites.items():
         table = Table(title=f"{suite}: {len(tasks)} tasks")
         columns = ("setting", "success", "by agents", "parse failures", "wire B", "tokens", "lead ms", "HAVE ms")
         for column in (*columns, "decision ms"):
             table.add_column(column)
         for row in rows:
+            if suite not in row["suites"]:
+                continue
             cell = row["suites"][suite]
             roles = cell["roles"]
             table.add_row(
