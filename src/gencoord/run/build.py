@@ -32,6 +32,7 @@ from gencoord.planning.build import SCAFFOLD_BLOCKS, alone_makespan, judge_build
 from gencoord.prior.prior import Prior
 from gencoord.protocol.supply import MAX_ASKED, SupplyQuery
 from gencoord.protocol.wire import Wire
+from gencoord.reasons import Reason
 from gencoord.run.team import TeamResult, Verdict, executed
 from gencoord.run.team_choices import TeamMode
 from gencoord.run.team_exchange import Draft, Peers, asked_view, negotiate
@@ -86,10 +87,12 @@ def run_build_task(
         return replace(result, seconds={"protocol": time.perf_counter() - clock}, **changes)  # type: ignore[arg-type]
 
     if surface is not SurfaceName.DSL:
-        return finish(code="UNSUPPORTED_SURFACE", message="a construction commitment travels in the Short DSL only")
+        return finish(
+            code=Reason.UNSUPPORTED_SURFACE, message="a construction commitment travels in the Short DSL only"
+        )
     if backend != PLANNER:
         return finish(
-            code="UNSUPPORTED_BACKEND",
+            code=Reason.UNSUPPORTED_BACKEND,
             message=f"construction tasks are led by the build planner; {backend} cannot lead one yet",
         )
 

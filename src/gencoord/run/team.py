@@ -52,6 +52,7 @@ from gencoord.protocol.plan import DispatchPlan
 from gencoord.protocol.resolve import resolve_team
 from gencoord.protocol.supply import parse_answer
 from gencoord.protocol.wire import Wire
+from gencoord.reasons import Reason
 from gencoord.run.execution import run_checked
 from gencoord.run.team_choices import TeamMode
 from gencoord.run.team_exchange import (
@@ -162,7 +163,7 @@ def run_team_task(
     """
     if not isinstance(task, TeamTask):
         raise ConfigError(
-            "UNSUPPORTED_TASK_KIND",
+            Reason.UNSUPPORTED_TASK_KIND,
             f"run_team_task runs crafting tasks and {getattr(task, 'id', '?')} is not one: use gencoord.run_task",
         )
     clock = time.perf_counter()
@@ -276,7 +277,9 @@ def _negotiate(
         judged = diagnose(view, prior)
         if not judged.feasible:
             return Agreement(None, None, tuple(generations), judged.code, judged.reason, feasible=False)
-    return Agreement(None, None, tuple(generations), "NO_AGREEMENT", f"no proposal was accepted in {MAX_ROUNDS} rounds")
+    return Agreement(
+        None, None, tuple(generations), Reason.NO_AGREEMENT, f"no proposal was accepted in {MAX_ROUNDS} rounds"
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -325,7 +328,7 @@ def executed(
         (r.failure for r in execution.records if r.failure is not None and r.failure.code in WORLD_OUTAGES), None
     )
     if died is not None:  # the server, bridge or a bot's connection died mid-episode: no outcome of the team's
-        raise WorldError(died.code, died.message)
+        raise WorldError(Reason(died.code), died.message)
     outcome = judge(plan, (), execution)
     judged = verdict(execution.final)
     in_time = execution.final.clock_s <= result.task.time_limit_s

@@ -28,6 +28,7 @@ from gencoord.protocol.resolve import resolve_team
 from gencoord.protocol.response import DECISIONS, Response, parse_response
 from gencoord.protocol.supply import SupplyQuery, parse_answer, parse_query
 from gencoord.protocol.wire import Wire
+from gencoord.reasons import Reason
 from gencoord.tasks.build import BuildTask
 from gencoord.tasks.context import LocalContext
 from gencoord.tasks.cooking import CookingTask
@@ -57,7 +58,7 @@ class Speaker:
 
     def expand(self, goal: str) -> tuple[str, ...]:
         if not self.prior.game.is_item(goal):
-            raise ParseError("UNKNOWN_ITEM", f"ASK FOR names {goal[:40]!r}, which is not an item")
+            raise ParseError(Reason.UNKNOWN_ITEM, f"ASK FOR names {goal[:40]!r}, which is not an item")
         return recipe_closure(planning_game(self.task, self.prior), goal)
 
     def have(self, said: str, peer: str, lead: str, query: SupplyQuery, spoken: bool = False) -> str:
@@ -117,12 +118,14 @@ def heard_response(text: str) -> Response:
     fields = dict(response.extra)
     if response.decision not in DECISIONS:
         raise ParseError(
-            "UNKNOWN_DECISION", f"a peer answers ACCEPT, COUNTER or REJECT, not {response.decision[:40]!r}"
+            Reason.UNKNOWN_DECISION, f"a peer answers ACCEPT, COUNTER or REJECT, not {response.decision[:40]!r}"
         )
     if response.decision == "COUNTER" and not {"item", "have"} <= fields.keys():
-        raise ParseError("MALFORMED_RESPONSE", "a COUNTER names the item it holds too few of: item=<item> have=<n>")
+        raise ParseError(
+            Reason.MALFORMED_RESPONSE, "a COUNTER names the item it holds too few of: item=<item> have=<n>"
+        )
     if response.decision == "REJECT" and "skill" not in fields:
-        raise ParseError("MALFORMED_RESPONSE", "a REJECT names the skill it cannot use: skill=<skill>")
+        raise ParseError(Reason.MALFORMED_RESPONSE, "a REJECT names the skill it cannot use: skill=<skill>")
     return response
 
 
@@ -286,7 +289,9 @@ def negotiate(
             return Agreement(resolve_team(proposal, lead, holdings, prior, episode), proposal, tuple(generations))
         for peer, response in refused.items():
             view = corrected(view, peer, response)
-    return Agreement(None, None, tuple(generations), "NO_AGREEMENT", f"no proposal was accepted in {MAX_ROUNDS} rounds")
+    return Agreement(
+        None, None, tuple(generations), Reason.NO_AGREEMENT, f"no proposal was accepted in {MAX_ROUNDS} rounds"
+    )
 
 
 def _agent(task: TeamTask | BuildTask | CookingTask, name: str) -> TeamAgent:
