@@ -94,9 +94,7 @@ def check_task(task: Task, actor: str, section: str, index: int, prior: Prior, e
         placed = sum(counts.values())
         if args.get("q") != placed:
             what = "cell list" if "cells" in args else "share"
-            raise ContractError(
-                Reason.CELL_COUNT, f"q={args.get('q')!r} but the {what} names {placed} cells", where("q")
-            )
+            raise ContractError(Reason.CELL_COUNT, f"q={args.get('q')!r}, but the {what} has {placed}", where("q"))
     binding = args.get("bind")
     if binding is not None and episode.template is not None and prior.codebook.get(str(binding)) != episode.template:
         options = ", ".join(prior.templates[episode.template].bindings)

@@ -87,9 +87,7 @@ def run_build_task(
         return replace(result, seconds={"protocol": time.perf_counter() - clock}, **changes)  # type: ignore[arg-type]
 
     if surface is not SurfaceName.DSL:
-        return finish(
-            code=Reason.UNSUPPORTED_SURFACE, message="a construction commitment travels in the Short DSL only"
-        )
+        return finish(code=Reason.UNSUPPORTED_SURFACE, message="construction commitments travel in the Short DSL only")
     if backend != PLANNER:
         return finish(
             code=Reason.UNSUPPORTED_BACKEND,

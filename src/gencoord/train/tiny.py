@@ -195,9 +195,7 @@ def train_tiny(
         raise ConfigError(Reason.BAD_STEPS, "steps must be positive")
     preset = preset or TinyPreset()
     if spec.records is Records.TEAM:
-        raise ConfigError(
-            Reason.RECORDS_SURFACE, "team rows train with gencoord.train.team.train_team (--records team)"
-        )
+        raise ConfigError(Reason.RECORDS_SURFACE, "team rows train with gencoord.train.team (--records team)")
     if not (0.0 < preset.lr <= 1.0 and preset.warmup >= 0):
         raise ConfigError(
             Reason.BAD_LR, f"the learning rate is in (0, 1] and warm-up at least 0, not {preset.lr}, {preset.warmup}"
