@@ -45,7 +45,7 @@ from gencoord.protocol.wire import Wire
 from gencoord.reasons import Reason
 from gencoord.run.team import TeamResult, Verdict, executed
 from gencoord.run.team_choices import TeamMode
-from gencoord.run.team_exchange import Draft, Peers, asked_view, negotiate
+from gencoord.run.team_exchange import Draft, Peers, RuleLead, asked_view, negotiate
 from gencoord.runtime.compile import compile_plan
 from gencoord.runtime.materialize import materialize
 from gencoord.runtime.thinking import Thinking
@@ -185,7 +185,7 @@ def run_cooking_task(
         _, spent = _teach(task, lead, prior, episode, wire)
         result = replace(result, recipe_bytes=spent)
         view = task if mode is TeamMode.CENTRALIZED else asked_view(task, lead, _asked(task, prior), wire, peers)
-        agreed = negotiate(view, lead, draft, prior, episode, wire, peers)
+        agreed = negotiate(view, RuleLead(lead, draft, prior, wire, peers), prior, episode)
         said = agreed.generations + tuple(peers.generations)
         result = replace(result, generations=said, rounds=len(agreed.generations))
         commitment, proposal = agreed.commitment, agreed.proposal
