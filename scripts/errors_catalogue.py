@@ -1,13 +1,16 @@
-"""Write docs/errors.md: every error code and reason gencoord can report, read from the code itself.
+"""Write docs/errors.md: every error code and reason gencoord can report, from their declarations.
 
     .venv/bin/python scripts/errors_catalogue.py [--check]
 
 A reason is the stable, machine-readable sub-code a caller branches on (``UNKNOWN_ITEM``,
 ``PATH_TOO_LONG``); its code is the class's protocol failure code (the paper's Table S3) or
-an operational one (``CONFIG_INVALID``, ``CALL_ORDER``). Found by reading every raise and
-return of a typed error in ``src/gencoord`` (Python, with its syntax tree) and every
-``SkillFailure``/``BridgeError`` of the Minecraft bridge (JavaScript, by pattern), so a new
-reason cannot be missing here: ``--check`` (run by the tests) fails when the file is stale.
+an operational one (``CONFIG_INVALID``, ``CALL_ORDER``). The reasons are the members of
+``gencoord.reasons.Reason``; the classes are ``gencoord.errors``'. Each reason's rows say where
+it is raised and with what message, read from every use of ``Reason.<NAME>`` in ``src/gencoord``
+(Python, with its syntax tree) and every ``SkillFailure``/``BridgeError`` of the Minecraft bridge
+(JavaScript, by pattern). ``--check`` (run by the tests) fails when the file is stale, when a
+reason is raised as a string instead of a member, when the bridge raises an undeclared one, and
+when a declared reason is never used.
 """
 
 from __future__ import annotations
@@ -60,23 +63,66 @@ def _text(node: ast.expr | None) -> str:
     return "" if node is None else "(" + ast.unparse(node) + ")"
 
 
-def _python(classes: dict[str, tuple[str, str]]) -> list[Found]:
+def _call_name(node: ast.Call) -> str:
+    func = node.func
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+
+
+def _member(node: ast.expr) -> str | None:
+    """``X`` for ``Reason.X``, else None."""
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "Reason":
+        return node.attr
+    return None
+
+
+def _module_uses(text: str, where: str, classes: dict[str, tuple[str, str]]) -> tuple[list[Found], list[str]]:
+    """One module's uses of declared reasons (a member given to a call: the call's name and its message), and
+    every string it gives where a typed error's reason goes (each a defect: ``--check`` names them)."""
     found: list[Found] = []
-    for module in sorted(SOURCE.rglob("*.py")):
-        if "node_modules" in module.parts:
+    literals: list[str] = []
+    for node in ast.walk(ast.parse(text)):
+        if not isinstance(node, ast.Call):
             continue
-        for node in ast.walk(ast.parse(module.read_text(encoding="utf-8"))):
-            if not isinstance(node, ast.Call) or not node.args:
-                continue
-            func = node.func
-            name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
-            if name not in classes and name not in ACTION_FAILURES:
-                continue
-            first = node.args[0]
-            if isinstance(first, ast.Constant) and isinstance(first.value, str) and REASON.match(first.value):
-                message = _text(node.args[1] if len(node.args) > 1 else None)
-                found.append(Found(name, first.value, str(module.relative_to(ROOT / "src")), message))
-    return found
+        name = _call_name(node)
+        first = node.args[0] if node.args else None
+        typed = name in classes or name in ACTION_FAILURES
+        if typed and isinstance(first, ast.Constant) and isinstance(first.value, str) and REASON.match(first.value):
+            literals.append(f"{where}: {name}({first.value!r}, ...)")
+        for position, argument in enumerate([*node.args, *(keyword.value for keyword in node.keywords)]):
+            reason = _member(argument)
+            if reason is not None:
+                named = next((keyword.value for keyword in node.keywords if keyword.arg == "message"), None)
+                message = node.args[position + 1] if position + 1 < len(node.args) else named
+                found.append(Found(name, reason, where, _text(message)))
+    return found, literals
+
+
+def _python(classes: dict[str, tuple[str, str]]) -> tuple[list[Found], list[str]]:
+    found: list[Found] = []
+    literals: list[str] = []
+    for module in sorted(SOURCE.rglob("*.py")):
+        if "node_modules" in module.parts or module.name == "reasons.py":
+            continue
+        uses, strings = _module_uses(module.read_text(encoding="utf-8"), str(module.relative_to(ROOT / "src")), classes)
+        found += uses
+        literals += strings
+    return found, literals
+
+
+def _declared() -> set[str]:
+    from gencoord.reasons import Reason  # noqa: PLC0415 - the script reads the package it documents
+
+    return {member.value for member in Reason}
+
+
+def _referenced() -> set[str]:
+    """Every ``Reason.X`` anywhere in the package (a set or a comparison counts as a use)."""
+    names: set[str] = set()
+    for module in SOURCE.rglob("*.py"):
+        if module.name != "reasons.py":
+            tree = ast.parse(module.read_text(encoding="utf-8"))
+            names |= {name for node in ast.walk(tree) if isinstance(node, ast.expr) and (name := _member(node))}
+    return names
 
 
 def _javascript() -> list[Found]:
@@ -98,9 +144,20 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ").replace("[", "\\[").replace("]", "\\]")
 
 
-def catalogue() -> str:
+def catalogue() -> tuple[str, list[str]]:
+    """The catalogue's text, and what is wrong with the reasons (nothing, when all are declared and used)."""
     classes = _error_classes()
-    found = _python(classes) + _javascript()
+    python, literals = _python(classes)
+    bridge = _javascript()
+    found = python + bridge
+    declared = _declared()
+    problems = [f"a reason written as a string, not a Reason member: {literal}" for literal in literals]
+    problems += sorted(
+        {f"the bridge raises {item.reason}, which Reason does not declare" for item in bridge}
+        - {f"the bridge raises {name}, which Reason does not declare" for name in declared}
+    )
+    unused = declared - _referenced() - {item.reason for item in bridge}
+    problems += [f"Reason.{name} is declared and never used" for name in sorted(unused)]
     lines = [
         "# Error codes",
         "",
@@ -120,11 +177,14 @@ def catalogue() -> str:
     ]
     by_class: dict[str, list[Found]] = defaultdict(list)
     actions: dict[str, list[Found]] = defaultdict(list)
+    passed: dict[str, list[Found]] = defaultdict(list)
     for item in found:
         if item.kind in classes:
             by_class[item.kind].append(item)
-        else:
+        elif item.kind in ACTION_FAILURES:
             actions[item.reason].append(item)
+        else:
+            passed[item.reason].append(item)
     for name in sorted(by_class, key=lambda n: (classes[n][0], n)):
         code, stage = classes[name]
         lines += [f"### `{code}` · {name} (stage `{stage}`)", "", "| reason | message | where |", "|---|---|---|"]
@@ -147,14 +207,33 @@ def catalogue() -> str:
     for reason, items in sorted(actions.items()):
         kinds = ", ".join(sorted({item.kind for item in items}))
         lines.append(f"| `{reason}` | {kinds} | {_cell(items[0].message)} | {_wheres(items)} |")
-    return "\n".join(lines) + "\n"
+    listed = {item.reason for items in by_class.values() for item in items} | set(actions)
+    lines += [
+        "",
+        "## Reasons given through a helper",
+        "",
+        "Raised by a function that builds the typed error (a parser's `fail`, a file loader's",
+        "`validated`), or the reason of an outcome that is no error (a team that never agreed, a",
+        "refused task): the call that gives it, and its message where the call carries one.",
+        "",
+        "| reason | given to | message | where |",
+        "|---|---|---|---|",
+    ]
+    for reason, items in sorted(passed.items()):
+        if reason not in listed:
+            with_message = next((item for item in items if item.message), items[0])
+            calls = ", ".join(f"`{kind}`" for kind in sorted({item.kind for item in items}))
+            lines.append(f"| `{reason}` | {calls} | {_cell(with_message.message)} | {_wheres(items)} |")
+    return "\n".join(lines) + "\n", problems
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="fail when docs/errors.md is not current")
     args = parser.parse_args()
-    text = catalogue()
+    text, problems = catalogue()
+    if problems:
+        sys.exit("\n".join(["the reasons of src/gencoord/reasons.py and their uses disagree:", *problems]))
     if args.check:
         current = OUT.read_text(encoding="utf-8") if OUT.exists() else ""
         if current != text:

@@ -27,12 +27,24 @@ def _catalogue_module():  # type: ignore[no-untyped-def]
 def test_the_error_catalogue_is_current() -> None:
     catalogue = _catalogue_module()
     written = (ROOT / "docs" / "errors.md").read_text(encoding="utf-8")
-    assert written == catalogue.catalogue(), "docs/errors.md is stale: run .venv/bin/python scripts/errors_catalogue.py"
+    text, problems = catalogue.catalogue()
+    assert problems == []
+    assert written == text, "docs/errors.md is stale: run .venv/bin/python scripts/errors_catalogue.py"
+
+
+def test_a_reason_written_as_a_string_is_caught_and_a_member_is_catalogued() -> None:
+    """A typed error given a string reason is a defect the check names; a member is found with its message."""
+    catalogue = _catalogue_module()
+    classes = catalogue._error_classes()
+    source = 'raise ConfigError("SHINY_NEW", "oops")\nraise ParseError(Reason.NUL_BYTE, "a NUL byte")\n'
+    found, literals = catalogue._module_uses(source, "example.py", classes)
+    assert literals == ["example.py: ConfigError('SHINY_NEW', ...)"]
+    assert [(item.kind, item.reason, item.message) for item in found] == [("ParseError", "NUL_BYTE", "a NUL byte")]
 
 
 def test_the_catalogue_finds_reasons_in_python_and_in_the_bridge() -> None:
     """Raised in a multi-line call, returned as an action failure, thrown by the bridge's skills."""
-    text = _catalogue_module().catalogue()
+    text, _ = _catalogue_module().catalogue()
     for reason in (
         "UNKNOWN_COMMAND",
         "PATH_TOO_LONG",

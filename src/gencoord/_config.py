@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from gencoord.errors import GencoordError
+from gencoord.reasons import Reason
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -70,9 +71,9 @@ def read_text(path: Path, error: type[GencoordError]) -> str:
     try:
         return path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise error("UNREADABLE", f"cannot read {path}: {exc.strerror}") from None
+        raise error(Reason.UNREADABLE, f"cannot read {path}: {exc.strerror}") from None
     except UnicodeDecodeError as exc:
-        raise error("NOT_UTF8", f"{path}: not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
+        raise error(Reason.NOT_UTF8, f"{path}: not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
 
 
 def package_text(package: str, name: str) -> str:
@@ -84,10 +85,10 @@ def parse_toml(text: str, origin: str, error: type[GencoordError]) -> dict[str, 
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise error("INVALID_TOML", f"{origin}: {exc}") from None
+        raise error(Reason.INVALID_TOML, f"{origin}: {exc}") from None
 
 
-def validated(model: type[M], data: Any, origin: str, error: type[GencoordError], reason: str) -> M:
+def validated(model: type[M], data: Any, origin: str, error: type[GencoordError], reason: Reason) -> M:
     """``data`` as ``model``, or ``error(reason)`` with the most specific problem."""
     try:
         return model.model_validate(data)
@@ -95,6 +96,6 @@ def validated(model: type[M], data: Any, origin: str, error: type[GencoordError]
         raise error(reason, f"{origin}: {validation_message(exc)}") from None
 
 
-def load_model(model: type[M], text: str, origin: str, error: type[GencoordError], reason: str) -> M:
+def load_model(model: type[M], text: str, origin: str, error: type[GencoordError], reason: Reason) -> M:
     """A TOML document as ``model``: both steps, with their errors."""
     return validated(model, parse_toml(text, origin, error), origin, error, reason)

@@ -15,6 +15,7 @@ from importlib.metadata import entry_points
 from typing import Generic, TypeVar, cast
 
 from gencoord.errors import ConfigError, did_you_mean
+from gencoord.reasons import Reason
 
 T = TypeVar("T")
 
@@ -48,10 +49,10 @@ class Registry(Generic[T]):
     def register(self, item: T) -> T:
         """Make ``item`` available under its ``name``. A name is registered once."""
         if not isinstance(item, self.kind):
-            raise ConfigError("BAD_PLUGIN", f"{item!r} is not a {self.kind.__name__}")
+            raise ConfigError(Reason.BAD_PLUGIN, f"{item!r} is not a {self.kind.__name__}")
         name = str(getattr(item, "name", ""))
         if self._registered.get(name, item) is not item:
-            raise ConfigError("DUPLICATE_PLUGIN", f"a {self.what} named {name!r} is already registered")
+            raise ConfigError(Reason.DUPLICATE_PLUGIN, f"a {self.what} named {name!r} is already registered")
         if name not in self._registered:
             self._registered[name] = item
             self.version += 1
@@ -71,13 +72,13 @@ class Registry(Generic[T]):
             where = f"{origin}: " if origin else ""
             hint = did_you_mean(name, self.names()) or ""
             raise ConfigError(
-                "UNKNOWN_NAME", f"{where}unknown {self.what} {name!r}{hint}; known: {', '.join(self.names())}"
+                Reason.UNKNOWN_NAME, f"{where}unknown {self.what} {name!r}{hint}; known: {', '.join(self.names())}"
             )
         module, _, attribute = target.partition(":")
         try:
             loaded = getattr(import_module(module), attribute)
         except (ImportError, AttributeError) as exc:
-            raise ConfigError("BAD_PLUGIN", f"{self.what} {name!r} ({target}) cannot be loaded: {exc}") from None
+            raise ConfigError(Reason.BAD_PLUGIN, f"{self.what} {name!r} ({target}) cannot be loaded: {exc}") from None
         if not isinstance(loaded, self.kind) or getattr(loaded, "name", None) != name:
-            raise ConfigError("BAD_PLUGIN", f"{target} is not a {self.kind.__name__} named {name!r}")
+            raise ConfigError(Reason.BAD_PLUGIN, f"{target} is not a {self.kind.__name__} named {name!r}")
         return self.register(cast(T, loaded))

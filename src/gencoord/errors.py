@@ -13,6 +13,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
+from gencoord.reasons import Reason
+
 
 class FailureCode(StrEnum):
     """The paper's seven protocol failure codes (Table S3)."""
@@ -77,12 +79,16 @@ class Location:
 
 class GencoordError(Exception):
     """Base error: ``code`` is a :class:`FailureCode` (the paper's protocol outcomes) or an
-    :class:`OperationalCode`; ``reason`` a stable sub-code (``docs/errors.md`` lists them all)."""
+    :class:`OperationalCode`; ``reason`` a stable sub-code (``docs/errors.md`` lists them all).
+
+    gencoord's own reasons are :class:`~gencoord.reasons.Reason` members (the catalogue's check refuses
+    a string there); a plugin outside the package may give its own as a plain string.
+    """
 
     code: str = "ERROR"
     stage: str = "unknown"
 
-    def __init__(self, reason: str, message: str, location: Location | None = None) -> None:
+    def __init__(self, reason: Reason | str, message: str, location: Location | None = None) -> None:
         self.reason = reason
         self.message = message
         self.location = location or Location()
@@ -198,12 +204,19 @@ class CallOrderError(OperationalError):
 
 
 WORLD_OUTAGES = frozenset(
-    {"SERVER_DIED", "SERVER_TIMEOUT", "BRIDGE_DIED", "BRIDGE_TIMEOUT", "NODE_UNAVAILABLE", "BOT_DISCONNECTED"}
+    {
+        Reason.SERVER_DIED,
+        Reason.SERVER_TIMEOUT,
+        Reason.BRIDGE_DIED,
+        Reason.BRIDGE_TIMEOUT,
+        Reason.NODE_UNAVAILABLE,
+        Reason.BOT_DISCONNECTED,
+    }
 )
 """World reasons that are the infrastructure failing (a server, bridge or bot connection that died or
 stopped answering), not the world refusing an action: a task they end did not run, it did not fail."""
 
-OUTAGES = WORLD_OUTAGES | {"API_UNAVAILABLE"}
+OUTAGES = WORLD_OUTAGES | {Reason.API_UNAVAILABLE}
 """Every outage: the world's, and a model endpoint that stopped answering through its retries."""
 
 

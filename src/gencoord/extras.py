@@ -10,6 +10,7 @@ from __future__ import annotations
 from importlib.util import find_spec
 
 from gencoord.errors import ConfigError
+from gencoord.reasons import Reason
 
 LEARN_MODULES = ("torch", "transformers", "tokenizers", "safetensors")
 API_MODULES = ("openai",)
@@ -25,7 +26,7 @@ def require_learn(what: str, modules: tuple[str, ...] = LEARN_MODULES) -> None:
     missing = _missing(modules)
     if missing:
         raise ConfigError(
-            "MISSING_EXTRA",
+            Reason.MISSING_EXTRA,
             f"{what} needs the 'learn' extra ({', '.join(missing)} not installed): "
             "pip install 'gencoord[learn]' (on a CPU machine, first: pip install torch --index-url "
             "https://download.pytorch.org/whl/cpu)",

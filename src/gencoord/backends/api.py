@@ -34,6 +34,7 @@ from gencoord.prior.prior import Prior
 from gencoord.prior.views import PriorView
 from gencoord.protocol.generation import GenerationRequest, Reply, Stage
 from gencoord.protocol.response import Response
+from gencoord.reasons import Reason
 from gencoord.tasks.context import LocalContext
 
 MAX_NEW_TOKENS = 512
@@ -174,9 +175,11 @@ def _price(variable: str) -> float:
     try:
         price = float(text) if text else 0.0
     except ValueError:
-        raise ConfigError("BAD_PRICE", f"${variable} must be a number (per million tokens), not {text!r}") from None
+        raise ConfigError(
+            Reason.BAD_PRICE, f"${variable} must be a number (per million tokens), not {text!r}"
+        ) from None
     if price < 0:
-        raise ConfigError("BAD_PRICE", f"${variable} must not be negative, got {text}")
+        raise ConfigError(Reason.BAD_PRICE, f"${variable} must not be negative, got {text}")
     return price
 
 
@@ -286,7 +289,8 @@ class ApiBackend:
         if self.tuned:
             if request.stage not in TEAM_STAGES:
                 raise BackendError(
-                    "TEAM_MODEL_ONLY", f"{self.name} was fine-tuned on team messages; it cannot play {request.stage}"
+                    Reason.TEAM_MODEL_ONLY,
+                    f"{self.name} was fine-tuned on team messages; it cannot play {request.stage}",
                 )
             tuned = cast(list[ChatCompletionMessageParam], messages(team_input(context, request, self.prior)))
             return self.complete(tuned, max_tokens=MAX_NEW_TOKENS)
@@ -314,11 +318,11 @@ class ApiBackend:
             except _TRANSIENT as exc:
                 if attempt == self.retries:
                     raise BackendError(
-                        "API_UNAVAILABLE", f"{self.name}: {exc.__class__.__name__} after {attempt + 1} tries"
+                        Reason.API_UNAVAILABLE, f"{self.name}: {exc.__class__.__name__} after {attempt + 1} tries"
                     ) from None
                 time.sleep(_wait_s(exc, self.backoff_s * 2**attempt))
             except openai.APIStatusError as exc:
-                raise BackendError("API_ERROR", f"{self.name}: HTTP {exc.status_code}: {exc.message}") from None
+                raise BackendError(Reason.API_ERROR, f"{self.name}: HTTP {exc.status_code}: {exc.message}") from None
         latency = time.perf_counter() - started
         text = _FENCE.sub("", content.strip()).strip()
         tokens_in = None if usage is None else usage.prompt_tokens

@@ -29,6 +29,7 @@ from gencoord.prior.load import default_prior
 from gencoord.prior.prior import Prior
 from gencoord.protocol.generation import GenerationRequest, Reply, Stage
 from gencoord.protocol.response import respond
+from gencoord.reasons import Reason
 from gencoord.tasks.cluster import paper_pool
 from gencoord.tasks.context import LocalContext
 from gencoord.tasks.instances import EpisodeSpec, build_episode
@@ -89,7 +90,7 @@ def probes(
     ``described`` (C1, C2, C3) gives senders a description of their private fact instead of its code.
     """
     if stage not in RECORD_STAGES:
-        raise ConformanceError("UNKNOWN_STAGE", f"{stage} is not a record stage; one of {list(RECORD_STAGES)}")
+        raise ConformanceError(Reason.UNKNOWN_STAGE, f"{stage} is not a record stage; one of {list(RECORD_STAGES)}")
     prior, suites = prior or default_prior(), suites or default_suites()
     pool = paper_pool("goal_capability" if stage in _FEEDBACK_STAGES else "timing")
     specs = [build_episode(cluster, role, 0, prior, suites, described=described) for cluster in pool for role in (0, 1)]
@@ -169,4 +170,4 @@ def check_backend(backend: Backend, stages: Sequence[Stage], **settings: object)
     found = backend_violations(backend, stages, **settings)  # type: ignore[arg-type]
     if found:
         shown = "\n".join(found[:20]) + (f"\n… and {len(found) - 20} more" if len(found) > 20 else "")
-        raise ConformanceError("BACKEND", f"{len(found)} problem(s):\n{shown}")
+        raise ConformanceError(Reason.BACKEND, f"{len(found)} problem(s):\n{shown}")

@@ -26,6 +26,7 @@ from gencoord._registry import Registry
 from gencoord.errors import ConfigError, did_you_mean
 from gencoord.models.variant import Records
 from gencoord.prior.views import PriorView
+from gencoord.reasons import Reason
 
 if TYPE_CHECKING:
     from gencoord.backends.base import Backend
@@ -70,15 +71,15 @@ class BackendFamily:
 
     def pair_set(self, target: str | None) -> BackendSet:
         """The backends of a two-agent episode of the paper's suites."""
-        raise ConfigError("UNSUPPORTED_BACKEND", f"{self.name} does not play the paper's two-agent episodes")
+        raise ConfigError(Reason.UNSUPPORTED_BACKEND, f"{self.name} does not play the paper's two-agent episodes")
 
     def team_lead(self, target: str | None, prior: Prior) -> Backend:
         """The backend that leads a team task."""
-        raise ConfigError("UNSUPPORTED_BACKEND", f"{self.name} cannot lead a team task")
+        raise ConfigError(Reason.UNSUPPORTED_BACKEND, f"{self.name} cannot lead a team task")
 
     def team_peer(self, target: str | None, prior: Prior) -> Backend:
         """The backend that answers for a team task's peers."""
-        raise ConfigError("UNSUPPORTED_BACKEND", f"{self.name} cannot answer as a team peer")
+        raise ConfigError(Reason.UNSUPPORTED_BACKEND, f"{self.name} cannot answer as a team peer")
 
     def fits(self, target: str | None, single_step: bool, surface: SurfaceName, records: Records) -> bool:
         """Whether this family can write the records an episode needs (a trained model writes what it learned)."""
@@ -173,18 +174,18 @@ def parse_backend(name: str) -> BackendSpec:
     try:
         family = FAMILIES.get(family_name)
     except ConfigError as error:
-        if error.reason != "UNKNOWN_NAME":
+        if error.reason != Reason.UNKNOWN_NAME:
             raise
         known = [FAMILIES.get(known).written() for known in FAMILIES.names()]
         suffixes = [f"<name>{RECEIVER_SEPARATOR}{'|'.join(RECEIVERS)}", f"<name>{VIEW_SEPARATOR}<full|skeleton|node>"]
         hint = did_you_mean(family_name, FAMILIES.names())
         raise ConfigError(
-            "UNKNOWN_BACKEND", f"unknown backend {name!r}{hint}; known: {', '.join(known + suffixes)}"
+            Reason.UNKNOWN_BACKEND, f"unknown backend {name!r}{hint}; known: {', '.join(known + suffixes)}"
         ) from None
     if family.target is None and colon:
-        raise ConfigError("UNKNOWN_BACKEND", f"backend {family.name} takes no target, got {name!r}")
+        raise ConfigError(Reason.UNKNOWN_BACKEND, f"backend {family.name} takes no target, got {name!r}")
     if family.target is not None and not target:
-        raise ConfigError("UNKNOWN_BACKEND", f"backend {family.name} is written {family.written()}, got {name!r}")
+        raise ConfigError(Reason.UNKNOWN_BACKEND, f"backend {family.name} is written {family.written()}, got {name!r}")
     family.check_target(target)
     spec = BackendSpec(name)
     spec.family, spec.target, spec.view = family, target if colon else None, PriorView(view) if view else None
@@ -280,9 +281,9 @@ def role_parts(name: str) -> dict[str, str] | None:
     for part in _ROLE.split(name):
         role, _, backend = part.partition(ROLE_SEPARATOR)
         if role not in ROLES:
-            raise ConfigError("UNKNOWN_ROLE", f"{part[:60]!r} names no role; team roles are {', '.join(ROLES)}")
+            raise ConfigError(Reason.UNKNOWN_ROLE, f"{part[:60]!r} names no role; team roles are {', '.join(ROLES)}")
         if role in parts:
-            raise ConfigError("UNKNOWN_ROLE", f"the role {role} is given twice in {name[:80]!r}")
+            raise ConfigError(Reason.UNKNOWN_ROLE, f"the role {role} is given twice in {name[:80]!r}")
         parts[role] = backend
     return parts
 
@@ -300,9 +301,9 @@ def parse_team_roles(name: str) -> TeamRoles:
             raise
         raise ConfigError(error.reason, f"{error.message} (team roles are {' and '.join(ROLES)})") from None
     if not lead.family.leads_teams:
-        raise ConfigError("UNSUPPORTED_BACKEND", f"{lead} cannot lead a team task")
+        raise ConfigError(Reason.UNSUPPORTED_BACKEND, f"{lead} cannot lead a team task")
     if not peers.family.answers_teams:
-        raise ConfigError("UNSUPPORTED_BACKEND", f"{peers} cannot answer as a team peer")
+        raise ConfigError(Reason.UNSUPPORTED_BACKEND, f"{peers} cannot answer as a team peer")
     roles = TeamRoles(name)
     roles.lead, roles.peers = lead, peers
     return roles

@@ -41,6 +41,7 @@ from gencoord.models.variant import Records, Target
 from gencoord.planning.planner import makespan
 from gencoord.prior.prior import Prior
 from gencoord.protocol.generation import GenerationRequest, Reply, Stage
+from gencoord.reasons import Reason
 from gencoord.tasks.context import LocalContext
 
 _BUDGET_FACTOR = 32  # a binding code is a few tokens
@@ -123,7 +124,7 @@ class LocalModelBackend:
             if not self.constrained:
                 raise
             raise BackendError(
-                "GRAMMAR_DEAD_END",
+                Reason.GRAMMAR_DEAD_END,
                 f"{self.name}: the model's vocabulary cannot spell any continuation the grammar allows "
                 "(names of this task outside what the model was trained on)",
             ) from None

@@ -22,6 +22,7 @@ from gencoord.protocol.generation import GenerationRequest, Reply, Stage
 from gencoord.protocol.resolve import check_ledgers
 from gencoord.protocol.response import Response
 from gencoord.protocol.supply import SupplyQuery, answer
+from gencoord.reasons import Reason
 from gencoord.tasks.context import LocalContext
 from gencoord.tasks.team import TeamAgent
 
@@ -117,4 +118,6 @@ class RulePeer:
             listed = context.private[READY].split(READY_SEPARATOR) if READY in context.private else []
             ready = {task for text in listed for task in self.prior.parse_path(text)}
             return Reply(helper_decision(path, ready, context.inventory).serialize(), model_calls=0)
-        raise ConfigError("BACKEND_STAGE", f"a team peer answers {', '.join(PEER_STAGES)}, not {request.stage.value}")
+        raise ConfigError(
+            Reason.BACKEND_STAGE, f"a team peer answers {', '.join(PEER_STAGES)}, not {request.stage.value}"
+        )

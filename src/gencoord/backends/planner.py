@@ -11,6 +11,7 @@ from gencoord.errors import ConfigError, ResolutionError
 from gencoord.planning.planner import plan_team
 from gencoord.prior.prior import Prior
 from gencoord.protocol.generation import GenerationRequest, Reply, Stage
+from gencoord.reasons import Reason
 from gencoord.tasks.context import LocalContext
 
 
@@ -31,11 +32,11 @@ class PlannerBackend:
 
     def generate(self, context: LocalContext, request: GenerationRequest) -> Reply:
         if request.stage is not Stage.TEAM_LEAD or context.team is None:
-            raise ConfigError("BACKEND_STAGE", f"the planner composes team proposals, not {request.stage.value}")
+            raise ConfigError(Reason.BACKEND_STAGE, f"the planner composes team proposals, not {request.stage.value}")
         plan = plan_team(context.team, context.agent, self.prior, [context.agent], True) if self.lead_makes else None
         if plan is None or plan.proposal is None:
             plan = plan_team(context.team, context.agent, self.prior)
         if plan.proposal is None:
-            code = plan.feasibility.code or "NO_PLAN"
+            code = plan.feasibility.code or Reason.NO_PLAN
             raise ResolutionError(code, plan.feasibility.reason)
         return Reply(self.prior.serialize(plan.proposal), model_calls=0)

@@ -40,6 +40,7 @@ from gencoord.models.variant import Horizon, Records, Target
 from gencoord.prior.prior import Prior
 from gencoord.prior.views import PriorView
 from gencoord.protocol.generation import GenerationRequest, Reply
+from gencoord.reasons import Reason
 from gencoord.runtime.thinking import Thinking
 from gencoord.tasks.context import LocalContext
 from gencoord.tasks.instances import EpisodeSpec
@@ -112,7 +113,7 @@ def api_target(target: str) -> tuple[str, str]:
     """``<base url>#<model>`` → (base url, model)."""
     base_url, _, model = target.partition("#")
     if not base_url or not model:
-        raise ConfigError("UNKNOWN_BACKEND", f"an API backend is api:<base url>#<model>, got api:{target}")
+        raise ConfigError(Reason.UNKNOWN_BACKEND, f"an API backend is api:<base url>#<model>, got api:{target}")
     return base_url, model
 
 
@@ -149,7 +150,7 @@ def _trained(target: str | None) -> Path:
     """The checkpoint folder a model family's target names, which must hold a trained model."""
     checkpoint = Path(str(target))
     if not (checkpoint / MANIFEST).exists():
-        raise ConfigError("UNKNOWN_BACKEND", f"{checkpoint} holds no trained model ({MANIFEST})")
+        raise ConfigError(Reason.UNKNOWN_BACKEND, f"{checkpoint} holds no trained model ({MANIFEST})")
     return checkpoint
 
 

@@ -37,6 +37,7 @@ from gencoord.prior.views import PriorView, projected_paths
 from gencoord.protocol.delivery import Delivery, parse_delivery
 from gencoord.protocol.generation import GenerationRequest, Reply, Stage
 from gencoord.protocol.response import parse_response, respond
+from gencoord.reasons import Reason
 from gencoord.tasks.context import LocalContext
 from gencoord.tasks.suites import SuiteDocument, default_suites
 
@@ -95,7 +96,7 @@ def _private(context: LocalContext, key: str, backend: str) -> str:
     value = context.private.get(key)
     if value is None:
         raise ConfigError(
-            "CONTEXT_LACKS_FIELD", f"{backend} needs the private field {key!r} in {context.agent}'s context"
+            Reason.CONTEXT_LACKS_FIELD, f"{backend} needs the private field {key!r} in {context.agent}'s context"
         )
     return value
 
@@ -110,7 +111,7 @@ class BindingComposer:
 
     def generate(self, context: LocalContext, request: GenerationRequest) -> Reply:
         if request.stage not in SENDER_STAGES:
-            raise ConfigError("WRONG_STAGE", f"{self.name} writes sender proposals, not {request.stage.value}")
+            raise ConfigError(Reason.WRONG_STAGE, f"{self.name} writes sender proposals, not {request.stage.value}")
         proposal = self.proposal(context)
         if request.stage is Stage.DIALOGUE_SENDER:
             spoken = len(turns_said(request.dialogue, context.agent))
@@ -121,7 +122,7 @@ class BindingComposer:
     def binding(self, context: LocalContext) -> str:
         binding = self.select(context)
         if binding not in self.prior.codebook:
-            raise ConfigError("UNKNOWN_BINDING", f"{self.name} selected {binding!r}, which no template defines")
+            raise ConfigError(Reason.UNKNOWN_BINDING, f"{self.name} selected {binding!r}, which no template defines")
         return binding
 
     def proposal(self, context: LocalContext) -> Proposal:
@@ -150,10 +151,10 @@ class FactorizedRule(BindingComposer):
     def proposal(self, context: LocalContext) -> Proposal:
         binding, template = self.binding(context), context.template
         if template is None:
-            raise ConfigError("CONTEXT_LACKS_FIELD", "the factorized rule reads paths from a public task template")
+            raise ConfigError(Reason.CONTEXT_LACKS_FIELD, "the factorized rule reads paths from a public task template")
         view = context.prior_view or PriorView.FULL
         if view is PriorView.NONE:
-            raise ConfigError("NO_TASK_VIEW", "the factorized rule needs a view of the task structure, not none")
+            raise ConfigError(Reason.NO_TASK_VIEW, "the factorized rule needs a view of the task structure, not none")
         paths = projected_paths(self.prior.templates[template].bindings[binding], view)
         return compose_paths(
             self.prior, template, paths, sender=context.agent, receiver=context.peer, params=context.params
@@ -178,17 +179,17 @@ class RequestRealizer:
         if request.stage is Stage.RECEIVER_DELIVERY and request.delivered_request is not None:
             delivery = parse_delivery(request.delivered_request)
             if not isinstance(delivery, Delivery):
-                raise ConfigError("NO_REQUEST", "a delivery receiver is asked with the content, not a reference")
+                raise ConfigError(Reason.NO_REQUEST, "a delivery receiver is asked with the content, not a reference")
             path = realized_path(delivery, received(delivery, context.inventory), self.prior)
             spoken = surface(context.surface, self.prior.vocab)
             return Reply(spoken.serialize(Proposal(path, ())), model_calls=0)
         if request.delivered_request is None:
             raise ConfigError(
-                "NO_REQUEST", "the request realizer needs a delivered REQ; use a branch guesser without one"
+                Reason.NO_REQUEST, "the request realizer needs a delivered REQ; use a branch guesser without one"
             )
         adopted = _adopted(self.prior, context.surface, request.delivered_request)
         if adopted is None:  # the protocol delivers exactly one REQ line
-            raise ConfigError("NO_REQUEST", "the delivered message holds no request")
+            raise ConfigError(Reason.NO_REQUEST, "the delivered message holds no request")
         return Reply(adopted, model_calls=0)
 
     def _reply(self, context: LocalContext, request: GenerationRequest) -> str:
@@ -216,7 +217,9 @@ class DirectoryLookup:
 
     def generate(self, context: LocalContext, request: GenerationRequest) -> Reply:
         if request.delivered_request is None:
-            raise ConfigError("NO_REQUEST", "the directory lookup needs a delivered REQ to read a binding code from")
+            raise ConfigError(
+                Reason.NO_REQUEST, "the directory lookup needs a delivered REQ to read a binding code from"
+            )
         delivered = _surface(self.prior, context.surface).delivered(request.delivered_request).request
         codes = [value for task in delivered.plan for key, value in task.args if key == "bind"] if delivered else []
         if not codes or codes[0] not in self.prior.codebook:
@@ -237,7 +240,7 @@ class BranchGuesser:
 
     def generate(self, context: LocalContext, request: GenerationRequest) -> Reply:
         if not context.branches:
-            raise ConfigError("NO_BRANCHES", f"{context.agent}'s context names no public branches to choose from")
+            raise ConfigError(Reason.NO_BRANCHES, f"{context.agent}'s context names no public branches to choose from")
         binding = random.Random(f"{self.seed}:{context.agent}").choice(sorted(context.branches))
         proposal = composed(self.prior, binding, context.peer, context.agent, context.params)
         assert proposal.request is not None  # every template binding has a receiver path
@@ -261,7 +264,7 @@ class RuleRequester:
         goal = _private(context, "goal", self.name)
         spec = self.suites.goal_capability.goals.get(goal)
         if spec is None:
-            raise ConfigError("UNKNOWN_GOAL", f"{goal!r} is not a Goal×Capability goal")
+            raise ConfigError(Reason.UNKNOWN_GOAL, f"{goal!r} is not a Goal×Capability goal")
         binding = spec.initial
         mode = context.private.get("peer_workcell_mode")
         if mode is not None:
@@ -278,7 +281,7 @@ class RuleRequester:
         if request.stage in (Stage.REQUESTER_INITIAL, Stage.SENDER_INITIAL):
             return Reply(_text(self.prior, context.surface, initial), model_calls=0)
         if request.stage is not Stage.REQUESTER_AFTER_RESPONSE or request.response is None:
-            raise ConfigError("WRONG_STAGE", f"{self.name} cannot act at {request.stage.value}")
+            raise ConfigError(Reason.WRONG_STAGE, f"{self.name} cannot act at {request.stage.value}")
         response = parse_response(request.response)
         if response.decision == "COUNTER" and response.counter_offer_id is not None:
             target = self.prior.counter_offers[response.counter_offer_id].moves.get(binding)

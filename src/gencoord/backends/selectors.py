@@ -29,6 +29,7 @@ from gencoord.dsl.surface import surface
 from gencoord.errors import ConfigError
 from gencoord.prior.prior import Prior
 from gencoord.protocol.generation import GenerationRequest, Reply
+from gencoord.reasons import Reason
 from gencoord.tasks.context import LocalContext
 from gencoord.tasks.descriptions import CONDITIONS, descriptions
 
@@ -245,12 +246,12 @@ def selector_named(name: str) -> Selector:
         if name.startswith(prefix):
             base_url, _, model = name.removeprefix(prefix).partition("#")
             if not base_url or not model:
-                raise ConfigError("UNKNOWN_SELECTOR", f"an API selector is {prefix}<base url>#<model>, got {name}")
+                raise ConfigError(Reason.UNKNOWN_SELECTOR, f"an API selector is {prefix}<base url>#<model>, got {name}")
             api = ApiSelector(base_url, model)
             return api if prefix == API_SELECTOR else MarginUpgrade(TfidfNearest(), api, margin=0.15)
     if name not in SELECTORS:
         known = ", ".join([*sorted(SELECTORS), f"{API_SELECTOR}<url>#<model>", f"{API_UPGRADE}<url>#<model>"])
-        raise ConfigError("UNKNOWN_SELECTOR", f"unknown selector {name!r}; known: {known}")
+        raise ConfigError(Reason.UNKNOWN_SELECTOR, f"unknown selector {name!r}; known: {known}")
     return SELECTORS[name]()
 
 
@@ -278,7 +279,7 @@ class SelectorSender:
         description = context.private.get("description")
         if description is None:
             raise ConfigError(
-                "CONTEXT_LACKS_FIELD", f"{self.name} needs a private description in {context.agent}'s context"
+                Reason.CONTEXT_LACKS_FIELD, f"{self.name} needs a private description in {context.agent}'s context"
             )
         started = time.perf_counter()
         choice = self.selector.select(description)

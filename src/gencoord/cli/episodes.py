@@ -21,6 +21,7 @@ from gencoord.cli.options import (
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError, did_you_mean
 from gencoord.protocol.delivery import CacheSetting
+from gencoord.reasons import Reason
 from gencoord.run.episode import Condition
 from gencoord.run.faults import Fault
 from gencoord.tasks.suites import SuiteDocument, default_suites
@@ -34,7 +35,7 @@ def _choice(suites: SuiteDocument, template: str | None, binding: str | None, mo
     capability = suites.goal_capability
     if template is None:
         raise ConfigError(
-            "MISSING_TEMPLATE",
+            Reason.MISSING_TEMPLATE,
             "name the episode's template with --template: a forward template ("
             f"{', '.join(sorted(suites.forward.templates))}) or a Goal×Capability goal "
             f"({', '.join(sorted(capability.goals))})",
@@ -43,29 +44,29 @@ def _choice(suites: SuiteDocument, template: str | None, binding: str | None, mo
     if forward is None and template not in capability.goals:
         known = [*sorted(suites.forward.templates), *sorted(capability.goals)]
         raise ConfigError(
-            "UNKNOWN_TEMPLATE",
+            Reason.UNKNOWN_TEMPLATE,
             f"unknown template {template!r}{did_you_mean(template, known)}; known: {', '.join(known)}",
         )
     if forward is not None:
         if mode is not None:
             raise ConfigError(
-                "MODE_FOR_FORWARD",
+                Reason.MODE_FOR_FORWARD,
                 f"{template} is a forward template: it takes --binding, not --mode (a Goal×Capability option)",
             )
         if binding is not None and binding not in forward.goals:
             raise ConfigError(
-                "UNKNOWN_BINDING",
+                Reason.UNKNOWN_BINDING,
                 f"{binding!r} is not a binding of {template}; one of {', '.join(sorted(forward.goals))}",
             )
         return template, binding or sorted(forward.goals)[0]
     if binding is not None:
         raise ConfigError(
-            "BINDING_FOR_CAPABILITY",
+            Reason.BINDING_FOR_CAPABILITY,
             f"{template} is a Goal×Capability goal: it takes --mode, not --binding (a forward-template option)",
         )
     if mode is not None and mode not in capability.modes:
         raise ConfigError(
-            "UNKNOWN_MODE", f"{mode!r} is not a workcell mode; one of {', '.join(sorted(capability.modes))}"
+            Reason.UNKNOWN_MODE, f"{mode!r} is not a workcell mode; one of {', '.join(sorted(capability.modes))}"
         )
     return template, mode or sorted(capability.modes)[0]
 

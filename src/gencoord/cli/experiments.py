@@ -46,6 +46,7 @@ from gencoord.eval.runner import (
     run_experiment,
     unique_records,
 )
+from gencoord.reasons import Reason
 from gencoord.worlds.choice import DEFAULT_VIEW_PORT, WorldChoice
 
 if TYPE_CHECKING:
@@ -58,7 +59,7 @@ if TYPE_CHECKING:
 def _with(config: Experiment, option: str, field: str, value: object) -> Experiment:
     """``config`` with one field set from a command-line option, if its kind's config has that field."""
     if not hasattr(config, field):
-        raise ConfigError("OPTION_NOT_SUPPORTED", f"{config.name}: {config.kind} experiments take no {option}")
+        raise ConfigError(Reason.OPTION_NOT_SUPPORTED, f"{config.name}: {config.kind} experiments take no {option}")
     changed: Experiment = config.model_copy(update={field: value})
     return changed
 
@@ -155,20 +156,22 @@ def _planned(
     """
     if resume is not None:
         if configs:
-            raise ConfigError("RESUME_AND_CONFIG", "--resume takes the config from the run's manifest; pass no file")
+            raise ConfigError(
+                Reason.RESUME_AND_CONFIG, "--resume takes the config from the run's manifest; pass no file"
+            )
         given = [
             name for name, value in (("--clusters", clusters), ("--backend", backend), ("--world", chosen)) if value
         ]
         if given:
             raise ConfigError(
-                "RESUME_CHANGES_CONFIG",
+                Reason.RESUME_CHANGES_CONFIG,
                 f"--resume continues the run exactly as it began; {', '.join(given)} would change its jobs. "
                 "Start a new run with those options instead.",
             )
         config, _ = read_manifest(resume)
         return [(config, resume)]
     if not configs:
-        raise ConfigError("NO_CONFIG", "give one or more experiment files (or shipped names), or --resume RUN_DIR")
+        raise ConfigError(Reason.NO_CONFIG, "give one or more experiment files (or shipped names), or --resume RUN_DIR")
     loaded = [load_experiment(find_experiment(name)) for name in configs]
     if chosen is not None:
         loaded = [_with(config, "--world", "world", chosen) for config in loaded]

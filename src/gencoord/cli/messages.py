@@ -13,6 +13,7 @@ from gencoord.cli.application import command, fail, show_error
 from gencoord.dsl.parse import WIRE_CAP_BYTES
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError, GencoordError
+from gencoord.reasons import Reason
 
 if TYPE_CHECKING:
     from gencoord.dsl.ast import Proposal
@@ -31,7 +32,7 @@ def _read(source: str) -> bytes:
         with Path(source).open("rb") as handle:
             return _read_capped(handle)
     except OSError as exc:
-        raise ConfigError("UNREADABLE", f"cannot read {source!r}: {exc.strerror}") from None
+        raise ConfigError(Reason.UNREADABLE, f"cannot read {source!r}: {exc.strerror}") from None
 
 
 def _speaker(proposal: Proposal, prior: Prior, agent: str | None) -> str:

@@ -9,6 +9,7 @@ import typer
 
 from gencoord._config import validated
 from gencoord.errors import ConfigError
+from gencoord.reasons import Reason
 from gencoord.worlds.choice import DEFAULT_VIEW_PORT, WorldChoice
 from gencoord.worlds.registry import WORLDS
 
@@ -52,18 +53,18 @@ def world_choice(
 ) -> WorldChoice | None:
     """The world the options ask for; None when they leave it to the config."""
     if view and (world is None or "view_port" not in WORLDS.get(world).settings.model_fields):
-        raise ConfigError("VIEW_WITHOUT_MINECRAFT", "--view shows a Minecraft world: add --world minecraft")
+        raise ConfigError(Reason.VIEW_WITHOUT_MINECRAFT, "--view shows a Minecraft world: add --world minecraft")
     if world is None:
         if host is not None:
-            raise ConfigError("HOST_WITHOUT_WORLD", "--host names a Minecraft server: add --world minecraft")
+            raise ConfigError(Reason.HOST_WITHOUT_WORLD, "--host names a Minecraft server: add --world minecraft")
         return None
     try:
         x, y, z = (int(part) for part in origin.split(","))
     except ValueError:
-        raise ConfigError("BAD_ORIGIN", f"--origin must be three integers x,y,z, not {origin!r}") from None
+        raise ConfigError(Reason.BAD_ORIGIN, f"--origin must be three integers x,y,z, not {origin!r}") from None
     settings = {"kind": world, "host": host, "port": port, "version": version, "origin": (x, y, z)}
     chosen = {**settings, **({"view_port": view_port} if view else {})}  # a world without them: at their defaults
-    return validated(WorldChoice, chosen, f"--world {world}", ConfigError, "BAD_WORLD")
+    return validated(WorldChoice, chosen, f"--world {world}", ConfigError, Reason.BAD_WORLD)
 
 
 class Scheduler(StrEnum):

@@ -30,6 +30,7 @@ from gencoord.cli.options import (
     world_choice,
 )
 from gencoord.errors import ConfigError
+from gencoord.reasons import Reason
 from gencoord.run.team_choices import TeamMode, TeamSurface
 from gencoord.worlds.choice import DEFAULT_VIEW_PORT, WorldChoice
 
@@ -308,7 +309,7 @@ def _run_folder(plan: RunPlan, out: Path | None) -> Path:
     if out is None:
         return create_run(plan, Path("runs"))
     if out.exists() and not out.is_dir():
-        raise ConfigError("BAD_OUT", f"--out {out} is a file, not a folder")
+        raise ConfigError(Reason.BAD_OUT, f"--out {out} is a file, not a folder")
     out.mkdir(parents=True, exist_ok=True)
     if (out / MANIFEST).exists():
         adopt_run(plan, out)  # another run's folder is refused here, before any progress is shown

@@ -15,6 +15,7 @@ from gencoord.errors import ConfigError
 from gencoord.extras import require_learn
 from gencoord.models.variant import Horizon, Records, Target, TeamRoles, Templates
 from gencoord.prior.views import PriorView
+from gencoord.reasons import Reason
 from gencoord.train.configs import AnyTraining, CheckpointTraining, TeamTraining, load_training, training_config
 
 if TYPE_CHECKING:
@@ -184,7 +185,7 @@ def train(
     require_learn("gencoord train")
     given = _given(context, exclude={"config", "preset"})
     if preset != "tiny":
-        raise ConfigError("UNKNOWN_PRESET", f"unknown preset {preset!r}; available: tiny (or give --model)")
+        raise ConfigError(Reason.UNKNOWN_PRESET, f"unknown preset {preset!r}; available: tiny (or give --model)")
     if config is None:
         if "model" in given:
             given["trainer"] = "checkpoint"

@@ -20,6 +20,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 
 from gencoord.errors import Location, ParseError
+from gencoord.reasons import Reason
 
 Cell = tuple[int, int, int]
 """(x, level, z): offsets from the build site's origin."""
@@ -38,7 +39,7 @@ _WHERE = Location(section="CELLS", key="cells")
 
 
 def _fail(message: str) -> ParseError:
-    return ParseError("MALFORMED_CELLS", message, _WHERE)
+    return ParseError(Reason.MALFORMED_CELLS, message, _WHERE)
 
 
 def _number(text: str, what: str) -> int:
@@ -58,7 +59,7 @@ def parse_cells(text: str) -> tuple[Placement, ...]:
     if not bar or not body:
         raise _fail("expected '<palette>|<level>:<cells>'")
     if len(palette) > len(LETTERS):
-        raise ParseError("TOO_MANY_BLOCKS", f"a cell list names at most {len(LETTERS)} blocks", _WHERE)
+        raise ParseError(Reason.TOO_MANY_BLOCKS, f"a cell list names at most {len(LETTERS)} blocks", _WHERE)
     bad = next((name for name in palette if _BLOCK.fullmatch(name) is None), None)
     if bad is not None:
         raise _fail(f"{bad[:40]!r} is not a block name")
@@ -84,11 +85,11 @@ def parse_cells(text: str) -> tuple[Placement, ...]:
             if x1 < x0:
                 raise _fail(f"the range {first}-{last} runs backwards")
             if len(placements) + x1 - x0 + 1 > MAX_CELLS:
-                raise ParseError("TOO_MANY_CELLS", f"a cell list names at most {MAX_CELLS} cells", _WHERE)
+                raise ParseError(Reason.TOO_MANY_CELLS, f"a cell list names at most {MAX_CELLS} cells", _WHERE)
             for x in range(x0, x1 + 1):
                 cell = (x, level, z)
                 if cell in seen:
-                    raise ParseError("DUPLICATE_CELL", f"cell {x},{level},{z} is named twice", _WHERE)
+                    raise ParseError(Reason.DUPLICATE_CELL, f"cell {x},{level},{z} is named twice", _WHERE)
                 seen.add(cell)
                 placements.append((palette[index], cell))
     return tuple(placements)
@@ -155,19 +156,19 @@ def parse_share(text: str) -> tuple[ShareRange, ...]:
         match = _SHARE_ITEM.fullmatch(item)
         if match is None:
             raise ParseError(
-                "MALFORMED_SHARE", f"expected '<block>:<first>[-<last>]', found {item[:40]!r}", _SHARE_WHERE
+                Reason.MALFORMED_SHARE, f"expected '<block>:<first>[-<last>]', found {item[:40]!r}", _SHARE_WHERE
             )
         block, first_text, last_text = match.groups()
         first = int(first_text)
         last = int(last_text) if last_text is not None else first
         if last < first:
-            raise ParseError("MALFORMED_SHARE", f"the range {first}-{last} runs backwards", _SHARE_WHERE)
+            raise ParseError(Reason.MALFORMED_SHARE, f"the range {first}-{last} runs backwards", _SHARE_WHERE)
         if any(first <= b and a <= last for a, b in taken.get(block, [])):
-            raise ParseError("DUPLICATE_CELL", f"{block} cells {first}-{last} are named twice", _SHARE_WHERE)
+            raise ParseError(Reason.DUPLICATE_CELL, f"{block} cells {first}-{last} are named twice", _SHARE_WHERE)
         taken.setdefault(block, []).append((first, last))
         ranges.append((block, first, last))
         if sum(b - a + 1 for _, a, b in ranges) > MAX_CELLS:
-            raise ParseError("TOO_MANY_CELLS", f"a share names at most {MAX_CELLS} cells", _SHARE_WHERE)
+            raise ParseError(Reason.TOO_MANY_CELLS, f"a share names at most {MAX_CELLS} cells", _SHARE_WHERE)
     return tuple(ranges)
 
 

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from gencoord.dsl.ast import Path, PeerRequest, Proposal, Task, Value
 from gencoord.dsl.vocabulary import Vocabulary
 from gencoord.errors import Location, ParseError
+from gencoord.reasons import Reason
 
 VERBS: dict[str, str] = {
     "control.wait": "wait",
@@ -151,7 +152,7 @@ def requested_steps(dialogue: Sequence[str], sender: str, vocab: Vocabulary) -> 
 
 
 def _unheard(message: str) -> ParseError:
-    return ParseError("EXTRACTION_FAILURE", message, Location(section="DIALOGUE"))
+    return ParseError(Reason.EXTRACTION_FAILURE, message, Location(section="DIALOGUE"))
 
 
 def _value(word: str) -> Value:

@@ -17,6 +17,7 @@ from gencoord.dsl.ast import Path, PeerRequest, Proposal, Task, Value
 from gencoord.dsl.parse import check_size
 from gencoord.dsl.vocabulary import Vocabulary
 from gencoord.errors import Location, ParseError, did_you_mean
+from gencoord.reasons import Reason
 
 JsonValue = StrictStr | StrictInt | StrictFloat | StrictBool | None
 
@@ -43,26 +44,28 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     result: dict[str, Any] = {}
     for key, value in pairs:
         if key in result:
-            raise ParseError("DUPLICATE_KEY", f"duplicate JSON key {key!r}", Location(section="JSON", key=key))
+            raise ParseError(Reason.DUPLICATE_KEY, f"duplicate JSON key {key!r}", Location(section="JSON", key=key))
         result[key] = value
     return result
 
 
 def _no_constants(name: str) -> Any:
-    raise ParseError("INVALID_JSON", f"{name} is not a JSON number", Location(section="JSON"))
+    raise ParseError(Reason.INVALID_JSON, f"{name} is not a JSON number", Location(section="JSON"))
 
 
 def _task(raw: JsonTask, vocab: Vocabulary, section: str, index: int) -> Task:
     where = Location(section=section, task_index=index, skill=raw.skill)
     if raw.skill not in vocab.skills:
-        raise ParseError("UNKNOWN_SKILL", f"unknown skill {raw.skill!r}{did_you_mean(raw.skill, vocab.skills)}", where)
+        raise ParseError(
+            Reason.UNKNOWN_SKILL, f"unknown skill {raw.skill!r}{did_you_mean(raw.skill, vocab.skills)}", where
+        )
     args: dict[str, Value] = {}
     for spelled, value in raw.args.items():
         key = vocab.aliases.get(spelled, spelled)
         if key in args:
-            raise ParseError("DUPLICATE_KEY", f"duplicate argument {key!r} after alias folding", where)
+            raise ParseError(Reason.DUPLICATE_KEY, f"duplicate argument {key!r} after alias folding", where)
         if isinstance(value, float) and not math.isfinite(value):
-            raise ParseError("NUMBER_OUT_OF_RANGE", f"argument {key!r} is not a finite number", where)
+            raise ParseError(Reason.NUMBER_OUT_OF_RANGE, f"argument {key!r} is not a finite number", where)
         args[key] = value
     return Task(raw.skill, vocab.canonical_args(raw.skill, args))
 
@@ -70,7 +73,9 @@ def _task(raw: JsonTask, vocab: Vocabulary, section: str, index: int) -> Task:
 def _path(raw: list[JsonTask], vocab: Vocabulary, section: str) -> Path:
     if len(raw) > vocab.max_path_tasks:
         where = Location(section="JSON")
-        raise ParseError("INVALID_JSON_SCHEMA", f"{section}: a path holds at most {vocab.max_path_tasks} tasks", where)
+        raise ParseError(
+            Reason.INVALID_JSON_SCHEMA, f"{section}: a path holds at most {vocab.max_path_tasks} tasks", where
+        )
     return tuple(_task(task, vocab, section, i) for i, task in enumerate(raw, start=1))
 
 
@@ -80,15 +85,17 @@ def parse_json(message: str | bytes, vocab: Vocabulary) -> Proposal:
     try:
         obj = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constants)
     except json.JSONDecodeError as exc:
-        raise ParseError("INVALID_JSON", exc.msg, Location(line=exc.lineno, column=exc.colno, section="JSON")) from None
+        raise ParseError(
+            Reason.INVALID_JSON, exc.msg, Location(line=exc.lineno, column=exc.colno, section="JSON")
+        ) from None
     except RecursionError:
-        raise ParseError("INVALID_JSON", "JSON nested too deeply", Location(section="JSON")) from None
+        raise ParseError(Reason.INVALID_JSON, "JSON nested too deeply", Location(section="JSON")) from None
     try:
         raw = JsonProposal.model_validate(obj)
     except ValidationError as exc:
         first = exc.errors()[0]
         field = ".".join(str(part) for part in first["loc"]) or "(root)"
-        raise ParseError("INVALID_JSON_SCHEMA", f"{field}: {first['msg']}", Location(section="JSON")) from None
+        raise ParseError(Reason.INVALID_JSON_SCHEMA, f"{field}: {first['msg']}", Location(section="JSON")) from None
     return Proposal(
         _path(raw.self_plan, vocab, "SELF"),
         tuple(PeerRequest(r.target, _path(r.requested_plan, vocab, "REQ")) for r in raw.peer_requests),

@@ -15,6 +15,7 @@ from gencoord.dsl.ast import Path, PeerRequest, Proposal, Task, Value
 from gencoord.dsl.fast_parse import NUMBER, RESERVED, number, parse_fast
 from gencoord.dsl.vocabulary import Vocabulary, default_vocabulary
 from gencoord.errors import Location, ParseError, WireError, did_you_mean
+from gencoord.reasons import Reason
 
 WIRE_CAP_BYTES = 4096
 """Largest message accepted, in UTF-8 bytes; larger input is rejected before parsing."""
@@ -33,18 +34,20 @@ def check_size(message: str | bytes) -> str:
     if isinstance(message, bytes | bytearray):
         if len(message) > WIRE_CAP_BYTES:
             raise WireError(
-                "MESSAGE_TOO_LARGE",
+                Reason.MESSAGE_TOO_LARGE,
                 f"message is {len(message)} bytes; the wire cap is {WIRE_CAP_BYTES} bytes",
             )
         try:
             return bytes(message).decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise WireError("INVALID_UTF8", f"message is not valid UTF-8 (byte {exc.start})") from None
+            raise WireError(Reason.INVALID_UTF8, f"message is not valid UTF-8 (byte {exc.start})") from None
     # A character is at most 4 UTF-8 bytes, so only long strings need the exact count.
     if len(message) * 4 > WIRE_CAP_BYTES:
         size = len(message.encode("utf-8", "surrogatepass"))
         if size > WIRE_CAP_BYTES:
-            raise WireError("MESSAGE_TOO_LARGE", f"message is {size} bytes; the wire cap is {WIRE_CAP_BYTES} bytes")
+            raise WireError(
+                Reason.MESSAGE_TOO_LARGE, f"message is {size} bytes; the wire cap is {WIRE_CAP_BYTES} bytes"
+            )
     return message
 
 
@@ -62,7 +65,7 @@ class _Line:
         self.task_index: int | None = None
         self.skill: str | None = None
 
-    def fail(self, reason: str, message: str, *, at: int | None = None, key: str | None = None) -> ParseError:
+    def fail(self, reason: Reason, message: str, *, at: int | None = None, key: str | None = None) -> ParseError:
         column = (self.pos if at is None else at) + 1
         return ParseError(
             reason,
@@ -85,14 +88,14 @@ class _Line:
         char = self.peek()
         return "end of line" if not char else repr(char)
 
-    def keyword(self, word: str) -> None:
+    def keyword(self, word: str, missing: Reason) -> None:
         self.skip_space()
         if not self.text.startswith(word, self.pos):
             found = self.text[self.pos : self.pos + len(word) + 8] or "an empty line"
-            raise self.fail(f"EXPECTED_{word}", f"line {self.number} must start with {word!r}, found {found!r}")
+            raise self.fail(missing, f"line {self.number} must start with {word!r}, found {found!r}")
         self.pos += len(word)
         if self.peek() not in (" ", "\t"):
-            raise self.fail("EXPECTED_SPACE", f"expected a space after {word!r}, found {self.describe_here()}")
+            raise self.fail(Reason.EXPECTED_SPACE, f"expected a space after {word!r}, found {self.describe_here()}")
         self.skip_space()
 
     def dash_only(self) -> bool:
@@ -104,20 +107,22 @@ class _Line:
             self.pos = len(self.text)
             return True
         if rest[0] in " \t":
-            raise self.fail("TRAILING_TEXT", f"'-' must stand alone on the {self.section} line", at=self.pos + 2)
+            raise self.fail(Reason.TRAILING_TEXT, f"'-' must stand alone on the {self.section} line", at=self.pos + 2)
         return False
 
     def end(self) -> None:
         self.skip_space()
         if not self.at_end():
-            raise self.fail("TRAILING_TEXT", f"unexpected text after the path: {self.text[self.pos : self.pos + 24]!r}")
+            raise self.fail(
+                Reason.TRAILING_TEXT, f"unexpected text after the path: {self.text[self.pos : self.pos + 24]!r}"
+            )
 
     def path(self) -> Path:
         tasks: list[Task] = []
         while True:
             cap = self.vocab.max_path_tasks
             if len(tasks) == cap:
-                raise self.fail("TOO_MANY_TASKS", f"a path holds at most {cap} tasks; this one has more")
+                raise self.fail(Reason.TOO_MANY_TASKS, f"a path holds at most {cap} tasks; this one has more")
             self.task_index = len(tasks) + 1
             tasks.append(self.task())
             self.skill = None
@@ -131,19 +136,19 @@ class _Line:
         match = _SKILL.match(self.text, self.pos)
         if match is None:
             raise self.fail(
-                "EXPECTED_SKILL", f"expected a skill such as resource.obtain(...), found {self.describe_here()}"
+                Reason.EXPECTED_SKILL, f"expected a skill such as resource.obtain(...), found {self.describe_here()}"
             )
         skill = match.group()
         if skill not in self.vocab.skills:
             raise self.fail(
-                "UNKNOWN_SKILL",
+                Reason.UNKNOWN_SKILL,
                 f"unknown skill {skill!r}{did_you_mean(skill, self.vocab.skills)}",
             )
         self.skill = skill
         self.pos = match.end()
         self.skip_space()
         if self.peek() != "(":
-            raise self.fail("EXPECTED_OPEN_PAREN", f"expected '(' after {skill!r}, found {self.describe_here()}")
+            raise self.fail(Reason.EXPECTED_OPEN_PAREN, f"expected '(' after {skill!r}, found {self.describe_here()}")
         self.pos += 1
         self.skip_space()
         args: dict[str, Value] = {}
@@ -154,21 +159,21 @@ class _Line:
             key_start = self.pos
             key_match = _KEY.match(self.text, self.pos)
             if key_match is None:
-                raise self.fail("EXPECTED_KEY", f"expected an argument name, found {self.describe_here()}")
+                raise self.fail(Reason.EXPECTED_KEY, f"expected an argument name, found {self.describe_here()}")
             spelled = key_match.group()
             key = self.vocab.aliases.get(spelled, spelled)
             self.pos = key_match.end()
             self.skip_space()
             if self.peek() != "=":
                 raise self.fail(
-                    "EXPECTED_EQUALS", f"expected '=' after {spelled!r}, found {self.describe_here()}", key=key
+                    Reason.EXPECTED_EQUALS, f"expected '=' after {spelled!r}, found {self.describe_here()}", key=key
                 )
             self.pos += 1
             self.skip_space()
             value = self.value(key)
             if key in args:
                 folded = "" if spelled == key else f" ({spelled!r} is an alias of {key!r})"
-                raise self.fail("DUPLICATE_KEY", f"duplicate argument {key!r}{folded}", at=key_start, key=key)
+                raise self.fail(Reason.DUPLICATE_KEY, f"duplicate argument {key!r}{folded}", at=key_start, key=key)
             args[key] = value
             self.skip_space()
             char = self.peek()
@@ -176,7 +181,7 @@ class _Line:
                 self.pos += 1
                 return Task(skill, self.vocab.canonical_args(skill, args))
             if char != ",":
-                reason = "UNTERMINATED_TASK" if not char else "EXPECTED_COMMA"
+                reason = Reason.UNTERMINATED_TASK if not char else Reason.EXPECTED_COMMA
                 raise self.fail(
                     reason, f"expected ',' or ')' after argument {key!r}, found {self.describe_here()}", key=key
                 )
@@ -188,16 +193,16 @@ class _Line:
         if char == '"':
             match = _STRING.match(self.text, self.pos)
             if match is None:
-                raise self.fail("UNTERMINATED_STRING", f"string value of {key!r} has no closing quote", key=key)
+                raise self.fail(Reason.UNTERMINATED_STRING, f"string value of {key!r} has no closing quote", key=key)
             try:
                 decoded = json.loads(match.group())
             except json.JSONDecodeError as exc:
-                raise self.fail("INVALID_STRING", f"invalid JSON string for {key!r}: {exc.msg}", key=key) from None
+                raise self.fail(Reason.INVALID_STRING, f"invalid JSON string for {key!r}: {exc.msg}", key=key) from None
             self.pos = match.end()
             return str(decoded)
         match = _BARE.match(self.text, self.pos)
         if match is None:
-            raise self.fail("MISSING_VALUE", f"argument {key!r} has no value", key=key)
+            raise self.fail(Reason.MISSING_VALUE, f"argument {key!r} has no value", key=key)
         token = match.group()
         start = self.pos
         self.pos = match.end()
@@ -206,14 +211,14 @@ class _Line:
                 return number(token)
             except ValueError:
                 raise self.fail(
-                    "NUMBER_OUT_OF_RANGE", f"number {token[:20]!r} is out of range", at=start, key=key
+                    Reason.NUMBER_OUT_OF_RANGE, f"number {token[:20]!r} is out of range", at=start, key=key
                 ) from None
         if token in RESERVED:
             return RESERVED[token]
         if ATOM.fullmatch(token) is None:
             bad = next(c for c in token if not ATOM.fullmatch(c))
             raise self.fail(
-                "INVALID_ATOM",
+                Reason.INVALID_ATOM,
                 f"{token!r} is not a valid unquoted value (character {bad!r}); quote it as a JSON string",
                 at=start,
                 key=key,
@@ -249,7 +254,7 @@ def split_lines(text: str) -> list[str]:
         line = before.count("\n") + 1
         column = len(before) - (before.rfind("\n") + 1) + 1
         raise ParseError(
-            "NUL_BYTE",
+            Reason.NUL_BYTE,
             "the message holds a NUL byte (\\x00); a message is text, with no control bytes",
             Location(line=line, column=column),
         )
@@ -269,10 +274,10 @@ def parse_scanned(lines: list[str], vocab: Vocabulary) -> Proposal:
     """
     if len(lines) < 2:
         raise ParseError(
-            "MISSING_REQ_LINE", "expected two lines, SELF then REQ; the REQ line is missing", Location(line=2)
+            Reason.MISSING_REQ_LINE, "expected two lines, SELF then REQ; the REQ line is missing", Location(line=2)
         )
     head = _Line(lines[0], 1, "SELF", vocab)
-    head.keyword("SELF")
+    head.keyword("SELF", Reason.EXPECTED_SELF)
     self_plan: Path = ()
     if not head.dash_only():
         self_plan = head.path()
@@ -281,22 +286,26 @@ def parse_scanned(lines: list[str], vocab: Vocabulary) -> Proposal:
     for line_number, text in enumerate(lines[1:], start=2):
         if line_number > 2 and not requests:
             raise ParseError(
-                "EXTRA_LINE", f"'REQ -' stands alone; found {len(lines)} lines", Location(line=line_number, column=1)
+                Reason.EXTRA_LINE,
+                f"'REQ -' stands alone; found {len(lines)} lines",
+                Location(line=line_number, column=1),
             )
         if line_number > 2 and not text.lstrip(" \t").startswith("REQ"):
             raise ParseError(
-                "EXTRA_LINE",
+                Reason.EXTRA_LINE,
                 f"expected another REQ line or the end of the message, found {len(lines)} lines",
                 Location(line=line_number, column=1),
             )
         request = _request_line(_Line(text, line_number, "REQ", vocab), alone=line_number == 2 and len(lines) == 2)
         if request is None:
             if line_number > 2:
-                raise ParseError("REQ_DASH_NOT_ALONE", "'REQ -' cannot follow a request", Location(line=line_number))
+                raise ParseError(
+                    Reason.REQ_DASH_NOT_ALONE, "'REQ -' cannot follow a request", Location(line=line_number)
+                )
             continue
         if request.target in requests:
             raise ParseError(
-                "DUPLICATE_PEER",
+                Reason.DUPLICATE_PEER,
                 f"two REQ lines address {request.target!r}; one line per peer",
                 Location(line=line_number, section="REQ"),
             )
@@ -306,23 +315,23 @@ def parse_scanned(lines: list[str], vocab: Vocabulary) -> Proposal:
 
 def _request_line(tail: _Line, alone: bool) -> PeerRequest | None:
     """One REQ line: its request, or None for ``REQ -``."""
-    tail.keyword("REQ")
+    tail.keyword("REQ", Reason.EXPECTED_REQ)
     if tail.dash_only():
         return None
     agent = ATOM.match(tail.text, tail.pos)
     if agent is None:
         raise tail.fail(
-            "EXPECTED_AGENT", f"expected the requested agent's id after 'REQ', found {tail.describe_here()}"
+            Reason.EXPECTED_AGENT, f"expected the requested agent's id after 'REQ', found {tail.describe_here()}"
         )
     target = agent.group()
     tail.pos = agent.end()
     if tail.at_end():
-        raise tail.fail("EMPTY_REQUEST", f"the request to {target!r} has no requested plan")
+        raise tail.fail(Reason.EMPTY_REQUEST, f"the request to {target!r} has no requested plan")
     if tail.peek() not in (" ", "\t"):
-        raise tail.fail("EXPECTED_SPACE", f"expected a space after the agent id, found {tail.describe_here()}")
+        raise tail.fail(Reason.EXPECTED_SPACE, f"expected a space after the agent id, found {tail.describe_here()}")
     tail.skip_space()
     if tail.at_end():
-        raise tail.fail("EMPTY_REQUEST", f"the request to {target!r} has no requested plan")
+        raise tail.fail(Reason.EMPTY_REQUEST, f"the request to {target!r} has no requested plan")
     plan = tail.path()
     tail.end()
     return PeerRequest(target, plan)

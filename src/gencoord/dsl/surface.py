@@ -16,6 +16,7 @@ from gencoord.dsl.parse import parse
 from gencoord.dsl.serialize import request_line, serialize
 from gencoord.dsl.vocabulary import Vocabulary
 from gencoord.errors import ConfigError
+from gencoord.reasons import Reason
 
 
 class SurfaceName(StrEnum):
@@ -83,7 +84,7 @@ def surface(name: SurfaceName | str, vocab: Vocabulary) -> Surface:
     kind = SurfaceName(name)
     if kind is SurfaceName.FREEFORM:
         raise ConfigError(
-            "SURFACE_NOT_RECORD",
+            Reason.SURFACE_NOT_RECORD,
             "the free-form surface is a multi-turn dialogue with an extractor, not a one-record wire form",
         )
     return DslSurface(vocab) if kind is SurfaceName.DSL else JsonSurface(vocab)

@@ -15,6 +15,7 @@ from gencoord.dsl.ast import Path, PeerRequest, Proposal, Task
 from gencoord.dsl.dialogue import DONE, MORE, hear_path, receiver_turn, say_path, say_task
 from gencoord.dsl.vocabulary import Vocabulary
 from gencoord.errors import Location, ParseError
+from gencoord.reasons import Reason
 
 _WHERE = Location(section="DIALOGUE")
 _ASKED = re.compile(r"We need to make (?P<count>\d+) (?P<goal>\S+)\. ")
@@ -27,7 +28,7 @@ _NOTHING = "I have nothing to do myself."
 
 
 def _unheard(what: str) -> ParseError:
-    return ParseError("UNHEARD", f"the extractor finds no {what} in the message", _WHERE)
+    return ParseError(Reason.UNHEARD, f"the extractor finds no {what} in the message", _WHERE)
 
 
 def say_ask(goal: str, count: int, lead: str, peer: str) -> str:

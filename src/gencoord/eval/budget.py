@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gencoord.errors import BackendError
+from gencoord.reasons import Reason
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,7 @@ class Budget:
         else:
             return
         raise BackendError(
-            "API_BUDGET_SPENT",
+            Reason.API_BUDGET_SPENT,
             f"the model calls recorded in {where} have spent {said}; every finished record is kept. "
             f"Run the same command with a larger {option} to go on",
         )

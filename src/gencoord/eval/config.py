@@ -22,6 +22,7 @@ from gencoord._config import parse_toml, read_text
 from gencoord.backends.families import FAMILIES, ROLE_SEPARATOR, parse_backend, role_parts
 from gencoord.errors import ConfigError, did_you_mean
 from gencoord.eval.experiment import DEFAULT_KIND, Experiment, experiment_from, experiment_kind, experiment_kind_of
+from gencoord.reasons import Reason
 
 NAME_PATTERN = r"^[a-z0-9][a-z0-9_-]*$"
 """An experiment's name: it names its run folders."""
@@ -56,7 +57,7 @@ def unique_lists(origin: str, lists: Mapping[str, Sequence[object]]) -> None:
     """A config's lists of conditions, seeds, roles … each name a value once (a repeat would run jobs twice)."""
     for name, values in lists.items():
         if len(set(values)) != len(values):
-            raise ConfigError("DUPLICATE", f"{origin}: {name} lists a value twice")
+            raise ConfigError(Reason.DUPLICATE, f"{origin}: {name} lists a value twice")
 
 
 def parse_experiment(text: str, origin: str = "<config>", base: Path | None = None) -> Experiment:
@@ -140,7 +141,7 @@ def find_experiment(name: str) -> Path:
         return shipped[name.removesuffix(".toml")]
     hint = did_you_mean(name.removesuffix(".toml"), shipped)
     raise ConfigError(
-        "NO_SUCH_CONFIG",
+        Reason.NO_SUCH_CONFIG,
         f"{name}: no such file, nor a shipped experiment{hint or ''}; shipped: {', '.join(shipped)}",
     )
 

@@ -27,6 +27,7 @@ from pydantic import BaseModel, Discriminator, Tag, TypeAdapter, ValidationError
 from gencoord._config import validation_message
 from gencoord._registry import Registry
 from gencoord.errors import ConfigError
+from gencoord.reasons import Reason
 
 if TYPE_CHECKING:
     from gencoord.eval.tables import Table
@@ -134,7 +135,9 @@ class ExperimentKind(ABC, Generic[C, P, J]):
 
     def with_backends(self, config: C, names: list[str]) -> C:
         """The config with ``--backend`` names instead of its own."""
-        raise ConfigError("BACKEND_NOT_SUPPORTED", f"{config_name(config)}: {self.name} experiments have no backends")
+        raise ConfigError(
+            Reason.BACKEND_NOT_SUPPORTED, f"{config_name(config)}: {self.name} experiments have no backends"
+        )
 
 
 @dataclass(frozen=True)
@@ -218,7 +221,9 @@ def experiment_from(data: Mapping[str, Any], origin: str = "<config>") -> Experi
         config: Experiment = _union(EXPERIMENT_KINDS.version).validate_python(dict(data))
     except ValidationError as exc:
         model = experiment_kind(_tag(data), origin).config
-        raise ConfigError("INVALID_CONFIG", f"{origin}: {validation_message(exc, tagged=True, model=model)}") from None
+        raise ConfigError(
+            Reason.INVALID_CONFIG, f"{origin}: {validation_message(exc, tagged=True, model=model)}"
+        ) from None
     return config
 
 
@@ -226,7 +231,7 @@ def config_name(config: BaseModel) -> str:
     return str(getattr(config, "name", type(config).__name__))
 
 
-def validated_with(config: C, update: Mapping[str, Any], code: str = "BAD_BACKEND") -> C:
+def validated_with(config: C, update: Mapping[str, Any], code: Reason = Reason.BAD_BACKEND) -> C:
     """``config`` with ``update`` applied, validated again by its model and its kind's checks."""
     try:
         changed = type(config).model_validate({**config.model_dump(), **update})

@@ -29,6 +29,7 @@ from typing import Any
 from gencoord.errors import ConfigError
 from gencoord.eval.config import ExecutionSpec
 from gencoord.eval.dispatch import Keyed, Sink, Work
+from gencoord.reasons import Reason
 
 FAILED = "failed.jsonl"
 MIB = 1024 * 1024
@@ -76,7 +77,7 @@ def _ray() -> Any:
         import ray  # noqa: PLC0415  (Ray loads only when a run asks for it)
     except ImportError:
         raise ConfigError(
-            "MISSING_EXTRA", "--scheduler ray needs Ray: pip install 'gencoord[scale]' (or run 'make')"
+            Reason.MISSING_EXTRA, "--scheduler ray needs Ray: pip install 'gencoord[scale]' (or run 'make')"
         ) from None
     return ray
 
@@ -150,7 +151,7 @@ def _start(ray: Any, spec: ExecutionSpec, workers: int | None) -> None:
     if spec.ray_address is not None:
         problem = _answering(spec.ray_address)
         if problem is not None:
-            raise ConfigError("RAY_UNAVAILABLE", f"cannot reach Ray: {problem}")
+            raise ConfigError(Reason.RAY_UNAVAILABLE, f"cannot reach Ray: {problem}")
     try:
         if spec.ray_address is None:
             ray.init(
@@ -164,7 +165,7 @@ def _start(ray: Any, spec: ExecutionSpec, workers: int | None) -> None:
             ray.init(address=spec.ray_address, log_to_driver=False, configure_logging=False)
     except (ConnectionError, RuntimeError, ValueError) as error:
         where = spec.ray_address or "a local instance"
-        raise ConfigError("RAY_UNAVAILABLE", f"cannot start or reach Ray at {where}: {error}") from None
+        raise ConfigError(Reason.RAY_UNAVAILABLE, f"cannot start or reach Ray at {where}: {error}") from None
 
 
 def run_on_ray(
@@ -189,7 +190,7 @@ def run_on_ray(
         capacity = _capacity(ray, needs)
         if capacity == 0:
             raise ConfigError(
-                "RAY_NO_ROOM",
+                Reason.RAY_NO_ROOM,
                 f"no Ray node can hold a worker that needs {needs.cpus:g} CPU"
                 + (f" and {needs.memory_mib} MiB of memory" if needs.memory_mib else ""),
             )

@@ -24,6 +24,7 @@ from gencoord.eval.glossary import used_terms
 from gencoord.eval.ray_runner import FAILED
 from gencoord.eval.runner import read_manifest, read_records, unique_records
 from gencoord.eval.tables import Table, paper_figures
+from gencoord.reasons import Reason
 
 _VIEWER_FIELDS = (
     "episode",
@@ -112,7 +113,7 @@ def write_report(run_dir: Path, out: Path | None = None) -> Report:
     config, manifest = read_manifest(run_dir)
     records, duplicates = unique_records(read_records(run_dir))
     if not records:
-        raise ConfigError("EMPTY_RUN", f"{run_dir}: no episode records yet; run the experiment first")
+        raise ConfigError(Reason.EMPTY_RUN, f"{run_dir}: no episode records yet; run the experiment first")
     out = run_dir if out is None else out
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -120,7 +121,7 @@ def write_report(run_dir: Path, out: Path | None = None) -> Report:
     except OSError as exc:
         why = "it is a file, not a folder" if out.is_file() else exc.strerror
         raise ConfigError(
-            "BAD_OUTPUT", f"cannot write the report into {out}: {why}; give another folder with --out"
+            Reason.BAD_OUTPUT, f"cannot write the report into {out}: {why}; give another folder with --out"
         ) from None
 
 

@@ -19,6 +19,7 @@ import numpy as np
 from sklearn.metrics import roc_auc_score
 
 from gencoord.errors import ConfigError
+from gencoord.reasons import Reason
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,9 +68,9 @@ def _auroc(correct: Sequence[bool], signal: Sequence[float]) -> float | None:
 def routing_controls(cases: Sequence[RoutedCase], upgraded: int) -> RoutingControls:
     """The three routing rules at a quota of ``upgraded`` cases, and the two signals' AUROC."""
     if not cases:
-        raise ConfigError("NO_CASES", "routing controls need at least one case")
+        raise ConfigError(Reason.NO_CASES, "routing controls need at least one case")
     if not 0 <= upgraded <= len(cases):
-        raise ConfigError("BAD_QUOTA", f"the upgrade quota must lie in [0, {len(cases)}], got {upgraded}")
+        raise ConfigError(Reason.BAD_QUOTA, f"the upgrade quota must lie in [0, {len(cases)}], got {upgraded}")
     n = len(cases)
     cheap = sum(c.cheap_correct for c in cases) / n
     strong = sum(c.strong_correct for c in cases) / n

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from gencoord.errors import ConfigError
+from gencoord.reasons import Reason
 
 LOCK = ".lock"
 
@@ -35,14 +36,14 @@ def run_lock(run_dir: Path) -> Iterator[None]:
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as exc:
-            raise ConfigError("BAD_OUTPUT", f"cannot lock {run_dir}: {exc.strerror}") from None
+            raise ConfigError(Reason.BAD_OUTPUT, f"cannot lock {run_dir}: {exc.strerror}") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "another process"
             os.close(fd)
             raise ConfigError(
-                "RUN_LOCKED", f"{run_dir} is being written by process {holder}; wait for it, or stop it first"
+                Reason.RUN_LOCKED, f"{run_dir} is being written by process {holder}; wait for it, or stop it first"
             ) from None
         if _still_there(fd, path):
             break
@@ -75,7 +76,7 @@ def read_jsonl(path: Path, repair: bool = False) -> list[dict[str, Any]]:
             try:
                 records.append(json.loads(line))
             except ValueError:
-                raise ConfigError("RECORDS_CORRUPT", f"{path}: line {number} is not a JSON record") from None
+                raise ConfigError(Reason.RECORDS_CORRUPT, f"{path}: line {number} is not a JSON record") from None
     if tail:
         try:
             records.append(json.loads(tail))

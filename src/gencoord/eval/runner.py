@@ -34,6 +34,7 @@ from gencoord.eval.dispatch import chunks_of, run_locally
 from gencoord.eval.experiment import Experiment, Job, RunPlan, as_plan, config_digest, experiment_from, experiment_kind
 from gencoord.eval.ray_runner import FAILED, RayReport, WorkerNeeds, run_on_ray
 from gencoord.eval.run_files import LOCK, read_jsonl, run_lock
+from gencoord.reasons import Reason
 from gencoord.worlds.choice import WorldChoice
 
 MANIFEST = "manifest.json"
@@ -71,7 +72,7 @@ def _make_folder(run_dir: Path) -> None:
     except OSError as exc:
         where = next((parent for parent in run_dir.parents if parent.exists()), run_dir)
         why = "it is a file, not a folder" if where.is_file() else exc.strerror
-        raise ConfigError("BAD_OUTPUT", f"cannot make the run folder {run_dir}: {why} ({where})") from None
+        raise ConfigError(Reason.BAD_OUTPUT, f"cannot make the run folder {run_dir}: {why} ({where})") from None
 
 
 def create_run(run: RunPlan | Experiment, root: Path | None = None) -> Path:
@@ -111,7 +112,7 @@ def _write_manifest(plan: RunPlan, run_dir: Path) -> None:
         (run_dir / RECORDS).touch()
     except OSError as exc:
         discard_run(run_dir)
-        raise ConfigError("BAD_OUTPUT", f"cannot write into {run_dir}: {exc.strerror}") from None
+        raise ConfigError(Reason.BAD_OUTPUT, f"cannot write into {run_dir}: {exc.strerror}") from None
 
 
 def adopt_run(plan: RunPlan, run_dir: Path) -> None:
@@ -122,7 +123,7 @@ def adopt_run(plan: RunPlan, run_dir: Path) -> None:
     recorded, _ = read_manifest(run_dir)
     if config_digest(recorded) != config_digest(plan.config):
         raise ConfigError(
-            "OTHER_RUN",
+            Reason.OTHER_RUN,
             f"{run_dir} holds a run of other settings ({recorded.name}: {recorded.summary()}); "
             "continue that one with the settings it began with, or write this one to another folder",
         )
@@ -145,9 +146,9 @@ def read_manifest(run_dir: Path) -> tuple[Experiment, dict[str, object]]:
         manifest = json.loads(path.read_text(encoding="utf-8"))
         return experiment_from(manifest["config"], str(path)), manifest
     except OSError as exc:
-        raise ConfigError("NOT_A_RUN", f"{run_dir}: no readable {MANIFEST} ({exc.strerror})") from None
+        raise ConfigError(Reason.NOT_A_RUN, f"{run_dir}: no readable {MANIFEST} ({exc.strerror})") from None
     except (ValueError, KeyError, TypeError) as exc:
-        raise ConfigError("BAD_MANIFEST", f"{path}: {exc}") from None
+        raise ConfigError(Reason.BAD_MANIFEST, f"{path}: {exc}") from None
 
 
 def _made_alike(first: Mapping[str, object], second: Mapping[str, object]) -> bool:

@@ -18,6 +18,7 @@ from gencoord.errors import ConfigError
 from gencoord.gate.config import gate_config_at
 from gencoord.gate.policy import Adjudicator, LogisticAdjudicator, ModelAdjudicator
 from gencoord.prior.load import default_prior
+from gencoord.reasons import Reason
 
 LOGISTIC = "logistic"
 
@@ -58,5 +59,5 @@ def adjudicator_for(name: str, gate_config: str | None = None) -> Adjudicator:
         return ModelAdjudicator(ApiBackend(base_url, model, default_prior()).ask, fallback, name)
     checkpoint = Path(str(spec.target))
     if not checkpoint.exists():
-        raise ConfigError("UNKNOWN_ADJUDICATOR", f"{checkpoint} holds no trained model")
+        raise ConfigError(Reason.UNKNOWN_ADJUDICATOR, f"{checkpoint} holds no trained model")
     return ModelAdjudicator(_local_ask(checkpoint), fallback, name)

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, m
 
 from gencoord._config import load_model, read_text
 from gencoord.errors import ConfigError
+from gencoord.reasons import Reason
 
 FEATURES = ("C", "R", "I", "L", "H")
 
@@ -63,7 +64,7 @@ class GateConfig(BaseModel):
 
 
 def parse_gate_config(text: str, origin: str) -> GateConfig:
-    return load_model(GateConfig, text, origin, ConfigError, "INVALID_GATE")
+    return load_model(GateConfig, text, origin, ConfigError, Reason.INVALID_GATE)
 
 
 def load_gate_config(path: Path) -> GateConfig:

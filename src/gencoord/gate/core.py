@@ -25,6 +25,7 @@ from gencoord.gate.task_graphs import Node
 from gencoord.prior.prior import Prior
 from gencoord.protocol.plan import PlannedTask
 from gencoord.protocol.wire import WireMessage
+from gencoord.reasons import Reason
 from gencoord.runtime.compile import compile_task
 from gencoord.runtime.materialize import place_of
 from gencoord.runtime.thinking import THINKING_TASK, Thinking, ticks
@@ -85,7 +86,7 @@ class EpisodeState:
             executor, Changeable
         ):
             raise WorldError(
-                "UNSUPPORTED_WORLD",
+                Reason.UNSUPPORTED_WORLD,
                 f"the {executor.name} world cannot change mid-run (sources, routes, stations, items)",
             )
         start = executor.reset(instance.world)

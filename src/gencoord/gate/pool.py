@@ -20,6 +20,7 @@ from gencoord.gate.task_graphs import default_task_graphs
 from gencoord.gate.teams import TeamGraph, team_graphs, team_instance
 from gencoord.prior.load import default_prior
 from gencoord.prior.prior import Prior
+from gencoord.reasons import Reason
 from gencoord.tasks.team import TeamTask
 from gencoord.worlds.sim.executor import SimExecutor
 
@@ -35,7 +36,7 @@ def clean_rounds(job_name: str, prior: Prior) -> int:
     clean = make_instance(job, 0, prior, budget=10_000, kinds=())
     result = run_gate_episode(clean, GateCondition.NEVER, prior=prior)
     if not result.success:
-        raise ConfigError("BAD_JOB", f"job {job_name} does not succeed even without anomalies")
+        raise ConfigError(Reason.BAD_JOB, f"job {job_name} does not succeed even without anomalies")
     return result.rounds
 
 
@@ -49,7 +50,7 @@ def gate_instance(
     prior = prior or default_prior()
     jobs = default_task_graphs(prior)
     if job_name not in jobs:
-        raise ConfigError("UNKNOWN_JOB", f"unknown gate job {job_name!r}; known: {', '.join(sorted(jobs))}")
+        raise ConfigError(Reason.UNKNOWN_JOB, f"unknown gate job {job_name!r}; known: {', '.join(sorted(jobs))}")
     return make_instance(jobs[job_name], seed, prior, budget_for(job_name, prior, factor, margin))
 
 
@@ -66,7 +67,7 @@ def gate_pool(
     ``factor`` and ``margin`` set how tight the round budget is: factor × clean rounds + margin.
     """
     if split not in SPLIT_OFFSETS:
-        raise ConfigError("UNKNOWN_SPLIT", f"gate split must be one of {sorted(SPLIT_OFFSETS)}, got {split!r}")
+        raise ConfigError(Reason.UNKNOWN_SPLIT, f"gate split must be one of {sorted(SPLIT_OFFSETS)}, got {split!r}")
     prior = prior or default_prior()
     names = sorted(default_task_graphs(prior))
     base = SPLIT_OFFSETS[split] + seed * 10_000
@@ -115,12 +116,12 @@ def team_pool(
     Budgets are factor × the task's clean rounds + margin, as for the jobs.
     """
     if split not in SPLIT_OFFSETS:
-        raise ConfigError("UNKNOWN_SPLIT", f"gate split must be one of {sorted(SPLIT_OFFSETS)}, got {split!r}")
+        raise ConfigError(Reason.UNKNOWN_SPLIT, f"gate split must be one of {sorted(SPLIT_OFFSETS)}, got {split!r}")
     prior = prior or default_prior()
     usable, skipped = runnable_teams(tasks, prior)
     if not usable:
         why = "; ".join(f"{task}: {reason}" for task, reason in skipped.items())
-        raise ConfigError("NO_GATE_TASKS", f"no task can run under the gate: {why}")
+        raise ConfigError(Reason.NO_GATE_TASKS, f"no task can run under the gate: {why}")
     base = SPLIT_OFFSETS[split] + seed * 10_000
     instances = []
     for index in range(size):

@@ -22,6 +22,7 @@ from gencoord.gate.suite import GateInstance
 from gencoord.gate.task_graphs import Node
 from gencoord.prior.load import default_prior
 from gencoord.prior.prior import Prior
+from gencoord.reasons import Reason
 from gencoord.runtime.thinking import Thinking
 from gencoord.worlds.actions import GoTo
 from gencoord.worlds.executor import Executor
@@ -148,23 +149,23 @@ class GateEpisode(IssueDesk):
         node_id = agent.serving
         self.interrupt(agent)
         code, message = record.failure.code, record.failure.message
-        if code == "SOURCE_EXHAUSTED" and hasattr(action, "source"):
+        if code == Reason.SOURCE_EXHAUSTED and hasattr(action, "source"):
             agent.private.exhausted.add(str(action.source))  # learnt from a verified failure
         if node_id is None:
             return
         node = self.job.node(node_id)
         agent.private.remember(f"{node_id} failed {code}")
-        if code == "SOURCE_EXHAUSTED":
+        if code == Reason.SOURCE_EXHAUSTED:
             self.raise_issue(name, node, "missing_material", self.missing(agent, node), None)
-        elif code == "NOT_HARVESTABLE" and hasattr(action, "block"):
+        elif code == Reason.NOT_HARVESTABLE and hasattr(action, "block"):
             tools = sorted(self.game.blocks[str(action.block)].harvest_tools or ())
             self.raise_issue(name, node, "missing_material", {tools[0]: 1} if tools else {}, None)
-        elif code == "PATH_BLOCKED" and isinstance(action, GoTo):
+        elif code == Reason.PATH_BLOCKED and isinstance(action, GoTo):
             self.raise_issue(name, node, "path_blocked", {}, action.target)
-        elif code == "STATION_BUSY":
+        elif code == Reason.STATION_BUSY:
             wait = record.failure.retry_after_s or WAIT_TICKS / 20
             self.raise_issue(name, node, "station_unavailable", {}, str(wait))
-        elif code == "NO_SPACE" and hasattr(action, "container"):
+        elif code == Reason.NO_SPACE and hasattr(action, "container"):
             self.raise_issue(name, node, "container_full", {}, str(action.container))
         else:
             self.raise_issue(name, node, "missing_material", self.missing(agent, node) or {}, message)

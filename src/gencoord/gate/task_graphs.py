@@ -20,6 +20,7 @@ from gencoord.errors import ConfigError, GencoordError
 from gencoord.prior.contract import check_proposal
 from gencoord.prior.prior import Prior
 from gencoord.prior.public import PublicEpisode
+from gencoord.reasons import Reason
 from gencoord.runtime.verify import Requirement
 from gencoord.tasks.suites import GoalSpec
 
@@ -101,24 +102,28 @@ def instantiate(name: str, spec: TaskGraphSpec, prior: Prior) -> TaskGraph:
     nodes = []
     for node in spec.nodes:
         if node.agent >= spec.agents:
-            raise ConfigError("BAD_JOB", f"jobs.{name}.{node.id}: agent {node.agent} but the job has {spec.agents}")
+            raise ConfigError(
+                Reason.BAD_JOB, f"jobs.{name}.{node.id}: agent {node.agent} but the job has {spec.agents}"
+            )
         agent = agents[node.agent]
         try:
             task = _parse_task(node.task.format(**names), agent, prior, episode)
         except (GencoordError, KeyError, IndexError) as exc:
-            raise ConfigError("BAD_JOB", f"jobs.{name}.{node.id}: {exc}") from None
+            raise ConfigError(Reason.BAD_JOB, f"jobs.{name}.{node.id}: {exc}") from None
         nodes.append(Node(node.id, agent, task, tuple(node.deps), node.critical))
     known = {made.id for made in nodes}
     for made in nodes:
         missing = [dep for dep in made.deps if dep not in known]
         if missing:
-            raise ConfigError("BAD_JOB", f"jobs.{name}.{made.id}: unknown dependency {missing[0]!r}")
+            raise ConfigError(Reason.BAD_JOB, f"jobs.{name}.{made.id}: unknown dependency {missing[0]!r}")
     try:
         tuple(graphlib.TopologicalSorter({node.id: node.deps for node in nodes}).static_order())
     except graphlib.CycleError:
-        raise ConfigError("BAD_JOB", f"jobs.{name}: the dependencies form a cycle") from None
+        raise ConfigError(Reason.BAD_JOB, f"jobs.{name}: the dependencies form a cycle") from None
     if len(spec.start) != spec.agents:
-        raise ConfigError("BAD_JOB", f"jobs.{name}: start lists {len(spec.start)} inventories for {spec.agents} agents")
+        raise ConfigError(
+            Reason.BAD_JOB, f"jobs.{name}: start lists {len(spec.start)} inventories for {spec.agents} agents"
+        )
     start = {agent: dict(items) for agent, items in zip(agents, spec.start, strict=True)}
     goal = tuple(goal.requirement({}, {}) for goal in spec.goal)
     return TaskGraph(name, agents, tuple(nodes), start, goal, spec)
@@ -131,6 +136,6 @@ def default_task_graphs(prior: Prior) -> dict[str, TaskGraph]:
         package_text("gencoord.gate", "task_graphs.toml"),
         "task_graphs.toml",
         ConfigError,
-        "INVALID_TASK_GRAPHS",
+        Reason.INVALID_TASK_GRAPHS,
     )
     return {name: instantiate(name, spec, prior) for name, spec in document.jobs.items()}

@@ -38,6 +38,7 @@ from gencoord.planning.planner import plan_team
 from gencoord.prior.prior import Prior
 from gencoord.protocol.commitment import task_id
 from gencoord.protocol.resolve import resolve_team
+from gencoord.reasons import Reason
 from gencoord.run.faults import substitute
 from gencoord.run.team import lead_of
 from gencoord.runtime.verify import Requirement
@@ -62,7 +63,7 @@ def team_graph(task: TeamTask, prior: Prior) -> TeamGraph:
     plan = plan_team(task, lead, prior)
     if plan.proposal is None or plan.crafter is None:
         raise ResolutionError(
-            plan.feasibility.code or "NO_PLAN", plan.feasibility.reason or "the planner found no plan"
+            plan.feasibility.code or Reason.NO_PLAN, plan.feasibility.reason or "the planner found no plan"
         )
     episode, _ = team_world(task, prior)
     holdings = {agent.name: dict(agent.inventory) for agent in task.agents}

@@ -11,6 +11,7 @@ from tokenizers import Tokenizer
 from transformers import PreTrainedTokenizerBase
 
 from gencoord.errors import ConfigError
+from gencoord.reasons import Reason
 
 
 class Codec(Protocol):
@@ -63,7 +64,7 @@ class TextCodec:
         self.tokenizer = tokenizer
         eos, pad, unk = (tokenizer.token_to_id(token) for token in ("[EOS]", "[PAD]", "[UNK]"))
         if eos is None or pad is None or unk is None:
-            raise ConfigError("BAD_TOKENIZER", "the tokenizer lacks the [EOS], [PAD] or [UNK] token")
+            raise ConfigError(Reason.BAD_TOKENIZER, "the tokenizer lacks the [EOS], [PAD] or [UNK] token")
         self.eos: int = eos
         self.pad: int = pad
         self.unk: int = unk
@@ -74,7 +75,7 @@ class TextCodec:
     def _pieces(self, text: str) -> list[str]:
         pre_tokenizer = self.tokenizer.pre_tokenizer
         if pre_tokenizer is None:
-            raise ConfigError("BAD_TOKENIZER", "the tokenizer has no pre-tokenizer to cut pieces with")
+            raise ConfigError(Reason.BAD_TOKENIZER, "the tokenizer has no pre-tokenizer to cut pieces with")
         return [piece for piece, _ in pre_tokenizer.pre_tokenize_str(text)]
 
     def for_prompt(self, prompt: str, shuffle: random.Random | None = None) -> TextCodec:
@@ -132,7 +133,7 @@ class HfCodec:
     def __init__(self, tokenizer: PreTrainedTokenizerBase) -> None:
         self.tokenizer = tokenizer
         if tokenizer.eos_token_id is None:
-            raise ConfigError("BAD_TOKENIZER", "the checkpoint's tokenizer has no end-of-sequence token")
+            raise ConfigError(Reason.BAD_TOKENIZER, "the checkpoint's tokenizer has no end-of-sequence token")
         self.eos: int = int(tokenizer.eos_token_id)
         self.pad: int = int(tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id)
 

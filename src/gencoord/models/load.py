@@ -16,6 +16,7 @@ from gencoord.models.codec import Codec, HfCodec, TextCodec
 from gencoord.models.manifest import CheckpointManifest
 from gencoord.models.pretrained import ChatCodec, load_base, load_folder, provenance
 from gencoord.models.variant import ModelSpec
+from gencoord.reasons import Reason
 
 
 @dataclass(frozen=True)
@@ -48,12 +49,12 @@ def adapted(path: Path, manifest: CheckpointManifest) -> tuple[Any, ChatCodec]:
     from peft import PeftModel  # noqa: PLC0415  (peft loads only for an adapter)
 
     if manifest.base is None:
-        raise ConfigError("BAD_MANIFEST", f"{path}: a LoRA checkpoint must name its base")
+        raise ConfigError(Reason.BAD_MANIFEST, f"{path}: a LoRA checkpoint must name its base")
     trained_on = (manifest.provenance or {}).get("sha256")
     found = provenance(manifest.base).get("sha256")
     if trained_on is not None and found != trained_on:
         raise ConfigError(
-            "BASE_MISMATCH",
+            Reason.BASE_MISMATCH,
             f"{path} was trained on {manifest.base} with sha256 {trained_on[:12]}…, but the installed file's is "
             f"{str(found)[:12]}…",
         )
@@ -84,7 +85,9 @@ def export_merged(checkpoint: Path, out: Path) -> Path:
     with its chat template) that any OpenAI-compatible server loads: ``transformers serve``, vLLM."""
     manifest = CheckpointManifest.read(checkpoint)
     if manifest.kind != "lora":
-        raise ConfigError("NOT_AN_ADAPTER", f"{checkpoint} is a {manifest.kind} checkpoint; only an adapter is merged")
+        raise ConfigError(
+            Reason.NOT_AN_ADAPTER, f"{checkpoint} is a {manifest.kind} checkpoint; only an adapter is merged"
+        )
     model, codec = adapted(checkpoint, manifest)
     out.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out)

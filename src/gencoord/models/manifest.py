@@ -17,6 +17,7 @@ from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
 from gencoord.models.variant import Horizon, ModelSpec, Records, Target, Templates
 from gencoord.prior.views import PriorView
+from gencoord.reasons import Reason
 
 MANIFEST = "gencoord-model.json"
 """What every trained checkpoint folder holds beside the weights."""
@@ -92,12 +93,12 @@ class CheckpointManifest(BaseModel):
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
-            raise ConfigError("NOT_A_MODEL", f"{folder}: no {MANIFEST}; train one with `gencoord train`") from None
+            raise ConfigError(Reason.NOT_A_MODEL, f"{folder}: no {MANIFEST}; train one with `gencoord train`") from None
         except OSError as exc:
-            raise ConfigError("NOT_A_MODEL", f"{path}: {exc.strerror}") from None
+            raise ConfigError(Reason.NOT_A_MODEL, f"{path}: {exc.strerror}") from None
         except ValueError as exc:
-            raise ConfigError("BAD_MANIFEST", f"{path}: not JSON ({exc})") from None
+            raise ConfigError(Reason.BAD_MANIFEST, f"{path}: not JSON ({exc})") from None
         try:
             return cls.model_validate(data)
         except ValidationError as exc:
-            raise ConfigError("BAD_MANIFEST", f"{path}: {validation_message(exc)}") from None
+            raise ConfigError(Reason.BAD_MANIFEST, f"{path}: {validation_message(exc)}") from None

@@ -29,6 +29,7 @@ from transformers.utils import logging as hf_logging
 from gencoord.errors import ConfigError
 from gencoord.models.chat import messages
 from gencoord.models.codec import HfCodec
+from gencoord.reasons import Reason
 
 
 @dataclass(frozen=True)
@@ -83,10 +84,10 @@ def base_file(name: str) -> Path:
             located = Path(str(importlib.metadata.distribution(base.distribution).locate_file(base.file)))
         except importlib.metadata.PackageNotFoundError:
             raise ConfigError(
-                "MODEL_NOT_INSTALLED", f"the {name} model is not installed; install it with: {base.install}"
+                Reason.MODEL_NOT_INSTALLED, f"the {name} model is not installed; install it with: {base.install}"
             ) from None
         if not located.is_file():
-            raise ConfigError("MODEL_NOT_INSTALLED", f"{located} is missing; reinstall with: {base.install}")
+            raise ConfigError(Reason.MODEL_NOT_INSTALLED, f"{located} is missing; reinstall with: {base.install}")
         return located
     path = Path(name)
     if path.suffix == ".gguf" and path.is_file():
@@ -95,7 +96,7 @@ def base_file(name: str) -> Path:
         return path
     known = ", ".join(sorted(BASES))
     raise ConfigError(
-        "NOT_A_MODEL", f"{name!r} is neither a shipped base ({known}) nor a local .gguf file or model folder"
+        Reason.NOT_A_MODEL, f"{name!r} is neither a shipped base ({known}) nor a local .gguf file or model folder"
     )
 
 
@@ -141,7 +142,7 @@ def load_base(name: str) -> tuple[Any, PreTrainedTokenizerBase]:
 def load_folder(path: Path) -> tuple[Any, PreTrainedTokenizerBase]:
     """A Hugging Face causal LM and its tokenizer from a local folder (bf16 on a GPU), never downloading."""
     if not (path / "config.json").exists():
-        raise ConfigError("NOT_A_MODEL", f"{path} is not a Hugging Face checkpoint folder (no config.json)")
+        raise ConfigError(Reason.NOT_A_MODEL, f"{path} is not a Hugging Face checkpoint folder (no config.json)")
     dtype = torch.bfloat16 if torch.cuda.is_available() else torch.float32
     tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
     model: Any = AutoModelForCausalLM.from_pretrained(path, local_files_only=True, dtype=dtype)
@@ -157,7 +158,7 @@ def _dequantized(gguf: Path, folder: Path) -> None:
             gguf.parent, gguf_file=gguf.name, local_files_only=True, dtype=torch.float32
         )
     except ImportError as exc:  # transformers needs the gguf package to read a .gguf file
-        raise ConfigError("MODEL_NOT_INSTALLED", f"cannot read {gguf}: {exc}") from None
+        raise ConfigError(Reason.MODEL_NOT_INSTALLED, f"cannot read {gguf}: {exc}") from None
     config = model.config
     if hasattr(config, "quantization_config"):  # the weights are full precision now; a saved folder must not say GGUF
         del config.quantization_config

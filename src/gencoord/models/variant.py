@@ -8,6 +8,7 @@ from enum import StrEnum
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
 from gencoord.prior.views import PriorView
+from gencoord.reasons import Reason
 
 
 class Horizon(StrEnum):
@@ -84,13 +85,14 @@ class ModelSpec:
     def __post_init__(self) -> None:
         if self.surface == SurfaceName.FREEFORM and (self.target is Target.FACTOR or self.horizon is Horizon.SINGLE):
             raise ConfigError(
-                "TARGET_SURFACE", "free-form turns are whole text: no factor target and no single-step horizon"
+                Reason.TARGET_SURFACE, "free-form turns are whole text: no factor target and no single-step horizon"
             )
         if self.records is Records.COMPOSITION and (
             self.surface != SurfaceName.DSL or self.target is not Target.DIRECT
         ):
             raise ConfigError(
-                "RECORDS_SURFACE", "composition records are the Direct Short DSL row: Short DSL, direct target only"
+                Reason.RECORDS_SURFACE,
+                "composition records are the Direct Short DSL row: Short DSL, direct target only",
             )
         team_words = self.records is Records.TEAM and self.surface == SurfaceName.FREEFORM  # the team dialogue
         if (
@@ -99,6 +101,6 @@ class ModelSpec:
             and (self.surface == SurfaceName.FREEFORM or self.horizon is Horizon.SINGLE)
         ):
             raise ConfigError(
-                "RECORDS_SURFACE",
+                Reason.RECORDS_SURFACE,
                 f"{self.records.value} records have no free-form turns and no single-step horizon",
             )

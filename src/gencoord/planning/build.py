@@ -36,6 +36,7 @@ from gencoord.dsl.ast import Path, PeerRequest, Proposal, Task
 from gencoord.dsl.cells import TEMPORARY, Cell, Placement, format_cells, format_share
 from gencoord.planning.planner import dry_run
 from gencoord.prior.prior import Prior
+from gencoord.reasons import Reason
 from gencoord.tasks.blueprint import AIR, score_build
 from gencoord.tasks.build import BuildTask
 from gencoord.tasks.world import BUILD_SITE, build_world
@@ -76,7 +77,7 @@ class BuildVerdict:
     """Whether the team can build; a feasible verdict with ``UNSUPPORTED_CELL`` builds all but ``unbuildable``."""
 
     feasible: bool
-    code: str | None  # MISSING_MATERIALS, NO_BUILDER; UNSUPPORTED_CELL when feasible but not every cell
+    code: Reason | None  # MISSING_MATERIALS, NO_BUILDER; UNSUPPORTED_CELL when feasible but not every cell
     reason: str
     unbuildable: tuple[Unbuildable, ...] = ()
 
@@ -156,18 +157,18 @@ def judge_build(task: BuildTask) -> BuildVerdict:
         f"{n} {block} needed, {held.get(block, 0)} held" for block, n in sorted(needs.items()) if held.get(block, 0) < n
     ]
     if short:
-        return BuildVerdict(False, "MISSING_MATERIALS", "too few materials across the team: " + "; ".join(short))
+        return BuildVerdict(False, Reason.MISSING_MATERIALS, "too few materials across the team: " + "; ".join(short))
     scaffold = scaffolding(task)
     if scaffold_block(task, len(scaffold.cells)) is None:
         spare = ", ".join(f"{block} {max(0, held.get(block, 0) - needs.get(block, 0))}" for block in SCAFFOLD_BLOCKS)
         return BuildVerdict(
             False,
-            "MISSING_MATERIALS",
+            Reason.MISSING_MATERIALS,
             f"{len(scaffold.cells)} scaffolding blocks needed (of {' or '.join(SCAFFOLD_BLOCKS)}); "
             f"the team holds spare {spare}",
         )
     if not builders(task):
-        return BuildVerdict(False, "NO_BUILDER", f"every agent blocks {BUILD_SKILL}: nobody may place blocks")
+        return BuildVerdict(False, Reason.NO_BUILDER, f"every agent blocks {BUILD_SKILL}: nobody may place blocks")
     givers = {a.name for a in task.agents if GIVE_SKILL not in a.blocked}
     can_build = set(builders(task))
     for block, n in sorted(needs.items()):
@@ -175,7 +176,7 @@ def judge_build(task: BuildTask) -> BuildVerdict:
         if usable < n:
             return BuildVerdict(
                 False,
-                "MISSING_MATERIALS",
+                Reason.MISSING_MATERIALS,
                 f"{n} {block} needed; only {usable} are held by agents that may place or hand them over",
             )
     skipped = unbuildable(task)
@@ -183,7 +184,7 @@ def judge_build(task: BuildTask) -> BuildVerdict:
         cells = len(task.blueprint.blocks())
         return BuildVerdict(
             True,
-            "UNSUPPORTED_CELL",
+            Reason.UNSUPPORTED_CELL,
             f"{len(skipped)} of {cells} cells cannot be built as the blueprint asks, so it scores at most "
             f"{1 - len(skipped) / max(cells, 1):.3f}; the rest is built. First: {skipped[0].describe()}",
             skipped,

@@ -17,6 +17,7 @@ from gencoord.dsl.ast import Path, PeerRequest, Proposal, Task
 from gencoord.errors import ResolutionError
 from gencoord.prior.compose import compose
 from gencoord.prior.prior import Prior
+from gencoord.reasons import Reason
 from gencoord.tasks.cross_products import HOLD, CompositionCase, observed_cases
 from gencoord.tasks.suites import SuiteDocument
 
@@ -40,7 +41,7 @@ def composed_path(case: CompositionCase, prior: Prior) -> Path:
     elif kind == "site":
         steps.append(f"build.component(q={case.count},item={item},site={factors.terminal})")
     elif factors.terminal != HOLD:
-        raise ResolutionError("UNKNOWN_TERMINAL", f"{factors.terminal} is neither a container, a site nor {HOLD}")
+        raise ResolutionError(Reason.UNKNOWN_TERMINAL, f"{factors.terminal} is neither a container, a site nor {HOLD}")
     return prior.parse_path(" > ".join(steps))
 
 
@@ -48,7 +49,7 @@ def looked_up_path(case: CompositionCase, prior: Prior, suites: SuiteDocument) -
     """The stored whole case with these factors, or ``NO_CASE``: the table has no field-wise fallback."""
     found = observed_cases(prior, suites).get(case.factors)
     if found is None:
-        raise ResolutionError("NO_CASE", f"the complete-case table holds no case {case.factors.name}")
+        raise ResolutionError(Reason.NO_CASE, f"the complete-case table holds no case {case.factors.name}")
     template, binding = found
     spec = case.spec
     params = {key: case.count for key in prior.templates[template].params}

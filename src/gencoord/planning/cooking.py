@@ -34,6 +34,7 @@ from gencoord.planning.feasibility import closure_items, planning_game
 from gencoord.planning.planner import dry_run, plan_team
 from gencoord.prior.ledger import consumption, production
 from gencoord.prior.prior import Prior
+from gencoord.reasons import Reason
 from gencoord.tasks.cooking import CookingTask
 from gencoord.tasks.team import ANY, TeamAgent, TeamGoal, TeamTask
 from gencoord.tasks.world import FURNACE, SMOKER, team_world
@@ -55,7 +56,7 @@ class Dish:
 class CookingPlan:
     """The lead's proposal for a cooking task, or why there is none (``code``, ``reason``)."""
 
-    code: str | None
+    code: Reason | str | None
     reason: str
     proposal: Proposal | None = None
     makespan_s: float | None = None
@@ -160,7 +161,7 @@ def _deal(task: CookingTask, lead: str, prior: Prior, dishes: list[Dish]) -> Coo
         done = dishes[: number + 1]
         crew = [dish.holder] if task.own_work else _makers(task, dish)
         found: tuple[float, str, str, Paths] | None = None
-        why: tuple[str, str] | None = None
+        why: tuple[Reason | str, str] | None = None
         short = ""  # why the first draft that planned fell short on its dry run
         for maker in crew:
             givers = {name for name in holdings if task.own_work and name != maker}
@@ -177,7 +178,7 @@ def _deal(task: CookingTask, lead: str, prior: Prior, dishes: list[Dish]) -> Coo
                 why = why or (error.reason, error.message)
                 continue
             if planned.proposal is None:
-                why = why or (planned.feasibility.code or "NO_PLAN", planned.feasibility.reason)
+                why = why or (planned.feasibility.code or Reason.NO_PLAN, planned.feasibility.reason)
                 continue
             own = paths_of(planned.proposal, lead)
             for station, variant in _station_variants(own, task):
@@ -188,9 +189,12 @@ def _deal(task: CookingTask, lead: str, prior: Prior, dishes: list[Dish]) -> Coo
                 elif found is None or timed < found[0]:
                     found = (timed, maker, station, variant)
         if found is None:
-            code, reason = why or ("NO_ASSIGNMENT", "no agent can make it with the skills it has")
+            code, reason = why or (Reason.NO_ASSIGNMENT, "no agent can make it with the skills it has")
             if why is None and short:  # a plan that fell short on the dry run: a herd's drops rolled low, say
-                code, reason = "DRY_RUN_SHORT", f"every draft fell short on the simulator's dry run, first: {short}"
+                code, reason = (
+                    Reason.DRY_RUN_SHORT,
+                    f"every draft fell short on the simulator's dry run, first: {short}",
+                )
             elif why is None:
                 reason = f"no agent can be given {dish.count} {dish.item} without breaking another dish's plan"
             return CookingPlan(code, f"{dish.count} {dish.item} for {dish.holder}: {reason}")

@@ -26,6 +26,7 @@ from gencoord.prior.public import PublicEpisode
 from gencoord.protocol.delivery import Delivery, DeliveryKind, malformed
 from gencoord.protocol.plan import Conjunct
 from gencoord.protocol.resolve import stable_order
+from gencoord.reasons import Reason
 from gencoord.runtime.materialize import observable_effect
 
 _EDGE = "->"
@@ -86,7 +87,7 @@ def _slice_body(proposal: Proposal, giver: str, receiver: str) -> str:
         owned.append((format_task(boundary), giver))
     names = {entry: f"n{index}" for index, entry in enumerate(sorted(set(owned)), start=1)}
     if len(names) != len(owned):
-        raise malformed("SLICE_DUPLICATE", "the sender's slice repeats a task")
+        raise malformed(Reason.SLICE_DUPLICATE, "the sender's slice repeats a task")
     chain = [names[(format_task(task), receiver)] for task in part]
     edges = list(pairwise(chain))
     if boundary is not None and chain:
@@ -98,7 +99,7 @@ def _slice_body(proposal: Proposal, giver: str, receiver: str) -> str:
 def _one_task(text: str, prior: Prior) -> Task:
     path = prior.parse_path(text)
     if len(path) != 1:
-        raise malformed("SLICE_NODE", f"a slice node holds one task, not {len(path)}")
+        raise malformed(Reason.SLICE_NODE, f"a slice node holds one task, not {len(path)}")
     return path[0]
 
 
@@ -113,18 +114,18 @@ def _linearize(body: str, receiver: str, prior: Prior) -> Path:
         name, _, rest = part.partition("@")
         owner, _, text = rest.partition("=")
         if not name or not owner or not text or name in nodes:
-            raise malformed("SLICE_NODE", f"not a fresh node name@owner=task: {part[:60]!r}")
+            raise malformed(Reason.SLICE_NODE, f"not a fresh node name@owner=task: {part[:60]!r}")
         nodes[name] = (owner, _one_task(text, prior))
     graph: dict[str, set[str]] = {name: set() for name in nodes}
     for edge in edges:
         before, _, after = edge.partition(_EDGE)
         if before not in nodes or after not in nodes:
-            raise malformed("SLICE_EDGE", f"edge {edge!r} names a node the slice does not hold")
+            raise malformed(Reason.SLICE_EDGE, f"edge {edge!r} names a node the slice does not hold")
         graph[after].add(before)
     try:
         order = stable_order(graph)
     except CycleError:
-        raise malformed("SLICE_CYCLE", "the slice's edges form a cycle") from None
+        raise malformed(Reason.SLICE_CYCLE, "the slice's edges form a cycle") from None
     return tuple(nodes[name][1] for name in order if nodes[name][0] == receiver)
 
 
@@ -139,9 +140,9 @@ def _conjuncts(body: str) -> list[tuple[str, str, str, int]]:
             or len(fields) != 3
             or not (fields[2].isascii() and fields[2].isdigit())
         ):
-            raise malformed("GOAL_CONJUNCT", f"not a goal conjunct: {part[:60]!r}")
+            raise malformed(Reason.GOAL_CONJUNCT, f"not a goal conjunct: {part[:60]!r}")
         if int(fields[2]) <= 0:
-            raise malformed("GOAL_CONJUNCT", f"a goal quantity must be positive: {part[:60]!r}")
+            raise malformed(Reason.GOAL_CONJUNCT, f"a goal quantity must be positive: {part[:60]!r}")
         found.append((kind, fields[0], fields[1], int(fields[2])))
     return found
 
@@ -165,7 +166,7 @@ def plan_goal(body: str, receiver: str, stock: Mapping[str, int], prior: Prior) 
             step = _make(item, missing, holding, prior)
             if step is None:
                 raise ResolutionError(
-                    "GOAL_UNREACHABLE", f"{receiver} can neither hold nor craft {quantity} {item} from what it has"
+                    Reason.GOAL_UNREACHABLE, f"{receiver} can neither hold nor craft {quantity} {item} from what it has"
                 )
             path.append(step)
             holding = inventory_after(holding, step, prior)
@@ -180,7 +181,9 @@ def plan_goal(body: str, receiver: str, stock: Mapping[str, int], prior: Prior) 
         path.append(step)
         holding = inventory_after(holding, step, prior)
     if not path:
-        raise ResolutionError("GOAL_HELD", "the delivered goal already holds: there is nothing for the receiver to do")
+        raise ResolutionError(
+            Reason.GOAL_HELD, "the delivered goal already holds: there is nothing for the receiver to do"
+        )
     return tuple(path)
 
 
@@ -211,7 +214,7 @@ def adopted(path: Path, delivery: Delivery, holdings: Mapping[str, int], prior: 
 
 def _checked(path: Path, delivery: Delivery, stock: dict[str, int], prior: Prior, episode: PublicEpisode) -> Path:
     if not path:
-        raise ParseError("EMPTY_DELIVERY", f"the {delivery.kind} gives {delivery.receiver} nothing to do")
+        raise ParseError(Reason.EMPTY_DELIVERY, f"the {delivery.kind} gives {delivery.receiver} nothing to do")
     check_path(path, delivery.receiver, "SELF", prior, episode)
     _check_ledger(path, delivery.receiver, stock, prior)
     return path
@@ -221,7 +224,9 @@ def _stock(delivery: Delivery, holdings: Mapping[str, int], episode: PublicEpiso
     """What the receiver will hold once the delivery's hand-over arrives; the parties checked first."""
     receiver = delivery.receiver
     if receiver not in episode.agents or delivery.giver not in episode.agents or delivery.giver == receiver:
-        raise ResolutionError("DELIVERY_PARTIES", f"{delivery.giver} → {receiver} are not two agents of this episode")
+        raise ResolutionError(
+            Reason.DELIVERY_PARTIES, f"{delivery.giver} → {receiver} are not two agents of this episode"
+        )
     return received(delivery, holdings)
 
 
@@ -240,7 +245,7 @@ def _check_ledger(path: Path, receiver: str, stock: dict[str, int], prior: Prior
         for item, used in consumption(step, prior).items():
             if holding.get(item, 0) < used:
                 raise ResolutionError(
-                    "DELIVERY_INFEASIBLE",
+                    Reason.DELIVERY_INFEASIBLE,
                     f"task {index} ({step.skill}) uses {used} {item}; {receiver} would hold {holding.get(item, 0)}",
                 )
         holding = inventory_after(holding, step, prior)

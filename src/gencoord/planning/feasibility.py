@@ -24,6 +24,7 @@ from scipy.optimize import Bounds, LinearConstraint, milp
 from gencoord.planning.furnace import is_heat, readable, smelted_input, with_furnace
 from gencoord.prior.gamedata import GameData, Recipe
 from gencoord.prior.prior import Prior
+from gencoord.reasons import Reason
 from gencoord.tasks.team import TeamTask
 
 GATHER_SKILL = "resource.obtain"
@@ -54,7 +55,7 @@ class Shortfall:
 @dataclass(frozen=True, slots=True)
 class Feasibility:
     feasible: bool
-    code: str | None  # UNREACHABLE_GOAL, NO_STATION
+    code: Reason | None  # UNREACHABLE_GOAL, NO_STATION
     reason: str
     shortfall: Shortfall | None = None
     also_missing: tuple[Shortfall, ...] = ()
@@ -353,7 +354,7 @@ def diagnose(task: TeamTask, prior: Prior) -> Feasibility:
     if first.item == TABLE and table_needed:
         return Feasibility(
             False,
-            "NO_STATION",
+            Reason.NO_STATION,
             f"a 3×3 recipe on the way to {goal} needs a crafting table: none is placed in the world, none is "
             f"held, and none can be made from what is left",
             first,
@@ -370,4 +371,4 @@ def diagnose(task: TeamTask, prior: Prior) -> Feasibility:
         reason += " — counting the crafting table a 3×3 recipe needs, which must be made: none is placed or held"
     if not crafters and game.recipes.get(goal):
         reason += " (no agent may craft: every agent blocks craft.item)"
-    return Feasibility(False, "UNREACHABLE_GOAL", reason, first, tuple(missing[1:]), crafts)
+    return Feasibility(False, Reason.UNREACHABLE_GOAL, reason, first, tuple(missing[1:]), crafts)

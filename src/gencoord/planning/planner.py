@@ -43,6 +43,7 @@ from gencoord.prior.gamedata import Recipe
 from gencoord.prior.prior import Prior
 from gencoord.prior.public import PublicEpisode
 from gencoord.protocol.resolve import resolve_team
+from gencoord.reasons import Reason
 from gencoord.runtime.compile import compile_plan
 from gencoord.runtime.materialize import materialize
 from gencoord.tasks.team import TeamTask
@@ -252,13 +253,13 @@ def plan_team(
         reason = f"the items exist in the team, but no agent that {role} can be supplied with the skills it has ({why})"
         if not attempts:
             reason = "every agent blocks craft.item"
-        return TeamPlan(Feasibility(False, "NO_ASSIGNMENT", reason))
+        return TeamPlan(Feasibility(False, Reason.NO_ASSIGNMENT, reason))
     cap = prior.vocab.max_path_tasks
     fitting = [candidate for candidate in drafts if candidate.draft.longest() <= cap]
     if not fitting:
         longest = min(candidate.draft.longest() for candidate in drafts)
         raise ResolutionError(
-            "PATH_TOO_LONG",
+            Reason.PATH_TOO_LONG,
             f"every plan needs a path of {longest} tasks; the prior caps a path at {cap} (limits.max_path_tasks)",
         )
     timed = [(makespan(task, _proposal(c.draft, lead), lead, prior), c) for c in fitting]

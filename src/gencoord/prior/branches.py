@@ -16,6 +16,7 @@ from gencoord.dsl.ast import Path, Proposal, Task
 from gencoord.errors import ContractError, Location
 from gencoord.prior.compose import compose
 from gencoord.prior.prior import Prior
+from gencoord.reasons import Reason
 
 SENDER, RECEIVER = "sender", "receiver"
 _UNSIGNED = frozenset({"q", "bind"})
@@ -79,7 +80,9 @@ def read_parameters(proposal: Proposal, binding: str, sender: str, receiver: str
     pattern_tasks: tuple[Task, ...] = pattern.self_plan + pattern.peer_requests[0].plan
     actual_tasks: tuple[Task, ...] = proposal.self_plan + (proposal.request.plan if proposal.request else ())
     if len(pattern_tasks) != len(actual_tasks):
-        raise ContractError("BRANCH_MISMATCH", f"the proposal is not a realization of binding {binding!r}", Location())
+        raise ContractError(
+            Reason.BRANCH_MISMATCH, f"the proposal is not a realization of binding {binding!r}", Location()
+        )
     for probe, value in zip(_values(pattern_tasks), _values(actual_tasks), strict=False):
         if isinstance(probe, int) and probe >= _SENTINEL and isinstance(value, int):
             found.setdefault(names[probe - _SENTINEL], value)

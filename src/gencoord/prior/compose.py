@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from gencoord.dsl.ast import Proposal
 from gencoord.errors import ContractError, Location
 from gencoord.prior.prior import Prior
+from gencoord.reasons import Reason
 
 
 def compose(
@@ -26,7 +27,9 @@ def compose(
     spec = prior.templates.get(template)
     if spec is None or binding not in spec.bindings:
         raise ContractError(
-            "INADMISSIBLE_BINDING", f"{binding!r} is not a binding of template {template!r}", Location(section="bind")
+            Reason.INADMISSIBLE_BINDING,
+            f"{binding!r} is not a binding of template {template!r}",
+            Location(section="bind"),
         )
     paths = spec.bindings[binding]
     return compose_paths(
@@ -48,5 +51,5 @@ def compose_paths(
     try:
         text = f"SELF {paths[0].format(**values)}\nREQ {receiver} {paths[1].format(**values)}"
     except KeyError as exc:
-        raise ContractError("MISSING_PARAMETER", f"{template}: no value for parameter {exc.args[0]!r}") from None
+        raise ContractError(Reason.MISSING_PARAMETER, f"{template}: no value for parameter {exc.args[0]!r}") from None
     return prior.parse(text)

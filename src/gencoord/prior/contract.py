@@ -13,23 +13,24 @@ from gencoord.errors import ContractError, Location, ParseError, did_you_mean
 from gencoord.prior.model import KeySpec
 from gencoord.prior.prior import Prior
 from gencoord.prior.public import PublicEpisode
+from gencoord.reasons import Reason
 
 
 def check_proposal(proposal: Proposal, agent: str, prior: Prior, episode: PublicEpisode) -> None:
     """Raise :class:`ContractError` unless ``agent``'s proposal is legal in ``episode``."""
     if agent not in episode.agents:
         raise ContractError(
-            "UNKNOWN_AGENT",
+            Reason.UNKNOWN_AGENT,
             f"the proposing agent {agent!r} is not in this episode{did_you_mean(agent, episode.agents)}",
         )
     check_path(proposal.self_plan, agent, "SELF", prior, episode)
     for request in proposal.peer_requests:
         where = Location(line=2, section="REQ")
         if request.target == agent:
-            raise ContractError("REQUEST_TO_SELF", f"{agent!r} addresses a request to itself", where)
+            raise ContractError(Reason.REQUEST_TO_SELF, f"{agent!r} addresses a request to itself", where)
         if request.target not in episode.agents:
             raise ContractError(
-                "UNKNOWN_AGENT",
+                Reason.UNKNOWN_AGENT,
                 f"request target {request.target!r} is not an agent of this episode"
                 f"{did_you_mean(request.target, episode.agents)}",
                 where,
@@ -48,57 +49,57 @@ def check_task(task: Task, actor: str, section: str, index: int, prior: Prior, e
 
     spec = prior.skills.get(task.skill)
     if spec is None:
-        raise ContractError("UNKNOWN_SKILL", f"skill {task.skill!r} is not in the catalog", where())
+        raise ContractError(Reason.UNKNOWN_SKILL, f"skill {task.skill!r} is not in the catalog", where())
     args = dict(task.args)
     allowed = prior.vocab.key_order[task.skill]
     for key, value in task.args:
         if key not in allowed:
             hint = did_you_mean(key, prior.spellings[task.skill])
             raise ContractError(
-                "UNKNOWN_KEY",
+                Reason.UNKNOWN_KEY,
                 f"unknown key {key!r}{hint or f'; {task.skill} takes ' + ', '.join(allowed)}",
                 where(key),
             )
         problem = _value_problem(prior.keys[key], value, prior, episode)
         if problem is not None:
-            raise ContractError("INVALID_VALUE", f"{key}={value!r}: {problem}", where(key))
+            raise ContractError(Reason.INVALID_VALUE, f"{key}={value!r}: {problem}", where(key))
     for key in spec.required:
         if key not in args:
-            raise ContractError("MISSING_REQUIRED", f"missing required key {key!r}", where(key))
+            raise ContractError(Reason.MISSING_REQUIRED, f"missing required key {key!r}", where(key))
     for group in spec.one_of:
         present = [key for key in group if key in args]
         if len(present) != 1:
-            reason = "MISSING_ONE_OF" if not present else "CONFLICTING_KEYS"
+            reason = Reason.MISSING_ONE_OF if not present else Reason.CONFLICTING_KEYS
             raise ContractError(
                 reason, f"exactly one of {', '.join(group)} must be given, found {len(present)}", where()
             )
     for key in ("to", "from"):
         if args.get(key) == actor:
-            raise ContractError("SELF_HANDOFF", f"{key}={actor} names the task's own actor", where(key))
+            raise ContractError(Reason.SELF_HANDOFF, f"{key}={actor} names the task's own actor", where(key))
     station = args.get("station")
     if station is not None and spec.station_block is not None:
         block = episode.refs[str(station)].block
         if block != spec.station_block and block not in spec.also_at:
             wanted = " or a ".join([spec.station_block, *spec.also_at])
             raise ContractError(
-                "WRONG_STATION", f"station {station!r} is a {block}; {task.skill} needs a {wanted}", where()
+                Reason.WRONG_STATION, f"station {station!r} is a {block}; {task.skill} needs a {wanted}", where()
             )
     if spec.consumes == "recipe":
         item, material = args.get("item"), args.get("input")
         if prior.game.recipe(str(item), None if material is None else str(material)) is None:
             source = f" from {material!r}" if material is not None else ""
-            raise ContractError("NO_RECIPE", f"Minecraft has no crafting recipe for {item!r}{source}", where())
+            raise ContractError(Reason.NO_RECIPE, f"Minecraft has no crafting recipe for {item!r}{source}", where())
     if spec.consumes is not None and spec.consumes in prior.keys and prior.keys[spec.consumes].type == "cells":
         counts = placed_counts(args.get("cells"), args.get("share")) or {}
         placed = sum(counts.values())
         if args.get("q") != placed:
             what = "cell list" if "cells" in args else "share"
-            raise ContractError("CELL_COUNT", f"q={args.get('q')!r} but the {what} names {placed} cells", where("q"))
+            raise ContractError(Reason.CELL_COUNT, f"q={args.get('q')!r}, but the {what} has {placed}", where("q"))
     binding = args.get("bind")
     if binding is not None and episode.template is not None and prior.codebook.get(str(binding)) != episode.template:
         options = ", ".join(prior.templates[episode.template].bindings)
         raise ContractError(
-            "INADMISSIBLE_BINDING",
+            Reason.INADMISSIBLE_BINDING,
             f"binding {binding!r} is not a branch of {episode.template} (admissible: {options})",
             where("bind"),
         )

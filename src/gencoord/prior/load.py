@@ -19,6 +19,7 @@ from gencoord.prior.contract import check_proposal
 from gencoord.prior.gamedata import GameData
 from gencoord.prior.model import PriorDocument
 from gencoord.prior.prior import Prior
+from gencoord.reasons import Reason
 
 DEFAULT_FILES = ("keys.toml", "skills.toml", "grounding.toml", "templates.toml")
 TEAM_FILE = "team.toml"
@@ -47,7 +48,7 @@ def _default_document() -> dict[str, Any]:
 
 
 def _build(raw: dict[str, Any], origin: str, data_dir: Path) -> Prior:
-    document = validated(PriorDocument, raw, origin, PriorError, "INVALID_SCHEMA")
+    document = validated(PriorDocument, raw, origin, PriorError, Reason.INVALID_SCHEMA)
     game_path = data_dir / document.game_data
     if not game_path.is_file():
         game_path = Path(str(_DATA / document.game_data))
@@ -55,7 +56,7 @@ def _build(raw: dict[str, Any], origin: str, data_dir: Path) -> Prior:
         game = GameData.load(game_path)
     except (OSError, ValueError, KeyError) as exc:
         raise PriorError(
-            "INVALID_GAME_DATA", f"{origin}: cannot load game data {document.game_data!r}: {exc}"
+            Reason.INVALID_GAME_DATA, f"{origin}: cannot load game data {document.game_data!r}: {exc}"
         ) from None
     prior = Prior(document, game, origin)
     _validate_semantics(prior, origin)
@@ -66,11 +67,13 @@ def _validate_semantics(prior: Prior, origin: str) -> None:
     """Checks that need the loaded game data and the contract: items exist, templates compose."""
     for name, ref in prior.document.grounding.refs.items():
         if ref.block is not None and not prior.game.is_item(ref.block):
-            raise PriorError("INVALID_SCHEMA", f"{origin}: grounding.refs.{name}.block: unknown item {ref.block!r}")
+            raise PriorError(
+                Reason.INVALID_SCHEMA, f"{origin}: grounding.refs.{name}.block: unknown item {ref.block!r}"
+            )
     for name, skill in prior.skills.items():
         if skill.station_block is not None and not prior.game.is_item(skill.station_block):
             raise PriorError(
-                "INVALID_SCHEMA", f"{origin}: skills.{name}.station_block: unknown item {skill.station_block!r}"
+                Reason.INVALID_SCHEMA, f"{origin}: skills.{name}.station_block: unknown item {skill.station_block!r}"
             )
     agents = prior.default_episode.agents
     for template, spec in prior.templates.items():
@@ -81,7 +84,7 @@ def _validate_semantics(prior: Prior, origin: str) -> None:
                 check_proposal(proposal, agents[0], prior, episode)
             except GencoordError as exc:
                 raise PriorError(
-                    "INVALID_TEMPLATE",
+                    Reason.INVALID_TEMPLATE,
                     f"{origin}: templates.{template}.bindings.{binding}: {exc}",
                     Location(section=template),
                 ) from None
@@ -108,7 +111,7 @@ def load_prior(path: Path | None = None) -> Prior:
     raw = _read_toml(text, str(path))
     base = raw.pop("extends", None)
     if base not in (None, "default"):
-        raise PriorError("INVALID_SCHEMA", f'{path}: extends must be "default" or absent, not {base!r}')
+        raise PriorError(Reason.INVALID_SCHEMA, f'{path}: extends must be "default" or absent, not {base!r}')
     if base == "default":
         raw = _merge(_default_document(), raw)
     return _build(raw, str(path), path.parent)

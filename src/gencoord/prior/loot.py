@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, PositiveInt
 
 from gencoord._config import load_model, package_text
 from gencoord.errors import ConfigError
+from gencoord.reasons import Reason
 
 
 class Drop(BaseModel):
@@ -81,4 +82,6 @@ def roll(drops: tuple[Drop, ...], rng: random.Random) -> dict[str, int]:
 
 @cache
 def default_loot() -> LootTable:
-    return load_model(LootTable, package_text("gencoord.prior", "loot.toml"), "loot.toml", ConfigError, "INVALID_LOOT")
+    return load_model(
+        LootTable, package_text("gencoord.prior", "loot.toml"), "loot.toml", ConfigError, Reason.INVALID_LOOT
+    )

@@ -28,6 +28,7 @@ from typing import TypeVar
 
 from gencoord.errors import GencoordError, Location, ParseError, ProtocolFailureError
 from gencoord.protocol.wire import Wire
+from gencoord.reasons import Reason
 
 T = TypeVar("T")
 
@@ -124,7 +125,7 @@ class Ack:
         return f"ACK {self.ident} {self.status}" + (f" {self.reason}" if self.reason else "")
 
 
-def malformed(reason: str, message: str) -> ParseError:
+def malformed(reason: Reason, message: str) -> ParseError:
     """A delivery that does not decode: the parse failure, located in the delivery."""
     return ParseError(reason, message, Location(section="DELIVERY"))
 
@@ -135,23 +136,23 @@ def parse_delivery(text: str) -> Delivery | Reference:
         return Reference(DeliveryKind(ref["kind"]), ref["giver"], ref["to"], ref["id"])
     found = _CONTENT.match(text)
     if found is None:
-        raise malformed("BAD_DELIVERY", f"not a PATH, SLICE, GOAL or REF message: {text[:80]!r}")
+        raise malformed(Reason.BAD_DELIVERY, f"not a PATH, SLICE, GOAL or REF message: {text[:80]!r}")
     receives = None
     if found["receives"] != "-":
         quantity, item = found["receives"].split(":", 1)
         if int(quantity) <= 0:
-            raise malformed("BAD_DELIVERY", "a hand-over quantity must be positive")
+            raise malformed(Reason.BAD_DELIVERY, "a hand-over quantity must be positive")
         receives = (item, int(quantity))
     delivery = Delivery(DeliveryKind(found["kind"]), found["giver"], found["to"], receives, found["body"])
     if found["id"] != "-" and found["id"] != delivery.ident:
-        raise malformed("DELIVERY_ID", f"id {found['id']} is not the content's id {delivery.ident}")
+        raise malformed(Reason.DELIVERY_ID, f"id {found['id']} is not the content's id {delivery.ident}")
     return delivery
 
 
 def parse_ack(text: str) -> Ack:
     found = _ACK.match(text)
     if found is None or found["status"] not in AckStatus.__members__:
-        raise malformed("BAD_ACK", f"not an acknowledgment: {text[:80]!r}")
+        raise malformed(Reason.BAD_ACK, f"not an acknowledgment: {text[:80]!r}")
     return Ack(found["id"], AckStatus(found["status"]), found["reason"])
 
 

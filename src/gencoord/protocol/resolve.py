@@ -20,6 +20,7 @@ from gencoord.prior.prior import Prior
 from gencoord.prior.public import PublicEpisode
 from gencoord.protocol.commitment import Commitment, Handoff, RolePath, TaskRef, task_id
 from gencoord.protocol.response import Response
+from gencoord.reasons import Reason
 
 
 def _actorize(agent: str, path: Path, prior: Prior) -> RolePath:
@@ -35,10 +36,10 @@ def handoff_compatible(paths: tuple[RolePath, ...], prior: Prior) -> Handoff:
     """HandoffCompatible (the paper's pair): exactly one handoff whose item and count the receiver's path uses."""
     found = [(path.agent, index) for path in paths for index, task in enumerate(path.tasks) if task.has("to")]
     if not found:
-        raise ResolutionError("NO_HANDOFF", "the commitment has no handoff (no task delivers to the peer)")
+        raise ResolutionError(Reason.NO_HANDOFF, "the commitment has no handoff (no task delivers to the peer)")
     if len(found) > 1:
         listed = ", ".join(task_id(ref) for ref in found)
-        raise ResolutionError("MULTIPLE_HANDOFFS", f"expected one handoff, found {len(found)}: {listed}")
+        raise ResolutionError(Reason.MULTIPLE_HANDOFFS, f"expected one handoff, found {len(found)}: {listed}")
     (handoff,) = handoffs_of(paths, prior, {}, consumed=True)
     return handoff
 
@@ -60,7 +61,7 @@ def handoffs_of(
         receiver = str(task.get("to"))
         if receiver not in agents and consumed:
             raise ResolutionError(
-                "HANDOFF_TARGET", f"{giver} hands {task.get('item')} to {receiver}, who has no path here"
+                Reason.HANDOFF_TARGET, f"{giver} hands {task.get('item')} to {receiver}, who has no path here"
             )
         quantity = task.get("q")
         assert isinstance(quantity, int)  # the contract check guarantees a positive integer
@@ -75,7 +76,8 @@ def handoffs_of(
         consumer = None if receiving is None else _consumer(receiving, givers, item, prior)
         if consumer is None and consumed:
             raise ResolutionError(
-                "HANDOFF_NOT_CONSUMED", f"{giver} hands over {quantity} {item}, but {receiver}'s path never uses {item}"
+                Reason.HANDOFF_NOT_CONSUMED,
+                f"{giver} hands over {quantity} {item}, but {receiver}'s path never uses {item}",
             )
         if receiving is not None:
             start = holdings.get(receiver, {}).get(item, 0)
@@ -84,7 +86,7 @@ def handoffs_of(
             if -lowest > available:
                 held = f" ({start} held)" if start else ""
                 raise ResolutionError(
-                    "HANDOFF_QUANTITY",
+                    Reason.HANDOFF_QUANTITY,
                     f"{receiver}'s path needs {-lowest} {item}, but the handoffs deliver only "
                     f"{delivered[(receiver, item)]}{held}",
                 )
@@ -103,7 +105,7 @@ def _consumer(receiving: RolePath, givers: set[str], item: str, prior: Prior) ->
         if source is not None and source not in givers:
             giving = ", ".join(sorted(givers))
             raise ResolutionError(
-                "HANDOFF_SOURCE",
+                Reason.HANDOFF_SOURCE,
                 f"{task_id((receiving.agent, position))} expects items from {source}, but {giving} gives",
             )
         if first is None and consumption(step, prior).get(item, 0):
@@ -137,7 +139,7 @@ def check_ledgers(paths: tuple[RolePath, ...], handoffs: tuple[Handoff, ...], pr
                 have = stock.get(item, 0)
                 if have < used:
                     raise ResolutionError(
-                        "LEDGER_SHORT",
+                        Reason.LEDGER_SHORT,
                         f"{task_id((path.agent, position))} ({step.skill}) uses {used} {item}, "
                         f"but {path.agent} would have {have}",
                     )
@@ -174,7 +176,7 @@ def merge(
         order = stable_order(graph)
     except CycleError as exc:
         cycle = " -> ".join(task_id(ref) for ref in exc.args[1])
-        raise ResolutionError("CYCLE", f"the merged dependencies contain a cycle: {cycle}") from None
+        raise ResolutionError(Reason.CYCLE, f"the merged dependencies contain a cycle: {cycle}") from None
     return tuple(dict.fromkeys(edges)), order
 
 
@@ -200,17 +202,23 @@ def select_binding(paths: tuple[RolePath, ...], prior: Prior, episode: PublicEpi
     first, second = paths
     binds = {str(task.get("bind")) for path in paths for task in path.tasks if task.has("bind")}
     if len(binds) > 1:
-        raise ResolutionError("MULTIPLE_BRANCHES", f"the paths select several branches: {', '.join(sorted(binds))}")
+        raise ResolutionError(
+            Reason.MULTIPLE_BRANCHES, f"the paths select several branches: {', '.join(sorted(binds))}"
+        )
     matched = _in_template(
         branch_index(prior).bindings_of(first.tasks, second.tasks, first.agent, second.agent), prior, episode
     )
     binding = next(iter(binds)) if binds else (next(iter(matched)) if len(matched) == 1 else None)
     if binds and matched and binding not in matched:
-        raise ResolutionError("BRANCH_MISMATCH", f"bind={binding} but the paths spell out {', '.join(sorted(matched))}")
+        raise ResolutionError(
+            Reason.BRANCH_MISMATCH, f"bind={binding} but the paths spell out {', '.join(sorted(matched))}"
+        )
     if episode.template is not None and (
         binding is None or prior.codebook.get(binding) != episode.template or (binds and not matched)
     ):
-        raise ResolutionError("NO_ADMISSIBLE_BRANCH", f"the paths realize no branch of template {episode.template}")
+        raise ResolutionError(
+            Reason.NO_ADMISSIBLE_BRANCH, f"the paths realize no branch of template {episode.template}"
+        )
     return binding
 
 
@@ -238,10 +246,10 @@ def resolve_team(proposal: Proposal, lead: str, holdings: Holdings, prior: Prior
         if path.tasks
     )
     if not paths:
-        raise ResolutionError("EMPTY_COMMITMENT", "the commitment gives no agent a task")
+        raise ResolutionError(Reason.EMPTY_COMMITMENT, "the commitment gives no agent a task")
     unknown = sorted({path.agent for path in paths} - set(episode.agents))
     if unknown:
-        raise ResolutionError("UNKNOWN_AGENT", f"{', '.join(unknown)} is not an agent of this team")
+        raise ResolutionError(Reason.UNKNOWN_AGENT, f"{', '.join(unknown)} is not an agent of this team")
     handoffs = handoffs_of(paths, prior, holdings)
     check_ledgers(paths, handoffs, prior, holdings)
     edges, order = merge(paths, handoffs, prior)
@@ -259,15 +267,15 @@ def resolve_forward(
     """Resolve→(q_snd, q_rcv): the receiver's SELF must realize the delivered request exactly."""
     request = sender_proposal.request
     if request is None:
-        raise ResolutionError("NO_REQUEST", "the sender's proposal carries no single peer request")
+        raise ResolutionError(Reason.NO_REQUEST, "the sender's proposal carries no single peer request")
     if request.target != receiver:
-        raise ResolutionError("RECEIVER_MISMATCH", f"the request is for {request.target}, but {receiver} answered")
+        raise ResolutionError(Reason.RECEIVER_MISMATCH, f"the request is for {request.target}, but {receiver} answered")
     if not receiver_proposal.self_plan or receiver_proposal.peer_requests:
-        raise ResolutionError("RECEIVER_SHAPE", "the receiver must answer with a non-empty SELF and 'REQ -'")
+        raise ResolutionError(Reason.RECEIVER_SHAPE, "the receiver must answer with a non-empty SELF and 'REQ -'")
     requested = _actorize(receiver, request.plan, prior)
     realized = _actorize(receiver, receiver_proposal.self_plan, prior)
     if realized.tasks != requested.tasks:
-        raise ResolutionError("REALIZATION_MISMATCH", _first_difference(requested.tasks, realized.tasks))
+        raise ResolutionError(Reason.REALIZATION_MISMATCH, _first_difference(requested.tasks, realized.tasks))
     paths = (_actorize(sender, sender_proposal.self_plan, prior), realized)
     return _close("forward", paths, prior, episode)
 
@@ -283,11 +291,11 @@ def resolve_feedback(
 ) -> Commitment:
     """Resolve←(q0, ρ, q1): ACCEPT keeps q0's branch, COUNTER(α) must realize AltBranch(α)."""
     if response.decision == "REJECT":
-        raise ResolutionError("REJECTED", "a rejected candidate has no commitment")
+        raise ResolutionError(Reason.REJECTED, "a rejected candidate has no commitment")
     if revised.request is None or initial.request is None:
-        raise ResolutionError("NO_REQUEST", "both the initial and the revised proposal need one peer request")
+        raise ResolutionError(Reason.NO_REQUEST, "both the initial and the revised proposal need one peer request")
     if revised.request.target != peer or initial.request.target != peer:
-        raise ResolutionError("TARGET_CHANGED", f"the revision must keep addressing {peer}")
+        raise ResolutionError(Reason.TARGET_CHANGED, f"the revision must keep addressing {peer}")
     expected = (
         initial if response.decision == "ACCEPT" else _alternative(initial, response, requester, peer, prior, episode)
     )
@@ -296,7 +304,7 @@ def resolve_feedback(
     paths = (_actorize(requester, revised.self_plan, prior), _actorize(peer, revised.request.plan, prior))
     for wanted, got, role in zip(want, paths, ("requester SELF", "peer REQ"), strict=True):
         if got.tasks != wanted.tasks:
-            raise ResolutionError("BRANCH_MISMATCH", f"{role}: {_first_difference(wanted.tasks, got.tasks)}")
+            raise ResolutionError(Reason.BRANCH_MISMATCH, f"{role}: {_first_difference(wanted.tasks, got.tasks)}")
     return _close("feedback", paths, prior, episode)
 
 
@@ -310,7 +318,7 @@ def _alternative(
     sources = _in_template(matched, prior, episode) & set(offer.moves if offer else ())
     if offer is None or len(sources) != 1:
         raise ResolutionError(
-            "INADMISSIBLE_COUNTER",
+            Reason.INADMISSIBLE_COUNTER,
             f"counter offer {response.counter_offer_id!r} does not apply to the initial proposal",
         )
     source = sources.pop()

@@ -14,6 +14,7 @@ from gencoord.errors import ContractError, Location, ParseError
 from gencoord.prior.branches import branch_index
 from gencoord.prior.compose import compose
 from gencoord.prior.prior import Prior
+from gencoord.reasons import Reason
 
 DECISIONS = ("ACCEPT", "COUNTER", "REJECT")
 _WHERE = Location(line=1, section="RESPONSE")
@@ -38,14 +39,14 @@ def parse_response(message: str | bytes) -> Response:
     text = check_size(message).removesuffix("\n")
     tokens = text.split(" ")
     if not text or "\n" in text or any(not token for token in tokens):
-        raise ParseError("MALFORMED_RESPONSE", "a response is one line: DECISION key=value ...", _WHERE)
+        raise ParseError(Reason.MALFORMED_RESPONSE, "a response is one line: DECISION key=value ...", _WHERE)
     fields: dict[str, str] = {}
     for token in tokens[1:]:
         key, sep, value = token.partition("=")
         if not sep or not key or ATOM.fullmatch(value) is None:
-            raise ParseError("MALFORMED_RESPONSE", f"expected key=value, found {token[:40]!r}", _WHERE)
+            raise ParseError(Reason.MALFORMED_RESPONSE, f"expected key=value, found {token[:40]!r}", _WHERE)
         if key in fields:
-            raise ParseError("DUPLICATE_KEY", f"duplicate response field {key!r}", _WHERE)
+            raise ParseError(Reason.DUPLICATE_KEY, f"duplicate response field {key!r}", _WHERE)
         fields[key] = value
     reason = fields.pop("reason", None)
     counter = fields.pop("counter_offer_id", None)
@@ -66,24 +67,26 @@ def check_response(response: Response, request: PeerRequest, requester: str, pri
     """ResponseValid: raise CONTRACT_REJECT for an unknown decision, forbidden field or bad alternative."""
     if response.decision not in DECISIONS:
         raise ContractError(
-            "UNKNOWN_DECISION",
+            Reason.UNKNOWN_DECISION,
             f"unknown decision {response.decision!r}; expected one of {', '.join(DECISIONS)}",
             _WHERE,
         )
     if response.extra:
-        raise ContractError("FORBIDDEN_FIELD", f"field {response.extra[0][0]!r} is not part of a response", _WHERE)
+        raise ContractError(Reason.FORBIDDEN_FIELD, f"field {response.extra[0][0]!r} is not part of a response", _WHERE)
     if not response.reason:
-        raise ContractError("MISSING_REASON", f"{response.decision} needs a reason code", _WHERE)
+        raise ContractError(Reason.MISSING_REASON, f"{response.decision} needs a reason code", _WHERE)
     if response.decision != "COUNTER":
         if response.counter_offer_id is not None:
-            raise ContractError("FORBIDDEN_FIELD", f"{response.decision} carries no counter_offer_id", _WHERE)
+            raise ContractError(Reason.FORBIDDEN_FIELD, f"{response.decision} carries no counter_offer_id", _WHERE)
         return
     offer = prior.counter_offers.get(response.counter_offer_id or "")
     if offer is None:
-        raise ContractError("INADMISSIBLE_COUNTER", f"unknown counter_offer_id {response.counter_offer_id!r}", _WHERE)
+        raise ContractError(
+            Reason.INADMISSIBLE_COUNTER, f"unknown counter_offer_id {response.counter_offer_id!r}", _WHERE
+        )
     if not _request_bindings(request, requester, prior) & set(offer.moves):
         raise ContractError(
-            "INADMISSIBLE_COUNTER", f"{response.counter_offer_id} offers no alternative to this request", _WHERE
+            Reason.INADMISSIBLE_COUNTER, f"{response.counter_offer_id} offers no alternative to this request", _WHERE
         )
 
 
@@ -96,7 +99,7 @@ def respond(request: PeerRequest, requester: str, mode: str, prior: Prior) -> Re
     """
     workcell = prior.workcell_modes.get(mode)
     if workcell is None:
-        raise ContractError("UNKNOWN_MODE", f"unknown workcell mode {mode!r}", _WHERE)
+        raise ContractError(Reason.UNKNOWN_MODE, f"unknown workcell mode {mode!r}", _WHERE)
     can = set(workcell.can)
     if all(task.skill in can for task in request.plan):
         return Response("ACCEPT", workcell.accept_reason)

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from gencoord.dsl.parse import ATOM, check_size
 from gencoord.errors import Location, ParseError
+from gencoord.reasons import Reason
 
 MAX_ASKED = 96
 """Items one question may name: a recipe closure rarely has more, and the line stays under the wire cap."""
@@ -57,25 +58,25 @@ def _words(message: str | bytes, head: str) -> list[str]:
     text = check_size(message).removesuffix("\n")
     words = text.split(" ")
     if "\n" in text or not words or words[0] != head or any(not word for word in words):
-        raise ParseError("MALFORMED_SUPPLY", f"expected one line '{head} ...' with single spaces", _WHERE)
+        raise ParseError(Reason.MALFORMED_SUPPLY, f"expected one line '{head} ...' with single spaces", _WHERE)
     return words[1:]
 
 
 def parse_query(message: str | bytes, expand: Expand) -> SupplyQuery:
     items = _words(message, "ASK")
     if not items:
-        raise ParseError("MALFORMED_SUPPLY", "ASK names no item", _WHERE)
+        raise ParseError(Reason.MALFORMED_SUPPLY, "ASK names no item", _WHERE)
     if items[0] == "FOR":
         if len(items) != 2 or ATOM.fullmatch(items[1]) is None:
-            raise ParseError("MALFORMED_SUPPLY", "expected 'ASK FOR <item>'", _WHERE)
+            raise ParseError(Reason.MALFORMED_SUPPLY, "expected 'ASK FOR <item>'", _WHERE)
         return SupplyQuery(expand(items[1]), items[1])
     if len(items) > MAX_ASKED:
-        raise ParseError("TOO_MANY_ITEMS", f"ASK names {len(items)} items; at most {MAX_ASKED}", _WHERE)
+        raise ParseError(Reason.TOO_MANY_ITEMS, f"ASK names {len(items)} items; at most {MAX_ASKED}", _WHERE)
     if len(set(items)) != len(items):
-        raise ParseError("DUPLICATE_ITEM", "ASK names an item twice", _WHERE)
+        raise ParseError(Reason.DUPLICATE_ITEM, "ASK names an item twice", _WHERE)
     bad = next((item for item in items if ATOM.fullmatch(item) is None), None)
     if bad is not None:
-        raise ParseError("MALFORMED_SUPPLY", f"{bad[:40]!r} is not an item name", _WHERE)
+        raise ParseError(Reason.MALFORMED_SUPPLY, f"{bad[:40]!r} is not an item name", _WHERE)
     return SupplyQuery(tuple(items))
 
 
@@ -87,26 +88,26 @@ def parse_answer(message: str | bytes, asked: SupplyQuery) -> SupplyAnswer:
         split = words.index("CANNOT")
         words, cannot = words[:split], words[split + 1 :]
         if not cannot:
-            raise ParseError("MALFORMED_SUPPLY", "CANNOT names no skill", _WHERE)
+            raise ParseError(Reason.MALFORMED_SUPPLY, "CANNOT names no skill", _WHERE)
     if words == ["-"]:
         words = []
     elif not words:
-        raise ParseError("MALFORMED_SUPPLY", "HAVE needs item=count pairs or '-'", _WHERE)
+        raise ParseError(Reason.MALFORMED_SUPPLY, "HAVE needs item=count pairs or '-'", _WHERE)
     holds: dict[str, int] = {}
     for word in words:
         item, sep, count = word.partition("=")
         if not sep or not (count.isascii() and count.isdigit()) or count.startswith("0") or len(count) > 6:
             raise ParseError(
-                "MALFORMED_SUPPLY", f"expected item=count with a positive count, found {word[:40]!r}", _WHERE
+                Reason.MALFORMED_SUPPLY, f"expected item=count with a positive count, found {word[:40]!r}", _WHERE
             )
         if item not in asked.items:
-            raise ParseError("UNASKED_ITEM", f"the answer names {item[:40]!r}, which was not asked", _WHERE)
+            raise ParseError(Reason.UNASKED_ITEM, f"the answer names {item[:40]!r}, which was not asked", _WHERE)
         if item in holds:
-            raise ParseError("DUPLICATE_ITEM", f"the answer names {item} twice", _WHERE)
+            raise ParseError(Reason.DUPLICATE_ITEM, f"the answer names {item} twice", _WHERE)
         holds[item] = int(count)
     bad = next((skill for skill in cannot if ATOM.fullmatch(skill) is None), None)
     if bad is not None:
-        raise ParseError("MALFORMED_SUPPLY", f"{bad[:40]!r} is not a skill name", _WHERE)
+        raise ParseError(Reason.MALFORMED_SUPPLY, f"{bad[:40]!r} is not a skill name", _WHERE)
     return SupplyAnswer(tuple(sorted(holds.items())), tuple(cannot))
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from gencoord.dsl.parse import WIRE_CAP_BYTES
 from gencoord.errors import WireError
+from gencoord.reasons import Reason
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +35,7 @@ class Wire:
         message = WireMessage(sender, recipient, kind, payload)
         if message.nbytes > WIRE_CAP_BYTES:
             raise WireError(
-                "MESSAGE_TOO_LARGE", f"{kind} of {message.nbytes} bytes exceeds the {WIRE_CAP_BYTES}-byte cap"
+                Reason.MESSAGE_TOO_LARGE, f"{kind} of {message.nbytes} bytes exceeds the {WIRE_CAP_BYTES}-byte cap"
             )
         self.messages.append(message)
         return payload

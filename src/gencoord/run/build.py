@@ -32,9 +32,10 @@ from gencoord.planning.build import SCAFFOLD_BLOCKS, alone_makespan, judge_build
 from gencoord.prior.prior import Prior
 from gencoord.protocol.supply import MAX_ASKED, SupplyQuery
 from gencoord.protocol.wire import Wire
+from gencoord.reasons import Reason
 from gencoord.run.team import TeamResult, Verdict, executed
 from gencoord.run.team_choices import TeamMode
-from gencoord.run.team_exchange import Draft, Peers, asked_view, negotiate
+from gencoord.run.team_exchange import Draft, Peers, RuleLead, asked_view, negotiate
 from gencoord.runtime.compile import compile_plan
 from gencoord.runtime.materialize import materialize
 from gencoord.runtime.thinking import Thinking
@@ -86,10 +87,10 @@ def run_build_task(
         return replace(result, seconds={"protocol": time.perf_counter() - clock}, **changes)  # type: ignore[arg-type]
 
     if surface is not SurfaceName.DSL:
-        return finish(code="UNSUPPORTED_SURFACE", message="a construction commitment travels in the Short DSL only")
+        return finish(code=Reason.UNSUPPORTED_SURFACE, message="construction commitments travel in the Short DSL only")
     if backend != PLANNER:
         return finish(
-            code="UNSUPPORTED_BACKEND",
+            code=Reason.UNSUPPORTED_BACKEND,
             message=f"construction tasks are led by the build planner; {backend} cannot lead one yet",
         )
 
@@ -104,7 +105,7 @@ def run_build_task(
     makespans: list[float | None] = []
     try:
         view = task if mode is TeamMode.CENTRALIZED else asked_view(task, lead, _asked(task), wire, peers)
-        agreed = negotiate(view, lead, draft, prior, episode, wire, peers)
+        agreed = negotiate(view, RuleLead(lead, draft, prior, wire, peers), prior, episode)
         said = agreed.generations + tuple(peers.generations)
         result = replace(result, generations=said, rounds=len(agreed.generations))
         commitment = agreed.commitment

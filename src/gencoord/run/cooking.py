@@ -42,9 +42,10 @@ from gencoord.prior.public import PublicEpisode
 from gencoord.protocol.delivery import Delivery, DeliveryKind, transmit
 from gencoord.protocol.supply import MAX_ASKED, SupplyQuery
 from gencoord.protocol.wire import Wire
+from gencoord.reasons import Reason
 from gencoord.run.team import TeamResult, Verdict, executed
 from gencoord.run.team_choices import TeamMode
-from gencoord.run.team_exchange import Draft, Peers, asked_view, negotiate
+from gencoord.run.team_exchange import Draft, Peers, RuleLead, asked_view, negotiate
 from gencoord.runtime.compile import compile_plan
 from gencoord.runtime.materialize import materialize
 from gencoord.runtime.thinking import Thinking
@@ -85,7 +86,7 @@ def recipe_step(task: CookingTask, item: str, maker: str, prior: Prior) -> Path:
             steps = tuple(t for t in planned.proposal.self_plan if t.skill in RECIPE_STEP_SKILLS)
             if steps and steps[-1].get("item") == item:
                 return steps
-    raise ResolutionError("RECIPE_UNKNOWN", f"no recipe of the game makes {item} in this world")
+    raise ResolutionError(Reason.RECIPE_UNKNOWN, f"no recipe of the game makes {item} in this world")
 
 
 def _teach(
@@ -117,7 +118,7 @@ def _learned(arrived: Delivery, item: str, lead: str, prior: Prior, episode: Pub
     path = prior.parse_path(arrived.body)
     check_path(path, lead, "SELF", prior, episode)
     if not path or path[-1].get("item") != item or any(task.skill not in RECIPE_STEP_SKILLS for task in path):
-        raise ResolutionError("NOT_A_RECIPE", f"the delivery does not say how {item} itself is made")
+        raise ResolutionError(Reason.NOT_A_RECIPE, f"the delivery does not say how {item} itself is made")
     return path
 
 
@@ -167,10 +168,10 @@ def run_cooking_task(
         return replace(result, seconds={"protocol": time.perf_counter() - clock}, **changes)  # type: ignore[arg-type]
 
     if surface is not SurfaceName.DSL:
-        return finish(code="UNSUPPORTED_SURFACE", message="a cooking commitment travels in the Short DSL only")
+        return finish(code=Reason.UNSUPPORTED_SURFACE, message="a cooking commitment travels in the Short DSL only")
     if backend != PLANNER:
         return finish(
-            code="UNSUPPORTED_BACKEND",
+            code=Reason.UNSUPPORTED_BACKEND,
             message=f"cooking tasks are led by the cooking planner; {backend} cannot lead one",
         )
     if task.goal_met({a.name: a.inventory for a in task.agents}, {}):
@@ -184,7 +185,7 @@ def run_cooking_task(
         _, spent = _teach(task, lead, prior, episode, wire)
         result = replace(result, recipe_bytes=spent)
         view = task if mode is TeamMode.CENTRALIZED else asked_view(task, lead, _asked(task, prior), wire, peers)
-        agreed = negotiate(view, lead, draft, prior, episode, wire, peers)
+        agreed = negotiate(view, RuleLead(lead, draft, prior, wire, peers), prior, episode)
         said = agreed.generations + tuple(peers.generations)
         result = replace(result, generations=said, rounds=len(agreed.generations))
         commitment, proposal = agreed.commitment, agreed.proposal

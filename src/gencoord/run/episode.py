@@ -29,6 +29,7 @@ from gencoord.protocol.delivery import CacheSetting, Delivery, DeliveryKind
 from gencoord.protocol.generation import Generator
 from gencoord.protocol.plan import DispatchPlan
 from gencoord.protocol.result import Fail, NoCommitment, ProtocolResult, Success
+from gencoord.reasons import Reason
 from gencoord.run.execution import run_checked
 from gencoord.run.faults import TEXT_FAULTS, Fault, faulty_generator, faulty_program, faulty_world
 from gencoord.run.lifecycle import (
@@ -199,10 +200,10 @@ def check_dialogue(condition: Condition, fault: Fault) -> None:
     """Free-form dialogue is the representation comparator: the forward request condition, no text fault."""
     if condition is not Condition.REQUEST:
         raise ConfigError(
-            "CONDITION_SURFACE", f"the free-form surface runs the request condition, not {condition.value!r}"
+            Reason.CONDITION_SURFACE, f"the free-form surface runs the request condition, not {condition.value!r}"
         )
     if fault in TEXT_FAULTS:
-        raise ConfigError("FAULT_SURFACE", f"fault {fault.value!r} rewrites a record; free-form turns have none")
+        raise ConfigError(Reason.FAULT_SURFACE, f"fault {fault.value!r} rewrites a record; free-form turns have none")
 
 
 def coordinate(
@@ -231,11 +232,15 @@ def coordinate(
     allowed = FEEDBACK_CONDITIONS if spec.feedback else FORWARD_CONDITIONS
     if condition not in allowed:
         suite = spec.cluster.suite
-        raise ConfigError("CONDITION_SUITE", f"condition {condition.value!r} does not apply to the {suite} suite")
+        raise ConfigError(Reason.CONDITION_SUITE, f"condition {condition.value!r} does not apply to the {suite} suite")
     if cache is not CacheSetting.OFF and condition not in CACHED_CONDITIONS:
-        raise ConfigError("CONDITION_CACHE", f"a cache setting applies to delivery conditions, not {condition.value!r}")
+        raise ConfigError(
+            Reason.CONDITION_CACHE, f"a cache setting applies to delivery conditions, not {condition.value!r}"
+        )
     if receiver_answers and condition not in DELIVERY_KINDS:
-        raise ConfigError("CONDITION_RECEIVER", f"a receiver answers deliveries, and {condition.value!r} sends none")
+        raise ConfigError(
+            Reason.CONDITION_RECEIVER, f"a receiver answers deliveries, and {condition.value!r} sends none"
+        )
     if condition in DELIVERY_KINDS:
         spec = privatize(spec, prior)
     contexts = dict(spec.contexts)
@@ -305,7 +310,7 @@ def run_episode(
     if condition is Condition.SINGLE_STEP:
         if fault is not Fault.CLEAN and fault not in TEXT_FAULTS:
             raise ConfigError(
-                "CONDITION_FAULT", f"the single-step condition runs clean or text faults, not {fault.value!r}"
+                Reason.CONDITION_FAULT, f"the single-step condition runs clean or text faults, not {fault.value!r}"
             )
         first = FirstStep(spec, executor, prior)
     clock = time.perf_counter()

@@ -21,6 +21,7 @@ from gencoord.planning.build import judge_build
 from gencoord.planning.cooking import plan_cooking
 from gencoord.planning.feasibility import diagnose
 from gencoord.prior.prior import Prior
+from gencoord.reasons import Reason
 from gencoord.run.build import run_build_task
 from gencoord.run.cooking import cooking_lead, run_cooking_task
 from gencoord.run.team import TeamResult, run_team_task
@@ -36,7 +37,7 @@ class Judgement:
     """A task judged before any action: reachable or not, and why not."""
 
     feasible: bool | None
-    code: str | None
+    code: Reason | str | None
     reason: str
 
 
@@ -44,7 +45,7 @@ class _Verdict(Protocol):
     @property
     def feasible(self) -> bool | None: ...
     @property
-    def code(self) -> str | None: ...
+    def code(self) -> Reason | str | None: ...
     @property
     def reason(self) -> str: ...
 

@@ -25,6 +25,7 @@ from gencoord.protocol.generation import Generation, GenerationRequest, Generato
 from gencoord.protocol.resolve import resolve_feedback, resolve_forward
 from gencoord.protocol.response import check_response, parse_response, respond
 from gencoord.protocol.result import Fail, NoCommitment, ProtocolResult, Success, Trace
+from gencoord.reasons import Reason
 from gencoord.runtime.materialize import materialize
 
 ProtocolError = ParseError | ContractError | ResolutionError | MaterializationError | DeliveryRejectedError
@@ -71,9 +72,9 @@ class Session:
         peer_request = proposal.request
         if peer_request is None or not peer_request.plan:
             found = len(proposal.peer_requests)
-            raise ContractError("REQUEST_COUNT", f"expected exactly one peer request, found {found}")
+            raise ContractError(Reason.REQUEST_COUNT, f"expected exactly one peer request, found {found}")
         if peer_request.target != peer:
-            raise ContractError("REQUEST_TARGET", f"the request is addressed to {peer_request.target}, not {peer}")
+            raise ContractError(Reason.REQUEST_TARGET, f"the request is addressed to {peer_request.target}, not {peer}")
         return proposal, peer_request
 
     def answer(self, request: GenerationRequest) -> Proposal:
@@ -83,7 +84,7 @@ class Session:
     def answered(self, answer: Proposal, agent: str) -> Proposal:
         answer = self.checked(answer, agent)
         if not answer.self_plan or answer.peer_requests:
-            raise ContractError("RECEIVER_SHAPE", "the receiver must answer with a non-empty SELF and no request")
+            raise ContractError(Reason.RECEIVER_SHAPE, "the receiver must answer with a non-empty SELF and no request")
         return answer
 
     def deliver(
@@ -108,7 +109,7 @@ class Session:
             arrived = self.surface.delivered(delivered)
             check_proposal(arrived, sender, self.prior, self.episode)
             if arrived.request is None:
-                raise ContractError("REQUEST_COUNT", "the channel delivered no request")
+                raise ContractError(Reason.REQUEST_COUNT, "the channel delivered no request")
             sent = Proposal(sender_path or sent.self_plan, (arrived.request,))
             if sender_path is not None:
                 check_proposal(sent, sender, self.prior, self.episode)
@@ -198,7 +199,7 @@ def run_single_step(
         )
         if len(first.self_plan) != 1 or first.peer_requests:
             raise ContractError(
-                "SINGLE_STEP_SHAPE", "a single-step sender commits exactly one SELF task and no request"
+                Reason.SINGLE_STEP_SHAPE, "a single-step sender commits exactly one SELF task and no request"
             )
         advance(sender, first.self_plan[0])
         later = GenerationRequest(
@@ -234,7 +235,7 @@ def run_dialogue(
                 break
         else:
             raise ParseError(
-                "DIALOGUE_UNFINISHED",
+                Reason.DIALOGUE_UNFINISHED,
                 f"{sender} did not finish within {max_rounds} rounds",
                 Location(section="DIALOGUE"),
             )

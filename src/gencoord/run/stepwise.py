@@ -19,6 +19,7 @@ from gencoord.errors import CompileError
 from gencoord.prior.prior import Prior
 from gencoord.protocol.commitment import task_id
 from gencoord.protocol.plan import DispatchPlan, PlannedTask
+from gencoord.reasons import Reason
 from gencoord.run.execution import run_observed
 from gencoord.runtime.compile import compile_plan, compile_task
 from gencoord.runtime.materialize import place_of
@@ -80,7 +81,9 @@ class FirstStep:
         if not all(record.ok for record in self.records):  # the step failed in the world: execution ends there
             return Execution(program, prefix, (), self.initial, self.executor.snapshot())
         if [program.actions[i] for i in done] != [record.action for record in self.records]:
-            raise CompileError("STEP_MISMATCH", f"{self.ident} compiles to other actions than the step carried out")
+            raise CompileError(
+                Reason.STEP_MISMATCH, f"{self.ident} compiles to other actions than the step carried out"
+            )
         kept = [i for i in range(len(program.actions)) if i not in set(done)]
         position = {index: n for n, index in enumerate(kept)}
         checks = list(zip(plan.handoffs, program.handoffs, strict=True))

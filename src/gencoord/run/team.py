@@ -39,27 +39,27 @@ from gencoord.backends.base import Backend, speaks
 from gencoord.backends.peer import RulePeer
 from gencoord.backends.planner import PlannerBackend
 from gencoord.dsl import team_dialogue
+from gencoord.dsl.ast import Proposal
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import WORLD_OUTAGES, ConfigError, GencoordError, OperationalError, WorldError
 from gencoord.planning.feasibility import diagnose, quick_runs
 from gencoord.planning.planner import makespan, plan_team, single_crafter_makespan
-from gencoord.prior.contract import check_proposal
 from gencoord.prior.prior import Prior
 from gencoord.prior.public import PublicEpisode
 from gencoord.protocol.commitment import Commitment
 from gencoord.protocol.generation import Generation, GenerationRequest, Stage
 from gencoord.protocol.plan import DispatchPlan
-from gencoord.protocol.resolve import resolve_team
+from gencoord.protocol.response import Response
 from gencoord.protocol.supply import parse_answer
 from gencoord.protocol.wire import Wire
+from gencoord.reasons import Reason
 from gencoord.run.execution import run_checked
 from gencoord.run.team_choices import TeamMode
 from gencoord.run.team_exchange import (
-    MAX_ROUNDS,
     Agreement,
     Peers,
     Speaker,
-    corrected,
+    negotiate,
     projected,
     supply_question,
 )
@@ -162,7 +162,7 @@ def run_team_task(
     """
     if not isinstance(task, TeamTask):
         raise ConfigError(
-            "UNSUPPORTED_TASK_KIND",
+            Reason.UNSUPPORTED_TASK_KIND,
             f"run_team_task runs crafting tasks and {getattr(task, 'id', '?')} is not one: use gencoord.run_task",
         )
     clock = time.perf_counter()
@@ -189,7 +189,8 @@ def run_team_task(
         judged = diagnose(view, prior)
         if not judged.feasible:
             return finish(feasible=False, code=judged.code, message=judged.reason)
-        agreed = _negotiate(view, lead, backend, prior, episode, surface, speaker, peers, generations)
+        leading = _BackendLead(lead, backend, prior, episode, surface, speaker, peers, generations)
+        agreed = negotiate(view, leading, prior, episode)
         commitment, proposal = agreed.commitment, agreed.proposal
         if commitment is None or proposal is None:
             return finish(feasible=agreed.feasible, code=agreed.code, message=agreed.message)
@@ -205,7 +206,7 @@ def run_team_task(
     except GencoordError as error:  # NO_ASSIGNMENT: the lead finds the goal out of the team's reach after all
         if isinstance(error, OperationalError) and error.outage:  # an endpoint gone: no outcome of the team's
             raise
-        feasible = error.reason != "NO_ASSIGNMENT"
+        feasible = error.reason != Reason.NO_ASSIGNMENT
         return finish(code=error.reason, message=error.message, failure=str(error.code), feasible=feasible)
     goal = task.goal
 
@@ -229,54 +230,47 @@ def _lead_view(task: TeamTask, lead: str, mode: TeamMode, prior: Prior, speaker:
     return _gather_view(task, lead, prior, speaker, peers)
 
 
-def _negotiate(
-    view: TeamTask,
-    lead: str,
-    backend: Backend,
-    prior: Prior,
-    episode: PublicEpisode,
-    surface: SurfaceName,
-    speaker: Speaker,
-    peers: Peers,
-    generations: list[Generation],
-) -> Agreement:
-    """The lead's backend proposes and every peer named answers, at most ``MAX_ROUNDS`` times.
+@dataclass
+class _BackendLead:
+    """A lead whose backend writes each proposal (a model, the planner, an endpoint), heard by the peers through the
+    exchange's surface. Under the free-form surface a speaking lead's words are its message, read by the
+    extractor and relayed as said. A refusal that leaves the view short of the goal ends the exchange as
+    infeasible."""
 
-    Each of the lead's messages is appended to ``generations`` as it is written, so that one a
-    later stage rejects (a malformed line, a broken contract) is in the record of the failure.
+    name: str
+    backend: Backend
+    prior: Prior
+    episode: PublicEpisode
+    surface: SurfaceName
+    speaker: Speaker
+    peers: Peers
+    generations: list[Generation]
+    said: str = ""  # the lead's last message as written
+    spoken: bool = False  # written in its own words
 
-    A refusal corrects the lead's view of that peer; a view that no longer reaches the goal
-    ends the exchange as infeasible. Under the free-form surface a speaking lead's words are
-    its message, read by the extractor. Raises the stage errors of parsing, the contract check
-    and resolution.
-    """
-    for round_index in range(1, MAX_ROUNDS + 1):
-        others = ",".join(a.name for a in view.agents if a.name != lead)
-        request = GenerationRequest(lead, Stage.TEAM_LEAD, others, round=round_index)
-        reply = backend.generate(_context(view, lead, episode, surface), request)
-        generations.append(Generation(lead, Stage.TEAM_LEAD.value, reply))
-        spoken = speaker.free and speaks(backend)
-        proposal = team_dialogue.hear_proposal(reply.text, prior.vocab) if spoken else prior.parse(reply.text)
-        check_proposal(proposal, lead, prior, episode)
-        responses = {}
-        for target in (request.target for request in proposal.peer_requests):
-            if spoken:
-                heard, words = speaker.relay(reply.text, lead, target)
-            else:
-                heard, words = speaker.propose(projected(proposal, target), lead, target)
-            said = peers.decide(target, lead, heard, prior, words)
-            responses[target] = speaker.respond(said, heard, target, lead, peers.spoken)
-        refused = {peer: response for peer, response in responses.items() if response.decision != "ACCEPT"}
-        if not refused:
-            holdings = {agent.name: dict(agent.inventory) for agent in view.agents}
-            commitment = resolve_team(proposal, lead, holdings, prior, episode)
-            return Agreement(commitment, proposal, tuple(generations))
-        for peer, response in refused.items():
-            view = corrected(view, peer, response)
-        judged = diagnose(view, prior)
-        if not judged.feasible:
-            return Agreement(None, None, tuple(generations), judged.code, judged.reason, feasible=False)
-    return Agreement(None, None, tuple(generations), "NO_AGREEMENT", f"no proposal was accepted in {MAX_ROUNDS} rounds")
+    def propose(self, view: TeamTask, round_index: int) -> Proposal:
+        others = ",".join(a.name for a in view.agents if a.name != self.name)
+        request = GenerationRequest(self.name, Stage.TEAM_LEAD, others, round=round_index)
+        reply = self.backend.generate(_context(view, self.name, self.episode, self.surface), request)
+        self.generations.append(Generation(self.name, Stage.TEAM_LEAD.value, reply))
+        self.said, self.spoken = reply.text, self.speaker.free and speaks(self.backend)
+        return (
+            team_dialogue.hear_proposal(reply.text, self.prior.vocab) if self.spoken else self.prior.parse(reply.text)
+        )
+
+    def answer(self, proposal: Proposal, peer: str) -> Response:
+        if self.spoken:
+            heard, words = self.speaker.relay(self.said, self.name, peer)
+        else:
+            heard, words = self.speaker.propose(projected(proposal, peer), self.name, peer)
+        said = self.peers.decide(peer, self.name, heard, self.prior, words)
+        return self.speaker.respond(said, heard, peer, self.name, self.peers.spoken)
+
+    def reconsider(self, view: TeamTask) -> Agreement | None:
+        judged = diagnose(view, self.prior)
+        if judged.feasible:
+            return None
+        return Agreement(None, None, tuple(self.generations), judged.code, judged.reason, feasible=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -325,7 +319,7 @@ def executed(
         (r.failure for r in execution.records if r.failure is not None and r.failure.code in WORLD_OUTAGES), None
     )
     if died is not None:  # the server, bridge or a bot's connection died mid-episode: no outcome of the team's
-        raise WorldError(died.code, died.message)
+        raise WorldError(Reason(died.code), died.message)
     outcome = judge(plan, (), execution)
     judged = verdict(execution.final)
     in_time = execution.final.clock_s <= result.task.time_limit_s

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Generic, Protocol, TypeVar
 
 from gencoord.backends.base import Backend, speaks
 from gencoord.dsl import team_dialogue
@@ -28,6 +28,7 @@ from gencoord.protocol.resolve import resolve_team
 from gencoord.protocol.response import DECISIONS, Response, parse_response
 from gencoord.protocol.supply import SupplyQuery, parse_answer, parse_query
 from gencoord.protocol.wire import Wire
+from gencoord.reasons import Reason
 from gencoord.tasks.build import BuildTask
 from gencoord.tasks.context import LocalContext
 from gencoord.tasks.cooking import CookingTask
@@ -35,6 +36,7 @@ from gencoord.tasks.team import TeamAgent, TeamTask
 
 Viewed = TypeVar("Viewed", TeamTask, BuildTask, CookingTask)
 """A task as the lead sees it: its own bag, and what peers said of theirs."""
+View_contra = TypeVar("View_contra", TeamTask, BuildTask, CookingTask, contravariant=True)
 
 MAX_ROUNDS = 3
 """Proposals the lead may make before the team gives up (``NO_AGREEMENT``)."""
@@ -57,7 +59,7 @@ class Speaker:
 
     def expand(self, goal: str) -> tuple[str, ...]:
         if not self.prior.game.is_item(goal):
-            raise ParseError("UNKNOWN_ITEM", f"ASK FOR names {goal[:40]!r}, which is not an item")
+            raise ParseError(Reason.UNKNOWN_ITEM, f"ASK FOR names {goal[:40]!r}, which is not an item")
         return recipe_closure(planning_game(self.task, self.prior), goal)
 
     def have(self, said: str, peer: str, lead: str, query: SupplyQuery, spoken: bool = False) -> str:
@@ -117,12 +119,14 @@ def heard_response(text: str) -> Response:
     fields = dict(response.extra)
     if response.decision not in DECISIONS:
         raise ParseError(
-            "UNKNOWN_DECISION", f"a peer answers ACCEPT, COUNTER or REJECT, not {response.decision[:40]!r}"
+            Reason.UNKNOWN_DECISION, f"a peer answers ACCEPT, COUNTER or REJECT, not {response.decision[:40]!r}"
         )
     if response.decision == "COUNTER" and not {"item", "have"} <= fields.keys():
-        raise ParseError("MALFORMED_RESPONSE", "a COUNTER names the item it holds too few of: item=<item> have=<n>")
+        raise ParseError(
+            Reason.MALFORMED_RESPONSE, "a COUNTER names the item it holds too few of: item=<item> have=<n>"
+        )
     if response.decision == "REJECT" and "skill" not in fields:
-        raise ParseError("MALFORMED_RESPONSE", "a REJECT names the skill it cannot use: skill=<skill>")
+        raise ParseError(Reason.MALFORMED_RESPONSE, "a REJECT names the skill it cannot use: skill=<skill>")
     return response
 
 
@@ -251,42 +255,83 @@ class Agreement:
     feasible: bool = True
 
 
-def negotiate(
-    view: Viewed,
-    lead: str,
-    draft: Callable[[Viewed], Draft],
-    prior: Prior,
-    episode: PublicEpisode,
-    wire: Wire,
-    peers: Peers,
-) -> Agreement:
-    """Propose, hear each peer's projection answered, correct the view and propose again, at most ``MAX_ROUNDS`` times.
+class Lead(Protocol[View_contra]):
+    """The lead's side of a negotiation (:func:`negotiate`): a proposal for its view each round, each named peer's
+    answer to it as the lead hears it, and whether a view that refusals corrected still reaches the goal.
+    ``generations`` holds the lead's messages as they are written (one a later stage rejects included)."""
 
-    ``draft`` is the lead's rule (zero model calls, and the generations say so); the peers'
-    true bags are revealed only by what ``peers`` answer. Raises the stage errors of
-    parsing, the contract check and resolution.
+    name: str
+    generations: list[Generation]
+
+    def propose(self, view: View_contra, round_index: int) -> Proposal | Agreement:
+        """This round's proposal, or how the negotiation ends without one (no draft reaches the goal)."""
+        ...
+
+    def answer(self, proposal: Proposal, peer: str) -> Response:
+        """``peer``'s decision on what it is told of ``proposal``."""
+        ...
+
+    def reconsider(self, view: View_contra) -> Agreement | None:
+        """How the negotiation ends once refusals corrected the view, or None to propose again."""
+        ...
+
+
+def negotiate(view: Viewed, lead: Lead[Viewed], prior: Prior, episode: PublicEpisode) -> Agreement:
+    """Propose, hear each peer's answer, correct the view and propose again, at most ``MAX_ROUNDS`` times.
+
+    The peers' true bags are revealed only by what they answer. Raises the stage errors of parsing,
+    the contract check and resolution.
     """
-    generations: list[Generation] = []
-    for _ in range(MAX_ROUNDS):
-        drafted = draft(view)
-        if drafted.proposal is None:
-            return Agreement(None, None, tuple(generations), drafted.code, drafted.reason, feasible=False)
-        text = prior.serialize(drafted.proposal)
-        generations.append(Generation(lead, Stage.TEAM_LEAD.value, Reply(text, 0)))
-        proposal = prior.parse(text)
-        check_proposal(proposal, lead, prior, episode)
-        refused = {}
-        for target in (request.target for request in proposal.peer_requests):
-            heard = prior.parse(wire.send(lead, target, "PROPOSAL", prior.serialize(projected(proposal, target))))
-            response = heard_response(wire.send(target, lead, "RESPONSE", peers.decide(target, lead, heard, prior)))
-            if response.decision != "ACCEPT":
-                refused[target] = response
+    for round_index in range(1, MAX_ROUNDS + 1):
+        proposed = lead.propose(view, round_index)
+        if isinstance(proposed, Agreement):
+            return proposed
+        check_proposal(proposed, lead.name, prior, episode)
+        answers = {target: lead.answer(proposed, target) for target in (r.target for r in proposed.peer_requests)}
+        refused = {peer: response for peer, response in answers.items() if response.decision != "ACCEPT"}
         if not refused:
             holdings = {agent.name: dict(agent.inventory) for agent in view.agents}
-            return Agreement(resolve_team(proposal, lead, holdings, prior, episode), proposal, tuple(generations))
+            commitment = resolve_team(proposed, lead.name, holdings, prior, episode)
+            return Agreement(commitment, proposed, tuple(lead.generations))
         for peer, response in refused.items():
             view = corrected(view, peer, response)
-    return Agreement(None, None, tuple(generations), "NO_AGREEMENT", f"no proposal was accepted in {MAX_ROUNDS} rounds")
+        ended = lead.reconsider(view)
+        if ended is not None:
+            return ended
+    return Agreement(
+        None, None, tuple(lead.generations), Reason.NO_AGREEMENT, f"no proposal was accepted in {MAX_ROUNDS} rounds"
+    )
+
+
+@dataclass
+class RuleLead(Generic[Viewed]):
+    """A lead that drafts by rule (zero model calls, and its generations say so) and talks over the wire in typed
+    lines; a view no draft reaches ends the negotiation at the next round."""
+
+    name: str
+    draft: Callable[[Viewed], Draft]
+    prior: Prior
+    wire: Wire
+    peers: Peers
+    generations: list[Generation] = field(default_factory=list)
+
+    def propose(self, view: Viewed, round_index: int) -> Proposal | Agreement:
+        drafted = self.draft(view)
+        if drafted.proposal is None:
+            return Agreement(None, None, tuple(self.generations), drafted.code, drafted.reason, feasible=False)
+        text = self.prior.serialize(drafted.proposal)
+        self.generations.append(Generation(self.name, Stage.TEAM_LEAD.value, Reply(text, 0)))
+        return self.prior.parse(text)
+
+    def answer(self, proposal: Proposal, peer: str) -> Response:
+        told = self.wire.send(self.name, peer, "PROPOSAL", self.prior.serialize(projected(proposal, peer)))
+        heard = self.prior.parse(told)
+        return heard_response(
+            self.wire.send(peer, self.name, "RESPONSE", self.peers.decide(peer, self.name, heard, self.prior))
+        )
+
+    def reconsider(self, view: Viewed) -> Agreement | None:
+        return None
 
 
 def _agent(task: TeamTask | BuildTask | CookingTask, name: str) -> TeamAgent:

@@ -18,6 +18,7 @@ from gencoord.errors import CompileError, Location, ParseError
 from gencoord.prior.gamedata import GameData
 from gencoord.prior.loot import Drop, certain, default_loot
 from gencoord.protocol.plan import DispatchPlan, PlannedTask
+from gencoord.reasons import Reason
 from gencoord.runtime.stands import place_builders
 from gencoord.worlds.actions import (
     Action,
@@ -52,7 +53,9 @@ from gencoord.worlds.spec import WorldSpec
 def _int(task: PlannedTask, key: str) -> int:
     value = dict(task.args).get(key)
     if not isinstance(value, int):
-        raise CompileError("MISSING_ARGUMENT", f"{task.id} ({task.skill}) has no integer {key!r}", Location(key=key))
+        raise CompileError(
+            Reason.MISSING_ARGUMENT, f"{task.id} ({task.skill}) has no integer {key!r}", Location(key=key)
+        )
     return value
 
 
@@ -64,7 +67,7 @@ def _str(task: PlannedTask, key: str) -> str | None:
 def _need(task: PlannedTask, key: str) -> str:
     value = _str(task, key)
     if value is None:
-        raise CompileError("MISSING_ARGUMENT", f"{task.id} ({task.skill}) has no {key!r}", Location(key=key))
+        raise CompileError(Reason.MISSING_ARGUMENT, f"{task.id} ({task.skill}) has no {key!r}", Location(key=key))
     return value
 
 
@@ -78,7 +81,7 @@ class _Compiler:
         if self.at.get(agent) == ref:
             return []
         if ref not in self.world.refs:
-            raise CompileError("UNKNOWN_REF", f"{task}: {ref} does not exist in this world", Location(key="loc"))
+            raise CompileError(Reason.UNKNOWN_REF, f"{task}: {ref} does not exist in this world", Location(key="loc"))
         self.at[agent] = ref
         return [GoTo(agent, task, ref, "ref")]
 
@@ -100,7 +103,7 @@ class _Compiler:
             if ref.kind == "resource" and (ref.block in blocks or ref.entity in animals)
         ]
         if not candidates:
-            raise CompileError("NO_SOURCE", f"{task.id}: nothing in this world yields {item}")
+            raise CompileError(Reason.NO_SOURCE, f"{task.id}: nothing in this world yields {item}")
         start = self.world.agent(task.actor).position
         return min(candidates, key=lambda name: (math.dist(start, self.world.refs[name].position), name))
 
@@ -141,7 +144,7 @@ class _Compiler:
             ]
         if skill == "build.place":
             return self.build(task)
-        raise CompileError("UNKNOWN_SKILL", f"{ident}: no executor actions for skill {skill!r}")
+        raise CompileError(Reason.UNKNOWN_SKILL, f"{ident}: no executor actions for skill {skill!r}")
 
     def build(self, task: PlannedTask) -> list[Action]:
         """Each placement in order, then the task's scaffolding broken, the last placed first.
@@ -154,21 +157,21 @@ class _Compiler:
         actor, ident, site_name = task.actor, task.id, _need(task, "site")
         site = self.world.builds.get(site_name)
         if site is None:
-            raise CompileError("NOT_A_BUILD_SITE", f"{ident}: {site_name} has no exact cells in this world")
+            raise CompileError(Reason.NOT_A_BUILD_SITE, f"{ident}: {site_name} has no exact cells in this world")
         key = "cells" if _str(task, "cells") else "share"
         try:
             if key == "cells":
                 placements = list(parse_cells(_need(task, "cells")))
             elif not site.blueprint:
                 raise CompileError(
-                    "NO_SHARED_BLUEPRINT", f"{ident}: {site_name}'s blueprint is not shared; name the cells"
+                    Reason.NO_SHARED_BLUEPRINT, f"{ident}: {site_name}'s blueprint is not shared; name the cells"
                 )
             else:
                 placements = share_placements(site.plan(), site.size, parse_share(_need(task, "share")))
         except ParseError as error:
             raise CompileError(error.reason, f"{ident}: {error.message}", Location(key=key)) from None
         except ShareError as error:
-            raise CompileError("SHARE_OUT_OF_RANGE", f"{ident}: {error}", Location(key=key)) from None
+            raise CompileError(Reason.SHARE_OUT_OF_RANGE, f"{ident}: {error}", Location(key=key)) from None
         steps: list[Action] = [PlaceAt(actor, ident, site_name, cell, block_of(block)) for block, cell in placements]
         temporary = [
             BreakAt(actor, ident, site_name, cell, block_of(block)) for block, cell in placements if is_temporary(block)
@@ -180,14 +183,16 @@ class _Compiler:
         where = self.source(task, item)
         ref = self.world.refs.get(where)
         if ref is None:
-            raise CompileError("UNKNOWN_REF", f"{task.id}: {where} does not exist in this world", Location(key="loc"))
+            raise CompileError(
+                Reason.UNKNOWN_REF, f"{task.id}: {where} does not exist in this world", Location(key="loc")
+            )
         walk = self.go(task.actor, task.id, where)
         if ref.kind == "container":
             return [*walk, Withdraw(task.actor, task.id, where, item, quantity)]
         if ref.entity is not None:
             mob = default_loot().mobs.get(ref.entity)
             if mob is None or not _drops(mob.drops, item):
-                raise CompileError("NO_SOURCE", f"{task.id}: the {ref.entity} of {where} drop no {item}")
+                raise CompileError(Reason.NO_SOURCE, f"{task.id}: the {ref.entity} of {where} drop no {item}")
             return [*walk, Hunt(task.actor, task.id, where, ref.entity, item, quantity)]
         block = ref.block
         data = self.game.blocks.get(block or "")
@@ -195,7 +200,7 @@ class _Compiler:
         # a ripe crop drops a random amount: break as many as make the count for certain
         per_block = certain(crop.drops, item) if crop is not None else data.drops.count(item) if data else 0
         if block is None or per_block == 0:
-            raise CompileError("NO_SOURCE", f"{task.id}: {where} yields no {item}")
+            raise CompileError(Reason.NO_SOURCE, f"{task.id}: {where} yields no {item}")
         blocks = math.ceil(quantity / per_block)
         return [*walk, *(ObtainBlock(task.actor, task.id, where, block) for _ in range(blocks))]
 
@@ -231,7 +236,7 @@ def compile_plan(plan: DispatchPlan, world: WorldSpec, game: GameData) -> Progra
         waits = tuple(sorted(last[pred] for pred in task.preds if pred in last))
         steps = compiler.task(task)
         if not steps:
-            raise CompileError("EMPTY_TASK", f"{task.id} ({task.skill}) compiles to no action")
+            raise CompileError(Reason.EMPTY_TASK, f"{task.id} ({task.skill}) compiles to no action")
         for position, action in enumerate(steps):
             deps.append(waits if position == 0 else ())
             actions.append(action)
@@ -240,7 +245,7 @@ def compile_plan(plan: DispatchPlan, world: WorldSpec, game: GameData) -> Progra
     handoffs = tuple(last[check.producer] for check in plan.handoffs if check.producer in last)
     if len(handoffs) < len(plan.handoffs):
         missing = next(check.producer for check in plan.handoffs if check.producer not in last)
-        raise CompileError("NO_HANDOFF_ACTION", f"the handoff task {missing} compiled to no action")
+        raise CompileError(Reason.NO_HANDOFF_ACTION, f"the handoff task {missing} compiled to no action")
     return place_builders(_in_dependency_order(Program(tuple(actions), tuple(deps), handoffs)), world)
 
 
@@ -278,7 +283,7 @@ def _in_dependency_order(program: Program) -> Program:
     if len(order) < len(actions):
         stuck = next(actions[i] for i in range(len(actions)) if i not in set(order))
         raise CompileError(
-            "DEADLOCK", f"{stuck.task} ({stuck.agent}) waits for a placement that waits for it: reorder the cells"
+            Reason.DEADLOCK, f"{stuck.task} ({stuck.agent}) waits for a placement that waits for it: reorder the cells"
         )
     moved = {old: new for new, old in enumerate(order)}
     return Program(

@@ -17,6 +17,7 @@ from gencoord.prior.prior import Prior
 from gencoord.prior.public import PublicEpisode
 from gencoord.protocol.commitment import Commitment, TaskRef, task_id
 from gencoord.protocol.plan import Conjunct, DispatchPlan, HandoffCheck, Place, PlannedTask
+from gencoord.reasons import Reason
 
 _PLACE_KEYS = ("dst", "site", "station", "loc")
 
@@ -26,7 +27,7 @@ def place_of(task: Task, prior: Prior, episode: PublicEpisode) -> Place | None:
         value = task.get(key)
         if value is not None:
             if str(value) not in episode.refs:
-                raise MaterializationError("REF_NOT_INSTANTIATED", f"{value!r} does not exist in this episode")
+                raise MaterializationError(Reason.REF_NOT_INSTANTIATED, f"{value!r} does not exist in this episode")
             return Place("ref", str(value))
     if task.has("to"):
         return Place("agent", str(task.get("to")))
@@ -39,7 +40,7 @@ def place_of(task: Task, prior: Prior, episode: PublicEpisode) -> Place | None:
             return Place("ref", station)
         if recipe is not None and recipe.grid > 2:
             raise MaterializationError(
-                "NO_STATION", f"{task.get('item')} needs a 3x3 grid and this episode has no {spec.station_block}"
+                Reason.NO_STATION, f"{task.get('item')} needs a 3x3 grid and this episode has no {spec.station_block}"
             )
     return None
 
@@ -105,7 +106,7 @@ def materialize(commitment: Commitment, prior: Prior, episode: PublicEpisode) ->
                 terminal.append(condition)
             terminal += _built(task, ident)
     if not terminal:
-        raise MaterializationError("NO_TERMINAL", "no final task has an observable effect to verify")
+        raise MaterializationError(Reason.NO_TERMINAL, "no final task has an observable effect to verify")
     position = {ref: index for index, ref in enumerate(commitment.order)}
     checks = tuple(
         HandoffCheck(
@@ -127,19 +128,19 @@ def check_plan(plan: DispatchPlan, commitment: Commitment) -> None:
     """Static plan consistency (Table S8): actors, fields, handoff edge and checkers match C."""
     expected = {task_id(ref): (ref[0], commitment.task(ref)) for ref in commitment.order}
     if len(plan.tasks) != len(expected) or {t.id for t in plan.tasks} != set(expected):
-        raise MaterializationError("PLAN_INCONSISTENT", "the plan's tasks are not the commitment's tasks")
+        raise MaterializationError(Reason.PLAN_INCONSISTENT, "the plan's tasks are not the commitment's tasks")
     seen: set[str] = set()
     for planned in plan.tasks:
         actor, task = expected[planned.id]
         if planned.actor != actor or planned.skill != task.skill or planned.args != task.args:
-            raise MaterializationError("PLAN_INCONSISTENT", f"{planned.id} differs from the committed task")
+            raise MaterializationError(Reason.PLAN_INCONSISTENT, f"{planned.id} differs from the committed task")
         if not set(planned.preds) <= seen:
-            raise MaterializationError("PLAN_INCONSISTENT", f"{planned.id} is dispatched before its predecessors")
+            raise MaterializationError(Reason.PLAN_INCONSISTENT, f"{planned.id} is dispatched before its predecessors")
         seen.add(planned.id)
     for check in plan.handoffs:
         if check.consumer is not None and check.producer not in plan.task(check.consumer).preds:
             raise MaterializationError(
-                "PLAN_INCONSISTENT", f"the handoff edge {check.producer} → {check.consumer} is missing"
+                Reason.PLAN_INCONSISTENT, f"the handoff edge {check.producer} → {check.consumer} is missing"
             )
     if any(condition.task not in expected for condition in plan.terminal):
-        raise MaterializationError("PLAN_INCONSISTENT", "a terminal checker is attached to an unknown task")
+        raise MaterializationError(Reason.PLAN_INCONSISTENT, "a terminal checker is attached to an unknown task")

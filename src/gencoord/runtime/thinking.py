@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from gencoord.errors import ConfigError
 from gencoord.protocol.generation import Generation, Reply
+from gencoord.reasons import Reason
 from gencoord.worlds.actions import Program, Wait
 from gencoord.worlds.sim.physics import TICKS_PER_S
 
@@ -69,7 +70,8 @@ def parse_thinking(text: str) -> Thinking:
         seconds = -1.0
     if not 0.0 <= seconds <= 3600.0:
         raise ConfigError(
-            "BAD_THINKING", f"thinking is none, measured, paper or seconds per message (0 to 3600), not {text[:40]!r}"
+            Reason.BAD_THINKING,
+            f"thinking is none, measured, paper or seconds per message (0 to 3600), not {text[:40]!r}",
         )
     return Thinking(per_message_s=seconds)
 

@@ -26,6 +26,7 @@ from gencoord.dsl.cells import Cell
 from gencoord.errors import ConfigError
 from gencoord.prior.contract import placeable
 from gencoord.prior.prior import Prior
+from gencoord.reasons import Reason
 
 AIR = "air"
 MAX_BLUEPRINT_CELLS = 32768
@@ -173,7 +174,7 @@ def from_layers(origin: tuple[int, int, int], key: Mapping[str, str], layers: li
     symbols = {**key, ".": key.get(".", AIR), " ": key.get(" ", AIR)}
     bad = next((symbol for symbol in key if len(symbol) != 1), None)
     if bad is not None:
-        raise ConfigError("INVALID_BLUEPRINT", f"{where}: key symbol {bad!r} must be one character")
+        raise ConfigError(Reason.INVALID_BLUEPRINT, f"{where}: key symbol {bad!r} must be one character")
     levels = []
     for index, rows in enumerate(layers):
         placement = []
@@ -181,15 +182,15 @@ def from_layers(origin: tuple[int, int, int], key: Mapping[str, str], layers: li
             unknown = next((symbol for symbol in row if symbol not in symbols), None)
             if unknown is not None:
                 raise ConfigError(
-                    "INVALID_BLUEPRINT", f"{where}: layer {index} uses {unknown!r}, which the key does not name"
+                    Reason.INVALID_BLUEPRINT, f"{where}: layer {index} uses {unknown!r}, which the key does not name"
                 )
             placement.append([symbols[symbol] for symbol in row])
         if not placement or not any(placement):
-            raise ConfigError("INVALID_BLUEPRINT", f"{where}: layer {index} has no rows")
+            raise ConfigError(Reason.INVALID_BLUEPRINT, f"{where}: layer {index} has no rows")
         x, y, z = origin
         levels.append(BlueprintLevel(level=index, coordinates=(x, y + index, z), placement=placement))
     if not levels:
-        raise ConfigError("INVALID_BLUEPRINT", f"{where}: the blueprint has no layers")
+        raise ConfigError(Reason.INVALID_BLUEPRINT, f"{where}: the blueprint has no layers")
     return Blueprint(levels=levels)
 
 
@@ -215,7 +216,7 @@ def check_blueprint(blueprint: Blueprint, prior: Prior, where: str) -> tuple[Blu
                 other = seen.get(cell)
                 if other is not None and other != name:
                     raise ConfigError(
-                        "CELL_CONFLICT",
+                        Reason.CELL_CONFLICT,
                         f"{where}: cell {cell[0]},{cell[1]},{cell[2]} is {other} in one level and {name} in another",
                     )
                 seen[cell] = name
@@ -225,7 +226,8 @@ def check_blueprint(blueprint: Blueprint, prior: Prior, where: str) -> tuple[Blu
         levels.append(level.model_copy(update={"placement": rows}))
     if total > MAX_BLUEPRINT_CELLS:
         raise ConfigError(
-            "BLUEPRINT_TOO_BIG", f"{where}: {total} cells; a site is cleared with /fill, at most {MAX_BLUEPRINT_CELLS}"
+            Reason.BLUEPRINT_TOO_BIG,
+            f"{where}: {total} cells; a site is cleared with /fill, at most {MAX_BLUEPRINT_CELLS}",
         )
     for name in sorted({name for name in seen.values() if name != AIR}):
         _check_block(name, prior, where)
@@ -243,7 +245,7 @@ def _check_block(name: str, prior: Prior, where: str) -> None:
         hint = (
             " (a torch placed against a wall becomes one; plan a torch on the block below)" if "wall_" in name else ""
         )
-        raise ConfigError("UNPLACEABLE_BLOCK", f"{where}: no item places {name!r}{hint}")
+        raise ConfigError(Reason.UNPLACEABLE_BLOCK, f"{where}: no item places {name!r}{hint}")
     close = difflib.get_close_matches(name[:80], list(prior.game.blocks), n=1, cutoff=0.6)
     hint = f"; did you mean {close[0]!r}?" if close else ""
-    raise ConfigError("UNKNOWN_BLOCK", f"{where}: unknown block {name[:80]!r}{hint}")
+    raise ConfigError(Reason.UNKNOWN_BLOCK, f"{where}: unknown block {name[:80]!r}{hint}")

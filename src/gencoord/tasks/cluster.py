@@ -21,6 +21,7 @@ from typing import Literal
 
 from gencoord.errors import ConfigError
 from gencoord.prior.load import default_prior
+from gencoord.reasons import Reason
 from gencoord.tasks.suites import SuiteDocument, default_suites
 
 
@@ -143,7 +144,9 @@ def _visibility_space(suites: SuiteDocument) -> list[tuple[str, int]]:
     """The visibility pool's combinations, interleaved by motif: 96 clusters hold 32 of each of three."""
     motifs = suites.forward.visibility_motifs
     if not motifs:
-        raise ConfigError("NO_VISIBILITY_MOTIFS", "the suites name no visibility motifs to draw a visibility pool from")
+        raise ConfigError(
+            Reason.NO_VISIBILITY_MOTIFS, "the suites name no visibility motifs to draw a visibility pool from"
+        )
     return _interleaved(
         {
             motif: [(name, choice) for name in sorted(names) for choice in _kept_choices(name, suites)]
@@ -187,7 +190,7 @@ def draw_pool(
         return _capability_pool(size, seed, suites, refs, first)
     if size <= 0 or size % 2:
         raise ConfigError(
-            "POOL_SIZE", f"a forward pool holds matched pairs: size must be even and positive, got {size}"
+            Reason.POOL_SIZE, f"a forward pool holds matched pairs: size must be even and positive, got {size}"
         )
     space = forward_space(split, suites)
     clusters: list[Cluster] = []
@@ -212,7 +215,7 @@ def _capability_pool(
     block = len(goals) * len(modes)
     if size <= 0 or size % block:
         raise ConfigError(
-            "POOL_SIZE", f"a Goal×Capability pool holds whole goal×mode blocks: size must be a multiple of {block}"
+            Reason.POOL_SIZE, f"a Goal×Capability pool holds whole goal×mode blocks: size must be a multiple of {block}"
         )
     clusters: list[Cluster] = []
     for world in range(first, first + size // block):
@@ -230,7 +233,7 @@ def _capability_pool(
 def paper_pool(name: str, seed: int = 0, suites: SuiteDocument | None = None) -> tuple[Cluster, ...]:
     """One of the paper's evidence pools by name (see PAPER_POOLS)."""
     if name not in PAPER_POOLS:
-        raise ConfigError("UNKNOWN_POOL", f"unknown pool {name!r}; known: {', '.join(sorted(PAPER_POOLS))}")
+        raise ConfigError(Reason.UNKNOWN_POOL, f"unknown pool {name!r}; known: {', '.join(sorted(PAPER_POOLS))}")
     split, size = PAPER_POOLS[name]
     return draw_pool(split, size, seed, suites, FIRST_PAIR.get(name, 0))
 
@@ -255,11 +258,11 @@ def make_cluster(
     if forward is not None:
         if choice not in forward.goals:
             raise ConfigError(
-                "UNKNOWN_BINDING", f"{choice!r} is not a binding of {template}; one of {sorted(forward.goals)}"
+                Reason.UNKNOWN_BINDING, f"{choice!r} is not a binding of {template}; one of {sorted(forward.goals)}"
             )
         if param_choice not in range(len(forward.params)):
             raise ConfigError(
-                "PARAM_CHOICE", f"{template} has {len(forward.params)} parameter sets, not {param_choice + 1}"
+                Reason.PARAM_CHOICE, f"{template} has {len(forward.params)} parameter sets, not {param_choice + 1}"
             )
         variant = _variant(random.Random(key), key, forward.params[param_choice], param_choice, suites, refs)
         return Cluster(
@@ -268,9 +271,9 @@ def make_cluster(
     capability = suites.goal_capability
     if template not in capability.goals:
         known = sorted([*suites.forward.templates, *capability.goals])
-        raise ConfigError("UNKNOWN_TEMPLATE", f"unknown template {template!r}; one of {', '.join(known)}")
+        raise ConfigError(Reason.UNKNOWN_TEMPLATE, f"unknown template {template!r}; one of {', '.join(known)}")
     if choice not in capability.modes:
-        raise ConfigError("UNKNOWN_MODE", f"{choice!r} is not a workcell mode; one of {sorted(capability.modes)}")
+        raise ConfigError(Reason.UNKNOWN_MODE, f"{choice!r} is not a workcell mode; one of {sorted(capability.modes)}")
     variant = _variant(random.Random(key), key, capability.goals[template].params, 0, suites, refs)
     return Cluster(
         f"adhoc-{seed}-{template}-{choice}",

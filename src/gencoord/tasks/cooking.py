@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, PositiveInt, model_validator
 
 from gencoord.errors import ConfigError
 from gencoord.prior.prior import Prior
+from gencoord.reasons import Reason
 from gencoord.tasks.team import (
     ANY,
     INVENTORY_SLOTS,
@@ -114,7 +115,7 @@ def check_cooking_task(task: CookingTask, prior: Prior, origin: str = "") -> Coo
             most = INVENTORY_SLOTS * prior.game.stack_sizes[item]
             if count > most:
                 raise ConfigError(
-                    "UNHOLDABLE_GOAL", f"{where}: goal of {count} {item}: one holder holds at most {most}"
+                    Reason.UNHOLDABLE_GOAL, f"{where}: goal of {count} {item}: one holder holds at most {most}"
                 )
     for item in task.recipes:
         check_item(item, prior, f"{where}: recipes")

@@ -17,6 +17,7 @@ from gencoord.prior.compose import compose
 from gencoord.prior.prior import Prior
 from gencoord.prior.public import PublicEpisode, Ref
 from gencoord.protocol.response import respond
+from gencoord.reasons import Reason
 from gencoord.runtime.verify import Requirement
 from gencoord.tasks.cluster import Cluster
 from gencoord.tasks.context import LocalContext
@@ -105,7 +106,7 @@ def build_episode(
     sender's private fact is a natural-language description, not a code.
     """
     if role not in range(ROLE_PERMUTATIONS):
-        raise ConfigError("BAD_ROLE", f"role permutation must be 0 or 1, got {role}")
+        raise ConfigError(Reason.BAD_ROLE, f"role permutation must be 0 or 1, got {role}")
     agents = prior.default_episode.agents[:2]
     sender, receiver = (agents[0], agents[1]) if role == 0 else (agents[1], agents[0])
     roles = {"sender": sender, "receiver": receiver}
@@ -145,11 +146,11 @@ def build_episode(
     }
     if described is not None:
         if cluster.binding is None:
-            raise ConfigError("NOT_DESCRIBABLE", "only forward clusters carry a private binding to describe")
+            raise ConfigError(Reason.NOT_DESCRIBABLE, "only forward clusters carry a private binding to describe")
         try:
             text = describe(cluster.binding, described, f"{cluster.variant.key}:{role}")
         except KeyError as exc:
-            raise ConfigError("NO_DESCRIPTION", str(exc.args[0])) from None
+            raise ConfigError(Reason.NO_DESCRIPTION, str(exc.args[0])) from None
         contexts[sender] = replace(contexts[sender], private={"description": text})
     return EpisodeSpec(
         cluster, role, seed, sender, receiver, binding, dict(params), public, world, goal, contexts, surface
@@ -195,7 +196,9 @@ def privatize(spec: EpisodeSpec, prior: Prior) -> EpisodeSpec:
     learns only what a delivery tells it.
     """
     if spec.binding is None or spec.feedback:
-        raise ConfigError("NOT_PRIVATE_STRUCTURE", "only forward clusters have a sender task graph to keep private")
+        raise ConfigError(
+            Reason.NOT_PRIVATE_STRUCTURE, "only forward clusters have a sender task graph to keep private"
+        )
     graph = {
         f"task_graph.{binding}": f"SELF {paths.sender} | REQ {paths.receiver}"
         for binding, paths in sorted(prior.templates[spec.cluster.template].bindings.items())

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gencoord.errors import ConfigError
+from gencoord.reasons import Reason
 from gencoord.tasks.mindcraft_data import mindcraft_table
 from gencoord.tasks.team import MAX_AGENTS
 
@@ -28,7 +29,7 @@ class Bars:
 
 def blocked_commands(where: str, commands: Any) -> Bars:
     if not isinstance(commands, list) or not all(isinstance(command, str) for command in commands):
-        raise ConfigError("BAD_TASK", f"{where}: blocked_actions must map agent indexes to lists of command names")
+        raise ConfigError(Reason.BAD_TASK, f"{where}: blocked_actions must map agent indexes to lists of command names")
     table = mindcraft_table()
     unmodelled = {command for group in table["unmodelled"].values() for command in group}
     skills: list[str] = []
@@ -44,7 +45,7 @@ def blocked_commands(where: str, commands: Any) -> Bars:
         else:
             known = len(table["blocked_commands"]) + len(table["knowledge_commands"]) + len(unmodelled)
             raise ConfigError(
-                "UNKNOWN_COMMAND",
+                Reason.UNKNOWN_COMMAND,
                 f"{where}: {command[:60]!r} is not a MINDcraft command (gencoord knows all {known} of "
                 "src/agent/commands; data/mindcraft.toml lists them)",
             )
@@ -56,20 +57,20 @@ def index_map(where: str, field: str, value: Any) -> dict[int, Any]:
     if value is None:
         return {}
     if not isinstance(value, dict) or not all(re.fullmatch(r"[0-9]{1,3}", str(key)) for key in value):
-        raise ConfigError("BAD_TASK", f'{where}: {field} must map agent indexes ("0", "1", ...) to values')
+        raise ConfigError(Reason.BAD_TASK, f'{where}: {field} must map agent indexes ("0", "1", ...) to values')
     return {int(key): item for key, item in value.items()}
 
 
 def whole_count(where: str, field: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ConfigError("BAD_COUNT", f"{where}: {field} must be a whole number of at least 1, not {value!r}")
+        raise ConfigError(Reason.BAD_COUNT, f"{where}: {field} must be a whole number of at least 1, not {value!r}")
     return value
 
 
 def inventory(where: str, value: Any) -> dict[str, int]:
     """An agent's bag, names lower-cased as MINDcraft's /give does; zero counts are nothing."""
     if not isinstance(value, dict):
-        raise ConfigError("BAD_TASK", f"{where}: an inventory maps item names to counts")
+        raise ConfigError(Reason.BAD_TASK, f"{where}: an inventory maps item names to counts")
     bag: dict[str, int] = {}
     for item, count in value.items():
         if isinstance(count, int) and not isinstance(count, bool) and count == 0:
@@ -94,20 +95,20 @@ def target_items(where: str, raw: dict[str, Any], several: bool = False) -> Any:
     elif isinstance(target, dict):
         names = [str(item) for item in target]
     else:
-        raise ConfigError("BAD_TASK", f"{where}: target must be an item name, a list of names or a map of counts")
+        raise ConfigError(Reason.BAD_TASK, f"{where}: target must be an item name, a list of names or a map of counts")
     if several:
         if not names or not all(names):
-            raise ConfigError("BAD_TASK", f"{where}: target names no item")
+            raise ConfigError(Reason.BAD_TASK, f"{where}: target names no item")
         return {
             name.lower(): whole_count(where, "number_of_target", target_amount(target, amount, name)) for name in names
         }
     if len(names) != 1:
         raise ConfigError(
-            "UNSUPPORTED_TARGET", f"{where}: {len(names)} target items; one target item per task is supported"
+            Reason.UNSUPPORTED_TARGET, f"{where}: {len(names)} target items; one target item per task is supported"
         )
     (name,) = names
     if not name:
-        raise ConfigError("BAD_TASK", f"{where}: target names no item")
+        raise ConfigError(Reason.BAD_TASK, f"{where}: target names no item")
     return name.lower(), whole_count(where, "number_of_target", target_amount(target, amount, name))
 
 
@@ -172,18 +173,20 @@ def task_notes(raw: dict[str, Any]) -> list[str]:
 def team_size(where: str, raw: dict[str, Any], indexes: list[int]) -> int:
     count = raw.get("agent_count", max(indexes, default=0) + 1)
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-        raise ConfigError("BAD_TASK", f"{where}: agent_count must be a whole number of at least 1, not {count!r}")
+        raise ConfigError(Reason.BAD_TASK, f"{where}: agent_count must be a whole number of at least 1, not {count!r}")
     if count > MAX_AGENTS:
-        raise ConfigError("TOO_MANY_AGENTS", f"{where}: agent_count {count}; a team has at most {MAX_AGENTS} agents")
+        raise ConfigError(
+            Reason.TOO_MANY_AGENTS, f"{where}: agent_count {count}; a team has at most {MAX_AGENTS} agents"
+        )
     if any(index >= count for index in indexes):
-        raise ConfigError("BAD_TASK", f"{where}: agent_count {count} does not cover agents {indexes}")
+        raise ConfigError(Reason.BAD_TASK, f"{where}: agent_count {count} does not cover agents {indexes}")
     return count
 
 
 def timeout_s(where: str, raw: dict[str, Any], default: int) -> float:
     timeout = raw.get("timeout", default)
     if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout < 10**7:
-        raise ConfigError("BAD_TASK", f"{where}: timeout must be a positive number of seconds, not {timeout!r}")
+        raise ConfigError(Reason.BAD_TASK, f"{where}: timeout must be a positive number of seconds, not {timeout!r}")
     return float(timeout)
 
 

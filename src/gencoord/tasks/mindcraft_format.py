@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from gencoord.errors import ConfigError
+from gencoord.reasons import Reason
 from gencoord.tasks.build import BuildTask
 from gencoord.tasks.cooking import CookingTask
 from gencoord.tasks.mindcraft_data import cooking_world, mindcraft_table
@@ -45,7 +46,7 @@ class MindcraftFormat(TaskFileFormat):
 
     def entries(self, document: Any, origin: str) -> list[tuple[str, Any]]:
         if not isinstance(document, dict) or not any(isinstance(raw, dict) for raw in document.values()):
-            raise ConfigError("BAD_TASK_FILE", f"{origin}: MINDcraft's format maps task ids to task objects")
+            raise ConfigError(Reason.BAD_TASK_FILE, f"{origin}: MINDcraft's format maps task ids to task objects")
         return [(str(task_id), raw) for task_id, raw in document.items()]
 
     def task(self, task_id: str, raw: Any, origin: str) -> AnyTask:
@@ -121,7 +122,7 @@ def _cooking_goals(where: str, task_id: str, raw: dict[str, Any], count: int) ->
     target = raw.get("target")
     if task_id.endswith("hells_kitchen") and isinstance(target, list) and len(target) == 2:
         if count < 2:
-            raise ConfigError("BAD_TASK", f"{where}: a hells-kitchen target of two needs two agents")
+            raise ConfigError(Reason.BAD_TASK, f"{where}: a hells-kitchen target of two needs two agents")
         goals = [
             {"items": target_items(where, {"target": item}, several=True), "holder": f"{agent_prefix()}{i}"}
             for i, item in enumerate(target)
@@ -143,7 +144,7 @@ def _cooking_from_mindcraft(task_id: str, raw: dict[str, Any], origin: str) -> C
     goals, own_work = _cooking_goals(where, task_id, raw, count)
     barred = raw.get("blocked_access_to_recipe") or []
     if not isinstance(barred, list) or not all(re.fullmatch(r"[0-9]{1,3}", str(i)) and int(i) < count for i in barred):
-        raise ConfigError("BAD_TASK", f"{where}: blocked_access_to_recipe must list agent indexes below {count}")
+        raise ConfigError(Reason.BAD_TASK, f"{where}: blocked_access_to_recipe must list agent indexes below {count}")
     unaware = {names[int(i)] for i in barred}
     items = sorted({item for goal in goals for item in goal["items"]})
     recipes: dict[str, list[str]] = {}

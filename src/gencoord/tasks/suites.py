@@ -19,6 +19,7 @@ from gencoord.prior.compose import compose
 from gencoord.prior.contract import check_proposal
 from gencoord.prior.load import default_prior
 from gencoord.prior.prior import Prior
+from gencoord.reasons import Reason
 from gencoord.runtime.verify import Kind, Requirement
 
 ROLES = ("sender", "receiver")
@@ -154,7 +155,7 @@ def validate(document: SuiteDocument, prior: Prior) -> None:
     problems += _variant_problems(document.variants, prior)
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-        raise ConfigError("INVALID_SUITE", problems[0] + more)
+        raise ConfigError(Reason.INVALID_SUITE, problems[0] + more)
 
 
 def _forward_problems(forward: ForwardSuite, prior: Prior) -> list[str]:
@@ -240,7 +241,7 @@ def load_suites(path: Path | None = None, prior: Prior | None = None) -> SuiteDo
     """The suite document at ``path`` (default: the package's), validated against ``prior``."""
     origin = str(path) if path else "suites.toml"
     text = package_text("gencoord.tasks", "suites.toml") if path is None else read_text(path, ConfigError)
-    document = load_model(SuiteDocument, text, origin, ConfigError, "INVALID_SCHEMA")
+    document = load_model(SuiteDocument, text, origin, ConfigError, Reason.INVALID_SCHEMA)
     validate(document, prior or default_prior())
     return document
 

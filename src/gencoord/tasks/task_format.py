@@ -15,6 +15,7 @@ from pydantic import ValidationError
 
 from gencoord._config import parse_toml, read_text, validation_message
 from gencoord.errors import ConfigError
+from gencoord.reasons import Reason
 from gencoord.tasks.blueprint import Blueprint, from_layers
 from gencoord.tasks.build import BuildTask
 from gencoord.tasks.cooking import CookingTask
@@ -32,9 +33,9 @@ def read_document(path: Path) -> Any:
     try:
         return json.loads(text)
     except RecursionError:
-        raise ConfigError("INVALID_JSON", f"{path}: nested too deeply to be a task file") from None
+        raise ConfigError(Reason.INVALID_JSON, f"{path}: nested too deeply to be a task file") from None
     except ValueError as exc:
-        raise ConfigError("INVALID_JSON", f"{path}: not JSON ({exc})") from None
+        raise ConfigError(Reason.INVALID_JSON, f"{path}: not JSON ({exc})") from None
 
 
 class TaskFileFormat:
@@ -67,7 +68,7 @@ class TaskFileFormat:
 
 def an_object(task_id: str, raw: Any, origin: str) -> dict[str, Any]:
     if not isinstance(raw, dict):
-        raise ConfigError("BAD_TASK", f"{origin}: task {task_id} is not an object")
+        raise ConfigError(Reason.BAD_TASK, f"{origin}: task {task_id} is not an object")
     return raw
 
 
@@ -80,7 +81,7 @@ def validated_task(data: Any, origin: str) -> AnyTask:
         return TeamTask.model_validate(data)
     except ValidationError as exc:
         task = data.get("id", "?") if isinstance(data, dict) else "?"
-        raise ConfigError("BAD_TASK", f"{origin}: task {task}: {validation_message(exc)}") from None
+        raise ConfigError(Reason.BAD_TASK, f"{origin}: task {task}: {validation_message(exc)}") from None
 
 
 def _blueprint(raw: Any, origin: str, task: dict[str, Any]) -> Any:
@@ -91,20 +92,22 @@ def _blueprint(raw: Any, origin: str, task: dict[str, Any]) -> Any:
     compact = {key: raw.get(key) for key in ("origin", "key", "layers")}
     extra = sorted(set(raw) - set(compact))
     if extra:
-        raise ConfigError("BAD_TASK", f"{where}: a layered blueprint takes origin, key and layers, not {extra[0]!r}")
+        raise ConfigError(
+            Reason.BAD_TASK, f"{where}: a layered blueprint takes origin, key and layers, not {extra[0]!r}"
+        )
     origin_cell, key, layers = compact["origin"] or [0, 0, 0], compact["key"] or {}, compact["layers"]
     if not (
         isinstance(origin_cell, list)
         and len(origin_cell) == 3
         and all(isinstance(c, int) and not isinstance(c, bool) for c in origin_cell)
     ):
-        raise ConfigError("BAD_TASK", f"{where}: origin must be three whole numbers [x, y, z]")
+        raise ConfigError(Reason.BAD_TASK, f"{where}: origin must be three whole numbers [x, y, z]")
     if not isinstance(key, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in key.items()):
-        raise ConfigError("BAD_TASK", f"{where}: key maps one-character symbols to block names")
+        raise ConfigError(Reason.BAD_TASK, f"{where}: key maps one-character symbols to block names")
     if not (
         isinstance(layers, list)
         and all(isinstance(rows, list) and all(isinstance(row, str) for row in rows) for rows in layers)
     ):
-        raise ConfigError("BAD_TASK", f"{where}: layers is a list of levels, each a list of row strings")
+        raise ConfigError(Reason.BAD_TASK, f"{where}: layers is a list of levels, each a list of row strings")
     built: Blueprint = from_layers((origin_cell[0], origin_cell[1], origin_cell[2]), key, layers, where)
     return built.model_dump()

@@ -21,6 +21,7 @@ from gencoord._config import package_text, parse_toml
 from gencoord.errors import ConfigError
 from gencoord.prior.loot import default_loot
 from gencoord.prior.prior import Prior
+from gencoord.reasons import Reason
 from gencoord.worlds.sim.physics import default_physics
 
 AgentName = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.:/+-]+$")]
@@ -161,10 +162,10 @@ def check_item(name: str, prior: Prior, where: str) -> None:
     if prior.game.is_item(name):
         return
     if len(name) > _LONGEST_NAME:
-        raise ConfigError("UNKNOWN_ITEM", f"{where}: unknown item {name[:40]!r}… ({len(name)} characters)")
+        raise ConfigError(Reason.UNKNOWN_ITEM, f"{where}: unknown item {name[:40]!r}… ({len(name)} characters)")
     close = difflib.get_close_matches(name, list(prior.game.stack_sizes), n=1, cutoff=0.6)
     hint = f"; did you mean {close[0]!r}?" if close else ""
-    raise ConfigError("UNKNOWN_ITEM", f"{where}: unknown item {name!r}{hint}")
+    raise ConfigError(Reason.UNKNOWN_ITEM, f"{where}: unknown item {name!r}{hint}")
 
 
 def today(name: str, renamed: dict[str, str], prior: Prior) -> str:
@@ -216,7 +217,7 @@ def check_task(task: TeamTask, prior: Prior, origin: str = "") -> TeamTask:
     most = INVENTORY_SLOTS * prior.game.stack_sizes[task.goal.item]
     if task.goal.count > most:
         raise ConfigError(
-            "UNHOLDABLE_GOAL",
+            Reason.UNHOLDABLE_GOAL,
             f"{where}: goal.count {task.goal.count} {task.goal.item}: one agent holds at most {most} "
             f"({INVENTORY_SLOTS} stacks of {prior.game.stack_sizes[task.goal.item]})",
         )
@@ -229,14 +230,14 @@ def check_world(world: TeamWorld, prior: Prior, where: str) -> None:
         check_item(resource, prior, f"{where}: world.resources")
         if gathered_from(resource, prior) is None and hunted_from(resource) is None:
             raise ConfigError(
-                "NOT_GATHERABLE",
+                Reason.NOT_GATHERABLE,
                 f"{where}: world.resources: no block breaks by hand into {resource!r}, no crop yields it and no "
                 "animal drops it, so no world can offer it to gather; give it to an agent instead",
             )
     for fuel in world.fuel:
         if fuel not in default_physics().fuel_ticks:
             fuels = ", ".join(sorted(default_physics().fuel_ticks))
-            raise ConfigError("NOT_FUEL", f"{where}: world.fuel: {fuel!r} is not a furnace fuel ({fuels})")
+            raise ConfigError(Reason.NOT_FUEL, f"{where}: world.fuel: {fuel!r} is not a furnace fuel ({fuels})")
 
 
 def unique_names(agents: Sequence[TeamAgent]) -> list[str]:
@@ -257,11 +258,12 @@ def check_agents(agents: list[TeamAgent], prior: Prior, where: str) -> list[Team
         if unknown:
             skills = ", ".join(sorted(prior.skills))
             raise ConfigError(
-                "UNKNOWN_SKILL", f"{where}: agent {agent.name} blocks unknown skill {unknown[0]!r}; skills: {skills}"
+                Reason.UNKNOWN_SKILL,
+                f"{where}: agent {agent.name} blocks unknown skill {unknown[0]!r}; skills: {skills}",
             )
         if _stacks(agent.inventory, prior) > INVENTORY_SLOTS:
             raise ConfigError(
-                "INVENTORY_OVERFLOW",
+                Reason.INVENTORY_OVERFLOW,
                 f"{where}: agent {agent.name}'s inventory needs {_stacks(agent.inventory, prior)} slots; "
                 f"a player has {INVENTORY_SLOTS}",
             )

@@ -30,6 +30,7 @@ from gencoord._registry import Registry
 from gencoord.errors import ConfigError
 from gencoord.prior.load import default_prior
 from gencoord.prior.prior import Prior
+from gencoord.reasons import Reason
 from gencoord.tasks.task_format import AnyTask, TaskFileFormat, an_object, read_document, validated_task
 from gencoord.tasks.team import TeamTask
 
@@ -42,7 +43,7 @@ class Refusal:
     """A task of a file that cannot be run as written: why, with a stable code."""
 
     task: str
-    code: str
+    code: Reason | str
     message: str
 
 
@@ -64,7 +65,7 @@ class GencoordFormat(TaskFileFormat):
 
     def entries(self, document: Any, origin: str) -> list[tuple[str, Any]]:
         if not self.detects(document):
-            raise ConfigError("BAD_TASK_FILE", f"{origin}: gencoord's format is a 'tasks' list")
+            raise ConfigError(Reason.BAD_TASK_FILE, f"{origin}: gencoord's format is a 'tasks' list")
         return [(_entry_id(raw, number), raw) for number, raw in enumerate(document["tasks"], start=1)]
 
     def task(self, task_id: str, raw: Any, origin: str) -> AnyTask:
@@ -110,7 +111,7 @@ def detect_format(document: Any, origin: str) -> TaskFileFormat:
         if fmt.detects(document):
             return fmt
     said = " nor ".join(FORMATS.get(name).description for name in FORMATS.names())
-    raise ConfigError("UNKNOWN_TASK_FORMAT", f"{origin}: neither {said}; pass --format to say which")
+    raise ConfigError(Reason.UNKNOWN_TASK_FORMAT, f"{origin}: neither {said}; pass --format to say which")
 
 
 def read_task_file(path: str | Path, fmt: str = AUTO, prior: Prior | None = None) -> TaskFile:
@@ -135,13 +136,13 @@ def read_task_file(path: str | Path, fmt: str = AUTO, prior: Prior | None = None
     for task_id, raw in entries:
         try:
             if task_id in seen:
-                raise ConfigError("DUPLICATE_TASK", f"{origin}: task id {task_id} repeats an earlier task's")
+                raise ConfigError(Reason.DUPLICATE_TASK, f"{origin}: task id {task_id} repeats an earlier task's")
             seen.add(task_id)
             tasks.append(chosen.task(task_id, raw, origin).checked(prior, origin))
         except ConfigError as error:
             refused.append(Refusal(task_id, error.reason, error.message))
         except ValidationError as exc:  # a format that builds its task with a model's own validation
-            refused.append(Refusal(task_id, "BAD_TASK", f"{origin}: task {task_id}: {validation_message(exc)}"))
+            refused.append(Refusal(task_id, Reason.BAD_TASK, f"{origin}: task {task_id}: {validation_message(exc)}"))
     return TaskFile(origin, tuple(tasks), tuple(refused))
 
 
@@ -164,7 +165,7 @@ def load_team_tasks(path: str | Path, fmt: str = AUTO, prior: Prior | None = Non
     other = next((task for task in loaded.tasks if not isinstance(task, TeamTask)), None)
     if other is not None:
         raise ConfigError(
-            "UNSUPPORTED_TASK_KIND",
+            Reason.UNSUPPORTED_TASK_KIND,
             f"{path}: task {other.id} is a {other.task_kind} task; experiments take crafting tasks "
             "(run it with gencoord tasks run)",
         )

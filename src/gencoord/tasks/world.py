@@ -18,6 +18,7 @@ import zlib
 from gencoord.errors import ConfigError
 from gencoord.prior.prior import Prior
 from gencoord.prior.public import PublicEpisode, Ref
+from gencoord.reasons import Reason
 from gencoord.tasks.build import BuildTask
 from gencoord.tasks.cooking import CookingTask
 from gencoord.tasks.team import ANY, TeamTask, gathered_from, hunted_from
@@ -68,7 +69,7 @@ def team_world(task: TeamTask | CookingTask, prior: Prior) -> tuple[PublicEpisod
         block = gathered_from(item, prior)
         animal = None if block is not None else hunted_from(item)
         if block is None and animal is None:
-            raise ConfigError("NOT_GATHERABLE", f"task {task.id}: no block, crop or animal yields {item!r}")
+            raise ConfigError(Reason.NOT_GATHERABLE, f"task {task.id}: no block, crop or animal yields {item!r}")
         refs[source_ref(item)] = Ref(kind="resource", block=block, position=position, entity=animal)
         deposits[source_ref(item)] = task.world.supply.get(item, SUPPLY if animal is None else HERD)
     names = [agent.name for agent in task.agents]

@@ -20,6 +20,7 @@ from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError, did_you_mean
 from gencoord.models.variant import Horizon, ModelSpec, Records, Target, TeamRoles, Templates
 from gencoord.prior.views import PriorView
+from gencoord.reasons import Reason
 from gencoord.train.team_data import SMALL_TEAMS
 
 if TYPE_CHECKING:
@@ -248,7 +249,7 @@ def training_config(data: dict[str, Any], origin: str = "the command line") -> A
     name = str(data.get("trainer", "tiny"))
     model = TRAINERS.get(name)
     if model is None:
-        raise ConfigError("UNKNOWN_TRAINER", f"{origin}: unknown trainer {name!r}; one of {', '.join(TRAINERS)}")
+        raise ConfigError(Reason.UNKNOWN_TRAINER, f"{origin}: unknown trainer {name!r}; one of {', '.join(TRAINERS)}")
     unread = [key for key in data if key not in model.model_fields]
     if unread:
         key = unread[0]
@@ -257,7 +258,7 @@ def training_config(data: dict[str, Any], origin: str = "the command line") -> A
         which = f"the {', '.join(readers)} trainer{'s read' if len(readers) > 1 else ' reads'} it"
         hint = f"; {which}" if readers else did_you_mean(key, model.model_fields)
         said = "" if flags else f"{origin}: "
-        raise ConfigError("OPTION_NOT_READ", f"{said}{_option(key, flags)} is not read by {chosen}{hint}")
+        raise ConfigError(Reason.OPTION_NOT_READ, f"{said}{_option(key, flags)} is not read by {chosen}{hint}")
     try:
         return model.model_validate(data)
     except ValidationError as exc:
@@ -267,7 +268,7 @@ def training_config(data: dict[str, Any], origin: str = "the command line") -> A
             problem = f"{_option(field, flags)}: {said}" if field in model.model_fields else problem
         else:
             problem = f"{origin}: {problem}"
-        raise ConfigError("CONFIG_INVALID", problem) from None
+        raise ConfigError(Reason.CONFIG_INVALID, problem) from None
 
 
 def load_training(path: Path, given: dict[str, Any] | None = None) -> AnyTraining:

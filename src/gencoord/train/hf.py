@@ -28,6 +28,7 @@ from gencoord.models.codec import HfCodec
 from gencoord.models.load import load_pretrained
 from gencoord.models.manifest import CheckpointManifest, TrainReport
 from gencoord.models.variant import ModelSpec
+from gencoord.reasons import Reason
 from gencoord.train.common import exact_match, masked_batch
 from gencoord.train.data import SupervisionRow, evaluation_rows, rows_text
 
@@ -57,9 +58,9 @@ def train_checkpoint(
     (or on ``evaluation``'s two sets: a team model's training and held-out item families)."""
     settings = settings or PaperSettings()
     if settings.batch % settings.micro_batch:
-        raise ConfigError("BAD_BATCH", "the effective batch must be a multiple of the micro batch")
+        raise ConfigError(Reason.BAD_BATCH, "the effective batch must be a multiple of the micro batch")
     if not rows:
-        raise ConfigError("NO_ROWS", "no supervision rows to train on")
+        raise ConfigError(Reason.NO_ROWS, "no supervision rows to train on")
     torch.manual_seed(seed)
     model, codec = load_pretrained(model_path)
     started = time.perf_counter()

@@ -32,6 +32,7 @@ from gencoord.models.manifest import CheckpointManifest, TrainReport
 from gencoord.models.pretrained import SMOLLM2, ChatCodec, load_base, provenance
 from gencoord.models.variant import ModelSpec, Records, TeamRoles
 from gencoord.prior.load import team_prior
+from gencoord.reasons import Reason
 from gencoord.train.common import exact_match, masked_batch, use_threads, warmup_cosine
 from gencoord.train.data import SupervisionRow
 from gencoord.train.team import by_stage, held_out_rows, role_shares, stage_batch
@@ -105,7 +106,7 @@ def train_lora(
     manifest in ``out``; returns the report (also in the manifest, with the per-stage scores in ``data``)."""
     settings = settings or LoraSettings()
     if steps <= 0 or (minutes is not None and minutes <= 0):
-        raise ConfigError("BAD_STEPS", "steps and minutes must be positive")
+        raise ConfigError(Reason.BAD_STEPS, "steps and minutes must be positive")
     use_threads(settings.threads)
     torch.manual_seed(seed)
     spec = ModelSpec(records=Records.TEAM, compact=True)

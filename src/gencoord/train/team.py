@@ -30,6 +30,7 @@ from gencoord.models.manifest import TrainReport
 from gencoord.models.variant import ModelSpec, Records, TeamRoles
 from gencoord.prior.load import team_prior
 from gencoord.protocol.generation import Stage
+from gencoord.reasons import Reason
 from gencoord.train.common import after_warmup, masked_batch, optimizer_step, scored, use_threads, warmup_cosine
 from gencoord.train.data import SupervisionRow
 from gencoord.train.team_data import HELD_OUT, SMALL_TEAMS, TRAINING, team_rows
@@ -160,7 +161,7 @@ def train_team(
     """
     spec = ModelSpec(records=Records.TEAM, surface=surface, compact=True)
     if steps <= 0 or (minutes is not None and minutes <= 0):
-        raise ConfigError("BAD_STEPS", "steps and minutes must be positive")
+        raise ConfigError(Reason.BAD_STEPS, "steps and minutes must be positive")
     preset = preset or TeamPreset()
     use_threads(preset.threads)
     prior = team_prior()

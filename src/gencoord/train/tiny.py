@@ -45,6 +45,7 @@ from gencoord.models.manifest import CheckpointManifest, TrainReport
 from gencoord.models.variant import Horizon, ModelSpec, Records, Target
 from gencoord.prior.load import default_prior
 from gencoord.prior.views import PriorView
+from gencoord.reasons import Reason
 from gencoord.tasks.cluster import Cluster, Split, draw_pool, forward_space
 from gencoord.tasks.cross_products import observed_cases
 from gencoord.tasks.suites import default_suites
@@ -191,16 +192,16 @@ def train_tiny(
     """Train, score greedy exact match on ``evaluate`` rows each of the training and the held-out templates, save
     model + tokenizer + manifest."""
     if steps <= 0:
-        raise ConfigError("BAD_STEPS", "steps must be positive")
+        raise ConfigError(Reason.BAD_STEPS, "steps must be positive")
     preset = preset or TinyPreset()
     if spec.records is Records.TEAM:
-        raise ConfigError("RECORDS_SURFACE", "team rows train with gencoord.train.team.train_team (--records team)")
+        raise ConfigError(Reason.RECORDS_SURFACE, "team rows train with gencoord.train.team (--records team)")
     if not (0.0 < preset.lr <= 1.0 and preset.warmup >= 0):
         raise ConfigError(
-            "BAD_LR", f"the learning rate is in (0, 1] and warm-up at least 0, not {preset.lr}, {preset.warmup}"
+            Reason.BAD_LR, f"the learning rate is in (0, 1] and warm-up at least 0, not {preset.lr}, {preset.warmup}"
         )
     if not 0.0 <= preset.renaming <= 1.0:
-        raise ConfigError("BAD_RENAMING", f"renaming is a probability in [0, 1], not {preset.renaming}")
+        raise ConfigError(Reason.BAD_RENAMING, f"renaming is a probability in [0, 1], not {preset.renaming}")
     rates = (
         ("restructuring", preset.restructuring),
         ("siblings", preset.siblings),
@@ -208,17 +209,18 @@ def train_tiny(
     )
     for name, rate in rates:
         if not 0.0 <= rate <= 1.0:
-            raise ConfigError("BAD_RESTRUCTURING", f"{name} is a probability in [0, 1], not {rate}")
+            raise ConfigError(Reason.BAD_RESTRUCTURING, f"{name} is a probability in [0, 1], not {rate}")
     if preset.siblings and not preset.restructuring:
-        raise ConfigError("BAD_RESTRUCTURING", "siblings shape restructured views: give restructuring too")
+        raise ConfigError(Reason.BAD_RESTRUCTURING, "siblings shape restructured views: give restructuring too")
     if preset.place_siblings and not preset.siblings:
-        raise ConfigError("BAD_RESTRUCTURING", "place siblings are a kind of sibling: give siblings too")
+        raise ConfigError(Reason.BAD_RESTRUCTURING, "place siblings are a kind of sibling: give siblings too")
     if preset.batch < 1:
-        raise ConfigError("BAD_BATCH", f"a batch holds at least one row, not {preset.batch}")
+        raise ConfigError(Reason.BAD_BATCH, f"a batch holds at least one row, not {preset.batch}")
     copies_paths = spec.view is PriorView.FULL and spec.surface is SurfaceName.DSL and spec.target is Target.DIRECT
     if preset.restructuring and not (copies_paths and spec.horizon is Horizon.MULTI):
         raise ConfigError(
-            "BAD_RESTRUCTURING", "restructuring rewrites full-view Short DSL rows of a direct multi-step model only"
+            Reason.BAD_RESTRUCTURING,
+            "restructuring rewrites full-view Short DSL rows of a direct multi-step model only",
         )
     use_threads(preset.threads)
     names = instance_names(default_prior())

@@ -23,6 +23,7 @@ from pydantic import (
 
 from gencoord._config import validation_message
 from gencoord.errors import ConfigError, did_you_mean
+from gencoord.reasons import Reason
 from gencoord.worlds.executor import Executor, OrderEnforcing
 from gencoord.worlds.registry import WORLDS, NoSettings, World
 
@@ -108,7 +109,7 @@ class WorldChoice(BaseModel):
         """The settings as ``model`` (the world's own): what a world reads its choice with."""
         settings = self.settings
         if not isinstance(settings, model):
-            raise ConfigError("BAD_WORLD", f"the {self.kind} world's settings are not {model.__name__}")
+            raise ConfigError(Reason.BAD_WORLD, f"the {self.kind} world's settings are not {model.__name__}")
         return settings
 
     @property

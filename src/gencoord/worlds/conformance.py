@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from gencoord.errors import ConformanceError
 from gencoord.prior.load import default_prior
 from gencoord.prior.prior import Prior
+from gencoord.reasons import Reason
 from gencoord.worlds import conformance_checks as checks
 from gencoord.worlds.conformance_fixtures import ExpectationError
 from gencoord.worlds.executor import Executor
@@ -70,4 +71,4 @@ def check_executor(executor: Executor, prior: Prior | None = None, checks: Seque
     """
     found = violations(executor, prior, checks)
     if found:
-        raise ConformanceError("EXECUTOR", f"{len(found)} check(s) failed:\n" + "\n".join(found))
+        raise ConformanceError(Reason.EXECUTOR, f"{len(found)} check(s) failed:\n" + "\n".join(found))

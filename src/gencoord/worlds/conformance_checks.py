@@ -11,6 +11,7 @@ from dataclasses import replace
 
 from gencoord.errors import CallOrderError
 from gencoord.prior.prior import Prior
+from gencoord.reasons import Reason
 from gencoord.worlds.actions import (
     Action,
     CraftItem,
@@ -93,7 +94,7 @@ def a_failed_action_stops_what_waits_on_it(executor: Executor, prior: Prior) -> 
     records = executor.run(conformance_program(actions, {4: (1,)}), 0, len(actions))
     ran = [r.index for r in records]
     expect(ran == [0, 1, 2], f"the give, its prerequisite and the independent walk run; got {ran}")
-    expect(failure_code(records[1]) == "MISSING_ITEMS", f"MISSING_ITEMS, got {failure_code(records[1])}")
+    expect(failure_code(records[1]) == Reason.MISSING_ITEMS, f"MISSING_ITEMS, got {failure_code(records[1])}")
     message = "" if records[1].failure is None else records[1].failure.message
     expect("3 oak_planks" in message and "needs 8" in message, f"the message names the numbers: {message!r}")
     expect(records[2].ok, f"the independent walk succeeds, got {failure_code(records[2])}")
@@ -236,12 +237,13 @@ def missing_ingredient_and_no_recipe_are_different_failures(executor: Executor, 
     short_failure, nonsense_failure = short[1].failure, nonsense[1].failure
     expect(
         short_failure is not None
-        and (short_failure.code, short_failure.message) == ("MISSING_INGREDIENT", "missing ingredient: 2 oak_planks"),
+        and (short_failure.code, short_failure.message)
+        == (Reason.MISSING_INGREDIENT, "missing ingredient: 2 oak_planks"),
         f"a short craft is MISSING_INGREDIENT naming the shortfall, got {short_failure}",
     )
     expect(
         nonsense_failure is not None
-        and nonsense_failure.code == "NO_RECIPE"
+        and nonsense_failure.code == Reason.NO_RECIPE
         and "stone_axe" in nonsense_failure.message,
         f"a craft with no recipe from these items is NO_RECIPE, got {nonsense_failure}",
     )
@@ -272,7 +274,7 @@ def deposits_withdrawals_and_placements_show_in_ground_truth(executor: Executor,
 def acting_out_of_reach_fails(executor: Executor, prior: Prior) -> None:
     executor.reset(conformance_world(prior, {A: {"cobblestone": 1}}))
     records = executor.run(conformance_program([Deposit(A, "a#1", "depot_chest", "cobblestone", 1)]), 0, 1)
-    expect(len(records) == 1 and failure_code(records[0]) == "OUT_OF_REACH", "a deposit from afar is OUT_OF_REACH")
+    expect(len(records) == 1 and failure_code(records[0]) == Reason.OUT_OF_REACH, "a deposit from afar is OUT_OF_REACH")
 
 
 def a_giver_follows_a_receiver_that_moved_on(executor: Executor, prior: Prior) -> None:
@@ -293,7 +295,9 @@ def a_giver_follows_a_receiver_that_moved_on(executor: Executor, prior: Prior) -
 def a_workcell_refuses_what_its_mode_forbids(executor: Executor, prior: Prior) -> None:
     executor.reset(conformance_world(prior, {B: {"oak_planks": 2}}, forbidden={B: frozenset({"craft_item"})}))
     records = executor.run(conformance_program([CraftItem(B, "b#1", "stick", 1, "oak_planks", None)]), 0, 1)
-    expect(len(records) == 1 and failure_code(records[0]) == "WORKCELL_CANNOT", "a forbidden craft is WORKCELL_CANNOT")
+    expect(
+        len(records) == 1 and failure_code(records[0]) == Reason.WORKCELL_CANNOT, "a forbidden craft is WORKCELL_CANNOT"
+    )
 
 
 def a_refused_transfer_moves_nothing(executor: Executor, prior: Prior) -> None:
@@ -301,7 +305,7 @@ def a_refused_transfer_moves_nothing(executor: Executor, prior: Prior) -> None:
     executor.reset(conformance_world(prior, {A: {"cobblestone": 4}}, contents=full))
     actions: list[Action] = [GoTo(A, "a#1", "chest_a", "ref"), Deposit(A, "a#1", "chest_a", "cobblestone", 4)]
     records = executor.run(conformance_program(actions), 0, 2)
-    expect(len(records) == 2 and failure_code(records[1]) == "NO_SPACE", "a deposit into a full chest is NO_SPACE")
+    expect(len(records) == 2 and failure_code(records[1]) == Reason.NO_SPACE, "a deposit into a full chest is NO_SPACE")
     after = executor.snapshot()
     expect(after.inventories[A] == {"cobblestone": 4}, "the depositor keeps its items")
     expect(after.containers["chest_a"] == {"dirt": 27 * 64}, "the full chest is unchanged")
@@ -348,14 +352,17 @@ def changes_show_in_the_world(executor: Executor, prior: Prior) -> None:
     ]
     records = [executor.run(conformance_program(actions), i, i + 1)[0] for i in range(len(actions))]
     codes = [failure_code(r) for r in records]
-    expect(codes == ["PATH_BLOCKED", None, "STATION_BUSY", None, None], f"blocked, detour, busy, wait, craft: {codes}")
+    expect(
+        codes == [Reason.PATH_BLOCKED, None, Reason.STATION_BUSY, None, None],
+        f"blocked, detour, busy, wait, craft: {codes}",
+    )
     busy = records[2].failure
     expect(busy is not None and (busy.retry_after_s or 0) > 0, f"a busy station says how long to wait: {busy}")
     executor.change(DepleteSource("lumber_yard"))
     executor.change(RemoveItems(A, "stick", 2))
     go, dig = GoTo(B, "b#1", "lumber_yard", "ref"), ObtainBlock(B, "b#1", "lumber_yard", "oak_planks")
     dug = executor.run(conformance_program([go, dig]), 0, 2)
-    expect([failure_code(r) for r in dug] == [None, "SOURCE_EXHAUSTED"], f"a dug-out source: {dug}")
+    expect([failure_code(r) for r in dug] == [None, Reason.SOURCE_EXHAUSTED], f"a dug-out source: {dug}")
     after = executor.snapshot()
     expect(after.inventories[A] == {"crafting_table": 1, "stick": 3}, f"2 of 5 sticks lost: {after.inventories[A]}")
     executor.reset(start)  # a new episode: no wall, no busy station
@@ -370,7 +377,7 @@ def misuse_is_a_typed_error(executor: Executor, prior: Prior) -> None:
         try:
             call()
         except CallOrderError as error:
-            expect(error.reason == "NOT_RESET", f"{name} before reset: reason NOT_RESET, got {error.reason}")
+            expect(error.reason == Reason.NOT_RESET, f"{name} before reset: reason NOT_RESET, got {error.reason}")
         except Exception as error:  # the check's point: anything else is the violation
             raise ExpectationError(f"{name} before reset raised {type(error).__name__}, not CallOrderError") from None
         else:

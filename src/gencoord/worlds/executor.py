@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from gencoord.dsl.cells import Cell
 from gencoord.errors import CallOrderError
+from gencoord.reasons import Reason
 from gencoord.worlds.actions import Action, Program
 from gencoord.worlds.spec import Position, WorldSpec
 
@@ -138,7 +139,7 @@ class OrderEnforcing:
     def _require(self, operation: str) -> None:
         if not self._ready:
             raise CallOrderError(
-                "NOT_RESET", f"{self.name} executor: {operation}() before reset(); call reset(world) first"
+                Reason.NOT_RESET, f"{self.name} executor: {operation}() before reset(); call reset(world) first"
             )
 
     def reset(self, world: WorldSpec) -> WorldSnapshot:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from gencoord.reasons import Reason
 from gencoord.worlds.actions import Program
 from gencoord.worlds.changes import Changeable, WorldChange
 from gencoord.worlds.executor import ActionRecord, Executor, HandoffHook, WorldSnapshot
@@ -19,7 +20,9 @@ from gencoord.worlds.sim import SimExecutor
 from gencoord.worlds.spec import WorldSpec
 
 # Failure codes that depend on the clock: real seconds are not simulated ones.
-CLOCK_CODES = frozenset({"STATION_BUSY", "PATH_TIMEOUT", "HANDOFF_NOT_RECEIVED", "DROP_NOT_COLLECTED"})
+CLOCK_CODES = frozenset(
+    {Reason.STATION_BUSY, Reason.PATH_TIMEOUT, Reason.HANDOFF_NOT_RECEIVED, Reason.DROP_NOT_COLLECTED}
+)
 
 
 def _outcome(record: ActionRecord | None) -> str:

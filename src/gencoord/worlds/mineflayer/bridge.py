@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from gencoord.errors import WorldError
+from gencoord.reasons import Reason
 
 JS_DIR = Path(os.environ.get("GENCOORD_MINECRAFT_JS", Path(__file__).with_name("js")))
 STDERR_LINES = 40
@@ -60,7 +61,7 @@ class NodeBridge:
     def __init__(self, js_dir: Path = JS_DIR, hello_timeout_s: float = 20.0) -> None:
         problem = node_ready(js_dir)
         if problem is not None:
-            raise WorldError("NODE_UNAVAILABLE", problem)
+            raise WorldError(Reason.NODE_UNAVAILABLE, problem)
         self._process = subprocess.Popen(
             ["node", str(js_dir / "bridge.js")],
             cwd=js_dir,
@@ -83,12 +84,14 @@ class NodeBridge:
         try:
             hello = self._events.get(timeout=hello_timeout_s)
         except queue.Empty:
-            hello = WorldError("BRIDGE_TIMEOUT", f"no answer from the Minecraft bridge within {hello_timeout_s:g} s")
+            hello = WorldError(
+                Reason.BRIDGE_TIMEOUT, f"no answer from the Minecraft bridge within {hello_timeout_s:g} s"
+            )
         if isinstance(hello, WorldError) or hello.get("event") != "hello":
             self.close()
             if isinstance(hello, WorldError):
                 raise hello
-            raise WorldError("BRIDGE_PROTOCOL", f"the bridge began with {hello!r}, not a hello")
+            raise WorldError(Reason.BRIDGE_PROTOCOL, f"the bridge began with {hello!r}, not a hello")
 
     @property
     def alive(self) -> bool:
@@ -105,7 +108,7 @@ class NodeBridge:
                 message: dict[str, Any] = json.loads(line)
             except json.JSONDecodeError:
                 self._deliver_all(
-                    WorldError("BRIDGE_PROTOCOL", f"the bridge wrote a line that is not JSON: {line[:200]!r}")
+                    WorldError(Reason.BRIDGE_PROTOCOL, f"the bridge wrote a line that is not JSON: {line[:200]!r}")
                 )
                 continue
             ident = message.get("id")
@@ -119,7 +122,7 @@ class NodeBridge:
         with contextlib.suppress(subprocess.TimeoutExpired):
             self._process.wait(timeout=2)  # reap it: a dead bridge must not linger as a zombie
         tail = " | ".join(list(self._stderr)[-5:])
-        self._gone = WorldError("BRIDGE_DIED", "the Minecraft bridge exited" + (f": {tail}" if tail else ""))
+        self._gone = WorldError(Reason.BRIDGE_DIED, "the Minecraft bridge exited" + (f": {tail}" if tail else ""))
         self._deliver_all(self._gone)
         self._events.put(self._gone)
 
@@ -136,7 +139,7 @@ class NodeBridge:
 
     def _died(self, doing: str) -> WorldError:
         reason = self._gone.message if self._gone is not None else "the Minecraft bridge exited"
-        return WorldError("BRIDGE_DIED", reason.replace("exited", f"exited while {doing}", 1))
+        return WorldError(Reason.BRIDGE_DIED, reason.replace("exited", f"exited while {doing}", 1))
 
     def call(self, op: str, args: dict[str, Any], timeout_s: float) -> dict[str, Any]:
         slot: queue.Queue[dict[str, Any] | WorldError] = queue.Queue(maxsize=1)
@@ -159,15 +162,18 @@ class NodeBridge:
             with self._lock:
                 self._pending.pop(ident, None)
             raise WorldError(
-                "BRIDGE_TIMEOUT", f"no answer from the Minecraft bridge within {timeout_s:g} s while running {op}"
+                Reason.BRIDGE_TIMEOUT, f"no answer from the Minecraft bridge within {timeout_s:g} s while running {op}"
             ) from None
         if isinstance(answer, WorldError):
-            if answer.reason == "BRIDGE_DIED":
+            if answer.reason == Reason.BRIDGE_DIED:
                 raise self._died(f"running {op}")
             raise answer
         if not answer.get("ok"):
             error = answer.get("error") or {}
-            raise BridgeCallError(str(error.get("code", "BRIDGE_ERROR")), str(error.get("message", answer)))
+            code, message = str(error.get("code", "")), str(error.get("message", answer))
+            if code in Reason.__members__:
+                raise BridgeCallError(Reason(code), message)
+            raise BridgeCallError(Reason.BRIDGE_ERROR, f"{code or 'no code'}: {message}")
         result: dict[str, Any] = answer.get("result") or {}
         return result
 

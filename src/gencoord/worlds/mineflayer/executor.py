@@ -21,6 +21,7 @@ from typing import Any
 from gencoord.errors import WorldError
 from gencoord.prior.gamedata import GameData
 from gencoord.prior.load import default_prior
+from gencoord.reasons import Reason
 from gencoord.worlds.actions import (
     Action,
     CraftItem,
@@ -53,7 +54,9 @@ ACT_TIMEOUT_S = 90.0
 
 OBSERVE_TIMEOUT_S = 10.0
 # What a reset answers when the world broke down since the last episode: start a new one.
-BROKEN_WORLD = frozenset({"BOT_DISCONNECTED", "SERVER_DIED", "SERVER_TIMEOUT", "BRIDGE_DIED", "BRIDGE_TIMEOUT"})
+BROKEN_WORLD = frozenset(
+    {Reason.BOT_DISCONNECTED, Reason.SERVER_DIED, Reason.SERVER_TIMEOUT, Reason.BRIDGE_DIED, Reason.BRIDGE_TIMEOUT}
+)
 
 
 @dataclass(frozen=True)
@@ -99,7 +102,7 @@ class MinecraftExecutor:
         herds = sorted(name for name, ref in world.refs.items() if ref.entity is not None)
         if herds and not self.options.embedded:
             raise WorldError(
-                "UNSUPPORTED_WORLD",
+                Reason.UNSUPPORTED_WORLD,
                 f"animals to hunt ({', '.join(herds)}) are spawned by gencoord's embedded server only; "
                 "leave --host out to run this task",
             )
@@ -144,9 +147,9 @@ class MinecraftExecutor:
         assert self._bridge is not None and self._layout is not None and self._world is not None
         agent, ref = named_in(change)
         if agent is not None and agent not in self._players:
-            raise WorldError("UNKNOWN_AGENT", f"{agent} is not in this world")
+            raise WorldError(Reason.UNKNOWN_AGENT, f"{agent} is not in this world")
         if ref is not None and ref not in self._layout.refs:
-            raise WorldError("UNKNOWN_REF", f"{ref} does not exist in this world")
+            raise WorldError(Reason.UNKNOWN_REF, f"{ref} does not exist in this world")
         args: dict[str, Any]
         if isinstance(change, BlockRoute):
             starts = {tuple(int(c) for c in shift(a.position, self.options.origin)) for a in self._world.agents}
@@ -325,21 +328,21 @@ class MinecraftExecutor:
         assert self._world is not None
         names = {agent.name: agent for agent in self._world.agents}
         if action.agent not in names:
-            return ActionFailure("UNKNOWN_AGENT", f"{action.agent} is not in this world")
+            return ActionFailure(Reason.UNKNOWN_AGENT, f"{action.agent} is not in this world")
         if action.name in names[action.agent].forbidden_actions:
-            return ActionFailure("WORKCELL_CANNOT", f"{action.agent}'s workcell cannot {action.name}")
+            return ActionFailure(Reason.WORKCELL_CANNOT, f"{action.agent}'s workcell cannot {action.name}")
         if isinstance(action, GiveItem) and action.to not in names:
-            return ActionFailure("UNKNOWN_AGENT", f"{action.to} is not in this world")
+            return ActionFailure(Reason.UNKNOWN_AGENT, f"{action.to} is not in this world")
         if isinstance(action, GoTo) and action.target_kind == "agent" and action.target not in names:
-            return ActionFailure("UNKNOWN_AGENT", f"{action.target} is not in this world")
+            return ActionFailure(Reason.UNKNOWN_AGENT, f"{action.target} is not in this world")
         needed = ref_of(action)
         if needed is not None:
             name, kind = needed
             ref = self._world.refs.get(name)
             if ref is None:
-                return ActionFailure("UNKNOWN_REF", f"{name} does not exist in this world")
+                return ActionFailure(Reason.UNKNOWN_REF, f"{name} does not exist in this world")
             if kind and ref.kind != kind:
-                return ActionFailure("WRONG_REF_KIND", f"{name} is a {ref.kind}, not a {kind}")
+                return ActionFailure(Reason.WRONG_REF_KIND, f"{name} is a {ref.kind}, not a {kind}")
         return None
 
     def _timed(self, action: Action, around: bool) -> _Done:

@@ -7,6 +7,7 @@ A builder places or breaks only within reach of a block it stands on, walks as
 from __future__ import annotations
 
 from gencoord.dsl.cells import Cell
+from gencoord.reasons import Reason
 from gencoord.worlds.actions import BreakAt, DigDown, Pillar, PlaceAt, StepAside
 from gencoord.worlds.placing import offset, supported, two_high
 from gencoord.worlds.sim.state import RefusedError, SimState, add, take
@@ -22,7 +23,7 @@ class BuildingActions(SimState):
         site = self._world.builds.get(name)
         if site is None:
             self._ref(name, "site")  # unknown, or not a site
-            raise RefusedError("NOT_A_BUILD_SITE", f"{name} is a site without exact cells")
+            raise RefusedError(Reason.NOT_A_BUILD_SITE, f"{name} is a site without exact cells")
         return site
 
     def _place_at(self, action: PlaceAt, began: float) -> float:
@@ -31,12 +32,14 @@ class BuildingActions(SimState):
         cells = [action.cell, offset(action.cell, (0, 1, 0))] if two_high(action.block) else [action.cell]
         where = ",".join(map(str, action.cell))
         if not all(site.contains(cell) for cell in cells):
-            raise RefusedError("OUTSIDE_SITE", f"cell {where} is outside {action.site}")
+            raise RefusedError(Reason.OUTSIDE_SITE, f"cell {where} is outside {action.site}")
         taken = next((cell for cell in cells if cell in standing), None)
         if taken is not None:
-            raise RefusedError("CELL_TAKEN", f"{standing[taken]} already stands at {action.site} cell {where}")
+            raise RefusedError(Reason.CELL_TAKEN, f"{standing[taken]} already stands at {action.site} cell {where}")
         if not supported(action.cell, action.block, standing):
-            raise RefusedError("NO_SUPPORT", f"{action.block} at {action.site} cell {where} has no face to go against")
+            raise RefusedError(
+                Reason.NO_SUPPORT, f"{action.block} at {action.site} cell {where} has no face to go against"
+            )
         self._refuse_occupied(action.agent, site, cells, f"{action.site} cell {where}")
         if self.inventories[action.agent].get(action.block, 0) < 1:  # refused before any walking
             take(self.inventories[action.agent], action.block, 1, action.agent)
@@ -52,7 +55,7 @@ class BuildingActions(SimState):
         for other in self.positions:
             feet = self._feet(other, site)
             if other != agent and (feet in cells or offset(feet, (0, 1, 0)) in cells):
-                raise RefusedError("CELL_OCCUPIED", f"{other} stands in {where}")
+                raise RefusedError(Reason.CELL_OCCUPIED, f"{other} stands in {where}")
 
     def _feet(self, agent: str, site: BuildSite) -> Cell:
         return feet_cell(self.positions[agent], site)
@@ -72,7 +75,7 @@ class BuildingActions(SimState):
         if stand is None:
             where = ",".join(map(str, cell))
             raise RefusedError(
-                "NO_STAND",
+                Reason.NO_STAND,
                 f"{agent} can walk to nowhere within reach of {site_name} cell {where} (reach {REACH}; "
                 "it walks, steps up one block and drops at most four)",
             )
@@ -87,7 +90,7 @@ class BuildingActions(SimState):
         found = standing.get(action.cell)
         if found != action.block:
             raise RefusedError(
-                "NOTHING_TO_BREAK", f"{action.site} cell {where} holds {found or 'air'}, not {action.block}"
+                Reason.NOTHING_TO_BREAK, f"{action.site} cell {where} holds {found or 'air'}, not {action.block}"
             )
         ticks = self._break_ticks(action.block)
         walked = self._stand_within_reach(action.agent, action.site, action.cell, action.block, action.stand, False)
@@ -98,7 +101,7 @@ class BuildingActions(SimState):
     def _break_ticks(self, block: str) -> int:
         ticks = self.physics.break_ticks.get(block)
         if ticks is None:
-            raise RefusedError("NOT_SCAFFOLDING", f"{block} is not a block scaffolding is made of")
+            raise RefusedError(Reason.NOT_SCAFFOLDING, f"{block} is not a block scaffolding is made of")
         return ticks
 
     def _pillar(self, action: Pillar, began: float) -> float:
@@ -108,10 +111,10 @@ class BuildingActions(SimState):
         where = ",".join(map(str, action.cell))
         head_room = offset(action.cell, (0, 2, 0))
         if not terrain.standable(action.cell) or not terrain.passable(head_room):
-            raise RefusedError("NO_STAND", f"{action.agent} cannot stand and jump at {action.site} cell {where}")
+            raise RefusedError(Reason.NO_STAND, f"{action.agent} cannot stand and jump at {action.site} cell {where}")
         stand = terrain.walk_to(self._feet(action.agent, site), lambda feet: feet == action.cell)
         if stand is None:
-            raise RefusedError("NO_STAND", f"{action.agent} can walk to no way up at {action.site} cell {where}")
+            raise RefusedError(Reason.NO_STAND, f"{action.agent} can walk to no way up at {action.site} cell {where}")
         self._refuse_occupied(action.agent, site, [action.cell, head_room], f"{action.site} cell {where}")
         take(self.inventories[action.agent], action.block, 1, action.agent)
         terrain.place([action.cell], action.block)
@@ -127,7 +130,7 @@ class BuildingActions(SimState):
         stand = terrain.walk_to(self._feet(action.agent, site), lambda feet: feet == action.feet)
         if stand is None:
             where = ",".join(map(str, action.feet))
-            raise RefusedError("NO_STAND", f"{action.agent} can walk to no way out at {action.site} cell {where}")
+            raise RefusedError(Reason.NO_STAND, f"{action.agent} can walk to no way out at {action.site} cell {where}")
         self.positions[action.agent] = feet_position(stand.feet, site)
         return began + stand.moves / self.physics.walk_blocks_per_s + stand.climbs * JUMP_S
 
@@ -136,9 +139,9 @@ class BuildingActions(SimState):
         site = self._build_site(action.site)
         where = ",".join(map(str, action.cell))
         if self._feet(action.agent, site) != offset(action.cell, (0, 1, 0)):
-            raise RefusedError("NO_STAND", f"{action.agent} is not standing on {action.site} cell {where}")
+            raise RefusedError(Reason.NO_STAND, f"{action.agent} is not standing on {action.site} cell {where}")
         if self.blocks[action.site].get(action.cell) != action.block:
-            raise RefusedError("NOTHING_TO_BREAK", f"{action.site} cell {where} holds no {action.block}")
+            raise RefusedError(Reason.NOTHING_TO_BREAK, f"{action.site} cell {where} holds no {action.block}")
         ticks = self._break_ticks(action.block)
         terrain = self.terrains[action.site]
         terrain.remove(action.cell)

@@ -17,6 +17,7 @@ from gencoord.dsl.cells import Cell
 from gencoord.prior.gamedata import GameData
 from gencoord.prior.load import default_prior
 from gencoord.prior.loot import LootTable, default_loot, roll
+from gencoord.reasons import Reason
 from gencoord.worlds.actions import (
     Action,
     BreakAt,
@@ -137,9 +138,9 @@ class SimExecutor(BuildingActions, FurnaceActions):
             self._delivered = 0
             try:
                 if agent not in self.inventories:
-                    raise RefusedError("UNKNOWN_AGENT", f"{agent} is not in this world")
+                    raise RefusedError(Reason.UNKNOWN_AGENT, f"{agent} is not in this world")
                 if action.name in self.forbidden[agent]:
-                    raise RefusedError("WORKCELL_CANNOT", f"{agent}'s workcell cannot {action.name}")
+                    raise RefusedError(Reason.WORKCELL_CANNOT, f"{agent}'s workcell cannot {action.name}")
                 ended = self._handlers[type(action)](action, began)
             except RefusedError as refused:
                 failure, ended = refused.failure, began
@@ -201,14 +202,14 @@ class SimExecutor(BuildingActions, FurnaceActions):
     def _go_to(self, action: GoTo, began: float) -> float:
         if action.target_kind == "agent":
             if action.target not in self.positions:
-                raise RefusedError("UNKNOWN_AGENT", f"{action.target} is not in this world")
+                raise RefusedError(Reason.UNKNOWN_AGENT, f"{action.target} is not in this world")
             goal = self._beside(action.target)
         else:
             assert self._world is not None
             if action.target not in self._world.refs:
-                raise RefusedError("UNKNOWN_REF", f"{action.target} does not exist in this world")
+                raise RefusedError(Reason.UNKNOWN_REF, f"{action.target} does not exist in this world")
             if action.target in self.blocked and not action.detour:
-                raise RefusedError("PATH_BLOCKED", f"the route to {action.target} is blocked; a detour is needed")
+                raise RefusedError(Reason.PATH_BLOCKED, f"the route to {action.target} is blocked; a detour is needed")
             x, y, z = (float(c) for c in self._world.refs[action.target].position)
             goal = (x, y, z - 1.0)  # stand in front of the block
         walked = distance(self.positions[action.agent], goal)
@@ -221,14 +222,14 @@ class SimExecutor(BuildingActions, FurnaceActions):
         where = self._ref(action.source, "resource")
         self._within_reach(action.agent, where, action.source)
         if self.deposits[action.source] <= 0:
-            raise RefusedError("SOURCE_EXHAUSTED", f"{action.source} has no {action.block} left")
+            raise RefusedError(Reason.SOURCE_EXHAUSTED, f"{action.source} has no {action.block} left")
         block = self.game.blocks.get(action.block)
         if block is None:
-            raise RefusedError("NOT_BREAKABLE", f"{action.block} cannot be broken")
+            raise RefusedError(Reason.NOT_BREAKABLE, f"{action.block} cannot be broken")
         held = self.inventories[action.agent]
         if not block.harvestable_with(held):
             tools = ", ".join(sorted(block.harvest_tools or ()))
-            raise RefusedError("NOT_HARVESTABLE", f"{action.block} drops nothing without one of: {tools}")
+            raise RefusedError(Reason.NOT_HARVESTABLE, f"{action.block} drops nothing without one of: {tools}")
         ticks = self.game.break_ticks(action.block, held)
         crop = self.loot.blocks.get(action.block)
         drops = roll(crop.drops, self.rng) if crop is not None else dict.fromkeys(block.drops, 1)
@@ -244,13 +245,13 @@ class SimExecutor(BuildingActions, FurnaceActions):
         self._within_reach(action.agent, where, action.herd)
         mob = self.loot.mobs.get(action.animal)
         if mob is None or self._world is None or self._world.refs[action.herd].entity != action.animal:
-            raise RefusedError("NO_SUCH_ANIMAL", f"{action.herd} has no {action.animal} to hunt")
+            raise RefusedError(Reason.NO_SUCH_ANIMAL, f"{action.herd} has no {action.animal} to hunt")
         held = self.inventories[action.agent]
         got, ticks = 0, 0
         while got < action.count:
             if self.deposits[action.herd] <= 0:
                 raise RefusedError(
-                    "SOURCE_EXHAUSTED",
+                    Reason.SOURCE_EXHAUSTED,
                     f"{action.herd} has no {action.animal} left; "
                     f"{action.agent} got {got} of {action.count} {action.item}",
                 )
@@ -274,7 +275,7 @@ class SimExecutor(BuildingActions, FurnaceActions):
 
     def _give_item(self, action: GiveItem, began: float) -> float:
         if action.to not in self.inventories:
-            raise RefusedError("UNKNOWN_AGENT", f"{action.to} is not in this world")
+            raise RefusedError(Reason.UNKNOWN_AGENT, f"{action.to} is not in this world")
         if distance(self.positions[action.agent], self.positions[action.to]) > self.physics.reach_blocks:
             # the receiver moved on after the giver walked up (to dig, to a station): the giver
             # follows it, as a player would, and as the Minecraft skill does
@@ -287,7 +288,7 @@ class SimExecutor(BuildingActions, FurnaceActions):
         if action.agent in self.losing:
             self.losing.discard(action.agent)
             raise RefusedError(
-                "HANDOFF_NOT_RECEIVED",
+                Reason.HANDOFF_NOT_RECEIVED,
                 f"{action.to} received 0 of {action.count} {action.item}; the stack was lost in flight",
             )
         add(target, action.item, action.count)
@@ -308,28 +309,32 @@ class SimExecutor(BuildingActions, FurnaceActions):
         recipe = self.game.recipe(action.item, action.material)
         if recipe is None:
             source = f" from {action.material}" if action.material else ""
-            raise RefusedError("NO_RECIPE", f"no recipe makes {action.item}{source}")
+            raise RefusedError(Reason.NO_RECIPE, f"no recipe makes {action.item}{source}")
         if action.station is None:
             if recipe.grid > 2:
-                raise RefusedError("NEEDS_STATION", f"{action.item} needs a 3x3 grid: craft it at a crafting_table")
+                raise RefusedError(
+                    Reason.NEEDS_STATION, f"{action.item} needs a 3x3 grid: craft it at a crafting_table"
+                )
         else:
             assert self._world is not None
             where = self._ref(action.station, "station")
             if self._world.refs[action.station].block != "crafting_table":
-                raise RefusedError("WRONG_STATION", f"{action.station} is not a crafting_table")
+                raise RefusedError(Reason.WRONG_STATION, f"{action.station} is not a crafting_table")
             if action.station in self.unplaced:
-                raise RefusedError("STATION_NOT_PLACED", f"no crafting_table has been placed at {action.station} yet")
+                raise RefusedError(
+                    Reason.STATION_NOT_PLACED, f"no crafting_table has been placed at {action.station} yet"
+                )
             self._within_reach(action.agent, where, action.station)
             free_at = self.busy_until.get(action.station, 0.0)
             if began < free_at:
                 wait = free_at - began
-                raise RefusedError("STATION_BUSY", f"{action.station} is busy for another {wait:.1f} s", wait)
+                raise RefusedError(Reason.STATION_BUSY, f"{action.station} is busy for another {wait:.1f} s", wait)
         held = self.inventories[action.agent]
         needs = {item: n * action.runs for item, n in recipe.ingredients.items()}
         missing = {item: n - held.get(item, 0) for item, n in needs.items() if held.get(item, 0) < n}
         if missing:
             short = ", ".join(f"{n} {item}" for item, n in sorted(missing.items()))
-            raise RefusedError("MISSING_INGREDIENT", f"missing ingredient: {short}")
+            raise RefusedError(Reason.MISSING_INGREDIENT, f"missing ingredient: {short}")
         made = recipe.count * action.runs
         self._make_room(held, action.item, made, action.agent, self.physics.inventory_slots, needs)
         for item, n in needs.items():
@@ -353,9 +358,9 @@ class SimExecutor(BuildingActions, FurnaceActions):
         self._within_reach(action.agent, where, action.station)
         block = self._world.refs[action.station].block
         if action.item != block:
-            raise RefusedError("WRONG_STATION", f"{action.station} takes a {block}, not {action.item}")
+            raise RefusedError(Reason.WRONG_STATION, f"{action.station} takes a {block}, not {action.item}")
         if action.station not in self.unplaced:
-            raise RefusedError("STATION_OCCUPIED", f"a {block} already stands at {action.station}")
+            raise RefusedError(Reason.STATION_OCCUPIED, f"a {block} already stands at {action.station}")
         take(self.inventories[action.agent], action.item, 1, action.agent)
         self.unplaced.discard(action.station)
         return began + self._ticks(self.physics.place_ticks)

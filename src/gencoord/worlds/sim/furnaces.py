@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from gencoord.reasons import Reason
 from gencoord.worlds.actions import FurnaceCollect, FurnaceLoad
 from gencoord.worlds.sim.physics import TICKS_PER_S
 from gencoord.worlds.sim.state import RefusedError, SimState, add, take
@@ -41,7 +42,7 @@ class FurnaceActions(SimState):
         where = self._ref(station, "station")
         furnace = self.furnaces.get(station)
         if furnace is None:
-            raise RefusedError("WRONG_STATION", f"{station} is not a furnace or a smoker")
+            raise RefusedError(Reason.WRONG_STATION, f"{station} is not a furnace or a smoker")
         self._within_reach(agent, where, station)
         return furnace
 
@@ -69,16 +70,16 @@ class FurnaceActions(SimState):
         held = self.inventories[action.agent]
         if action.slot == "input":
             if action.item not in furnace.recipes:
-                raise RefusedError("NOT_SMELTABLE", f"{action.item} does not cook or smelt at {action.station}")
+                raise RefusedError(Reason.NOT_SMELTABLE, f"{action.item} does not cook or smelt at {action.station}")
             if furnace.input_item not in (None, action.item) and furnace.input_count:
-                raise RefusedError("SLOT_OCCUPIED", f"{action.station}'s input holds {furnace.input_item}")
+                raise RefusedError(Reason.SLOT_OCCUPIED, f"{action.station}'s input holds {furnace.input_item}")
             take(held, action.item, action.count, action.agent)
             furnace.input_item = action.item
             furnace.input_count += action.count
         else:
             burn = self.physics.fuel_ticks.get(action.item)
             if burn is None:
-                raise RefusedError("NOT_FUEL", f"{action.item} is not a furnace fuel")
+                raise RefusedError(Reason.NOT_FUEL, f"{action.item} is not a furnace fuel")
             take(held, action.item, action.count, action.agent)
             furnace.fuel_ticks += int(burn * furnace.ticks_per_item / self.physics.smelt_ticks_per_item) * action.count
         ended = began + self._transfer_ticks(action.item, action.count)
@@ -95,14 +96,14 @@ class FurnaceActions(SimState):
             possible = min(furnace.input_count, furnace.fuel_ticks // per_item)
             if possible < short or furnace.busy_since is None:
                 raise RefusedError(
-                    "FURNACE_SHORT",
+                    Reason.FURNACE_SHORT,
                     f"{action.station} can make {furnace.output_count + possible} {action.item}, "
                     f"{action.count} requested",
                 )
             ready = furnace.busy_since + self._ticks(short * per_item)
             self._advance(furnace, ready)
         if furnace.output_item != action.item:
-            raise RefusedError("WRONG_OUTPUT", f"{action.station} makes {furnace.output_item}, not {action.item}")
+            raise RefusedError(Reason.WRONG_OUTPUT, f"{action.station} makes {furnace.output_item}, not {action.item}")
         held = self.inventories[action.agent]
         self._make_room(held, action.item, action.count, action.agent, self.physics.inventory_slots)
         furnace.output_count -= action.count

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, PositiveFloat, PositiveInt
 
 from gencoord._config import load_model, package_text, read_text
 from gencoord.errors import ConfigError
+from gencoord.reasons import Reason
 
 TICKS_PER_S = 20
 
@@ -36,11 +37,15 @@ class Physics(BaseModel):
 
 
 def load_physics(path: Path) -> Physics:
-    return load_model(Physics, read_text(path, ConfigError), str(path), ConfigError, "INVALID_PHYSICS")
+    return load_model(Physics, read_text(path, ConfigError), str(path), ConfigError, Reason.INVALID_PHYSICS)
 
 
 @cache
 def default_physics() -> Physics:
     return load_model(
-        Physics, package_text("gencoord.worlds.sim", "physics.toml"), "physics.toml", ConfigError, "INVALID_PHYSICS"
+        Physics,
+        package_text("gencoord.worlds.sim", "physics.toml"),
+        "physics.toml",
+        ConfigError,
+        Reason.INVALID_PHYSICS,
     )

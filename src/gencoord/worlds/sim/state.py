@@ -13,6 +13,7 @@ import random
 from gencoord.dsl.cells import Cell
 from gencoord.prior.gamedata import GameData
 from gencoord.prior.loot import LootTable
+from gencoord.reasons import Reason
 from gencoord.worlds.executor import ActionFailure, Items
 from gencoord.worlds.sim.physics import TICKS_PER_S, Physics
 from gencoord.worlds.spec import Position, WorldSpec
@@ -20,7 +21,9 @@ from gencoord.worlds.standing import Terrain
 
 
 class RefusedError(Exception):
-    def __init__(self, code: str, message: str, retry_after_s: float | None = None) -> None:
+    """An action the simulated world refuses, with its declared reason (the bridge's failures use the same)."""
+
+    def __init__(self, code: Reason, message: str, retry_after_s: float | None = None) -> None:
         self.failure = ActionFailure(code, message, retry_after_s)
 
 
@@ -35,7 +38,7 @@ def take(items: Items, item: str, count: int, holder: str) -> None:
     if count <= 0:
         return
     if have < count:
-        raise RefusedError("MISSING_ITEMS", f"{holder} has {have} {item}, needs {count}")
+        raise RefusedError(Reason.MISSING_ITEMS, f"{holder} has {have} {item}, needs {count}")
     if have == count:
         del items[item]
     else:
@@ -75,16 +78,16 @@ class SimState:
         assert self._world is not None
         ref = self._world.refs.get(name)
         if ref is None:
-            raise RefusedError("UNKNOWN_REF", f"{name} does not exist in this world")
+            raise RefusedError(Reason.UNKNOWN_REF, f"{name} does not exist in this world")
         if ref.kind != kind:
-            raise RefusedError("WRONG_REF_KIND", f"{name} is a {ref.kind}, not a {kind}")
+            raise RefusedError(Reason.WRONG_REF_KIND, f"{name} is a {ref.kind}, not a {kind}")
         return tuple(float(c) for c in ref.position)  # type: ignore[return-value]
 
     def _within_reach(self, agent: str, where: Position, what: str) -> None:
         gap = distance(self.positions[agent], where)
         if gap > self.physics.reach_blocks:
             raise RefusedError(
-                "OUT_OF_REACH", f"{agent} is {gap:.1f} blocks from {what} (reach {self.physics.reach_blocks})"
+                Reason.OUT_OF_REACH, f"{agent} is {gap:.1f} blocks from {what} (reach {self.physics.reach_blocks})"
             )
 
     def _slots(self, items: Items) -> int:
@@ -102,7 +105,7 @@ class SimState:
             take(after, gone, n, holder)
         add(after, item, count)
         if self._slots(after) > slots:
-            raise RefusedError("NO_SPACE", f"{holder} has no free slot for {count} {item}")
+            raise RefusedError(Reason.NO_SPACE, f"{holder} has no free slot for {count} {item}")
 
     def _credit(self, holder: str, agent: str, item: str, count: int) -> None:
         add(self.credits.setdefault(holder, {}).setdefault(agent, {}), item, count)

@@ -17,6 +17,7 @@ from gencoord.eval.kinds.composition.config import CompositionExperimentConfig
 from gencoord.models.variant import Records
 from gencoord.planning.composition import CompositionMethod
 from gencoord.prior.load import default_prior
+from gencoord.reasons import Reason
 from gencoord.run.composition import composition_record, run_composition
 from gencoord.tasks.cross_products import composition_case
 from gencoord.tasks.suites import default_suites
@@ -37,14 +38,14 @@ def _check_direct(direct: BackendSpec, seeds: Sequence[int], origin: str) -> Non
     """Direct Short DSL is a model trained on factor-form records, or a prompted API: nothing else writes them."""
     if not (direct.family.checkpoint or direct.family.calls_api):
         raise ConfigError(
-            "DIRECT_BACKEND",
+            Reason.DIRECT_BACKEND,
             f"{origin}: direct is a trained model or an API (model:<checkpoint>, api:<url>#<model>), not {direct!r}",
         )
     for seed in seeds:
         name = direct.for_seed(seed)
         if not backend_fits(name, False, SurfaceName.DSL, Records.COMPOSITION):
             raise ConfigError(
-                "DIRECT_BACKEND",
+                Reason.DIRECT_BACKEND,
                 f"{origin}: {name} was not trained on composition records (gencoord train --records composition)",
             )
 
@@ -106,12 +107,12 @@ class CompositionKind(ExperimentKind[CompositionExperimentConfig, int, Compositi
         """A composition run's --backend is its Direct Short DSL model (the other methods are rules)."""
         if len(names) != 1:
             raise ConfigError(
-                "BACKEND_NOT_SUPPORTED",
+                Reason.BACKEND_NOT_SUPPORTED,
                 f"{config.name}: a composition run takes one --backend, the Direct Short DSL model, not {len(names)}",
             )
         direct = CompositionMethod.DIRECT_SHORT_DSL
         methods = config.methods if direct in config.methods else [*config.methods, direct]
-        return validated_with(config, {"methods": methods, "direct": names[0]}, "INVALID_CONFIG")
+        return validated_with(config, {"methods": methods, "direct": names[0]}, Reason.INVALID_CONFIG)
 
 
 COMPOSITION = CompositionKind()

@@ -34,6 +34,7 @@ from gencoord.eval.kinds.episodes.tables import (
 from gencoord.eval.tables import Table
 from gencoord.prior.load import default_prior
 from gencoord.protocol.delivery import CacheSetting
+from gencoord.reasons import Reason
 from gencoord.run.episode import (
     CACHED_CONDITIONS,
     FEEDBACK_CONDITIONS,
@@ -72,7 +73,7 @@ def clusters_of(config: EpisodeExperimentConfig) -> tuple[Cluster, ...]:
     if config.clusters is None:
         return pool
     if config.clusters > len(pool):
-        raise ConfigError("POOL_SIZE", f"clusters = {config.clusters} but the pool holds {len(pool)}")
+        raise ConfigError(Reason.POOL_SIZE, f"clusters = {config.clusters} but the pool holds {len(pool)}")
     keep = {cluster.pair for cluster in pool[: config.clusters]}
     return tuple(cluster for cluster in pool if cluster.pair in keep)
 
@@ -107,10 +108,10 @@ class EpisodeKind(ExperimentKind[EpisodeExperimentConfig, tuple[Cluster, ...], E
         wrong = [c.value for c in config.conditions if c not in allowed]
         if wrong:
             suite = "Goal×Capability" if feedback else "forward"
-            raise ConfigError("CONDITION_SUITE", f"{origin}: conditions {wrong} do not apply to a {suite} pool")
+            raise ConfigError(Reason.CONDITION_SUITE, f"{origin}: conditions {wrong} do not apply to a {suite} pool")
         if config.reference is not None and config.reference not in config.conditions:
             raise ConfigError(
-                "REFERENCE", f"{origin}: reference {config.reference.value!r} is not among the conditions"
+                Reason.REFERENCE, f"{origin}: reference {config.reference.value!r} is not among the conditions"
             )
         unique_lists(origin, {"conditions": config.conditions, "seeds": config.seeds, "roles": config.roles})
 
@@ -144,7 +145,7 @@ class EpisodeKind(ExperimentKind[EpisodeExperimentConfig, tuple[Cluster, ...], E
         idle = [name for name in config.backends if name not in used]
         if idle:
             raise ConfigError(
-                "BACKEND_FITS_NOTHING",
+                Reason.BACKEND_FITS_NOTHING,
                 f"{idle[0]} runs in none of this config's conditions and surfaces "
                 "(a trained model writes only the surface and horizon it learned)",
             )

@@ -20,6 +20,7 @@ from gencoord.gate.pool import gate_pool, team_pool
 from gencoord.gate.rounds import run_gate_episode
 from gencoord.gate.suite import GateInstance
 from gencoord.prior.load import default_prior, team_prior
+from gencoord.reasons import Reason
 from gencoord.tasks.team import TeamTask
 from gencoord.tasks.team_files import load_team_tasks
 from gencoord.worlds.choice import executor_for
@@ -42,7 +43,7 @@ def gate_tasks_of(config: GateExperimentConfig) -> tuple[TeamTask, ...]:
     repeated = sorted({ident for ident in ids if ids.count(ident) > 1})
     if repeated:
         raise ConfigError(
-            "DUPLICATE_TASK", f"{config.name}: task ids must be unique across files; repeated: {repeated[0]}"
+            Reason.DUPLICATE_TASK, f"{config.name}: task ids must be unique across files; repeated: {repeated[0]}"
         )
     return tasks
 
@@ -84,7 +85,7 @@ class GateKind(ExperimentKind[GateExperimentConfig, GatePool, GateJob]):
         gate_tasks_of(config)  # every task file loads and every item exists
         if config.reference is not None and config.reference not in config.conditions:
             raise ConfigError(
-                "REFERENCE", f"{origin}: reference {config.reference.value!r} is not among the conditions"
+                Reason.REFERENCE, f"{origin}: reference {config.reference.value!r} is not among the conditions"
             )
 
     def prepare(self, config: GateExperimentConfig) -> GatePool:

@@ -23,6 +23,7 @@ from gencoord.errors import ConfigError
 from gencoord.eval.experiment import ExperimentKind, Record, ReportParts, validated_with
 from gencoord.eval.kinds.team.config import TeamExperimentConfig, TeamTasks
 from gencoord.prior.load import team_prior
+from gencoord.reasons import Reason
 from gencoord.run.any_task import run_through_outages
 from gencoord.run.kinds import task_kind
 from gencoord.run.team_choices import TeamMode
@@ -42,7 +43,7 @@ def team_tasks_of(config: TeamExperimentConfig) -> TeamTasks:
     names no task (NO_TASK_MATCHES).
     """
     if len(set(config.tasks)) != len(config.tasks):
-        raise ConfigError("DUPLICATE_TASK", f"{config.name}: a task file is listed twice")
+        raise ConfigError(Reason.DUPLICATE_TASK, f"{config.name}: a task file is listed twice")
     prior = team_prior()
     files = [read_task_file(Path(path), config.format, prior) for path in config.tasks]
     tasks = [(path, task) for path, loaded in zip(config.tasks, files, strict=True) for task in loaded.tasks]
@@ -51,7 +52,7 @@ def team_tasks_of(config: TeamExperimentConfig) -> TeamTasks:
         tasks = [(path, task) for path, task in tasks if any(fnmatchcase(task.id, p) for p in config.match)]
         refused = [(path, r) for path, r in refused if any(fnmatchcase(r.task, p) for p in config.match)]
         if not tasks and not refused:
-            raise ConfigError("NO_TASK_MATCHES", f"{config.name}: no task id matches {' or '.join(config.match)}")
+            raise ConfigError(Reason.NO_TASK_MATCHES, f"{config.name}: no task id matches {' or '.join(config.match)}")
     kept: list[tuple[str, AnyTask | Refusal]] = [*(tasks[: config.clusters] if config.clusters else tasks)]
     if config.repeats > 1:
         kept = [
