@@ -7,7 +7,7 @@ A reason is the stable, machine-readable sub-code a caller branches on (``UNKNOW
 an operational one (``CONFIG_INVALID``, ``CALL_ORDER``). The reasons are the members of
 ``gencoord.reasons.Reason``; the classes are ``gencoord.errors``'. Each reason's rows say where
 it is raised and with what message, read from every use of ``Reason.<NAME>`` in ``src/gencoord``
-(Python, with its syntax tree) and every ``SkillFailure``/``BridgeError`` of the Minecraft bridge
+(Python, with its syntax tree) and every ``SkillFailure``/``BridgeError`` and failure answer of the Minecraft bridge
 (JavaScript, by pattern). ``--check`` (run by the tests) fails when the file is stale, when a
 reason is raised as a string instead of a member, when the bridge raises an undeclared one, and
 when a declared reason is never used.
@@ -28,6 +28,9 @@ SOURCE = ROOT / "src" / "gencoord"
 OUT = ROOT / "docs" / "errors.md"
 REASON = re.compile(r"^[A-Z][A-Z0-9_]+$")
 JS_FAILURE = re.compile(r"new (SkillFailure|BridgeError)\(\s*'([A-Z][A-Z0-9_]+)'\s*,\s*(`[^`]*`|'[^']*')?")
+JS_ANSWER = re.compile(
+    r"code: (?:state\.dead\[[^\]]*\] \? '[A-Z_]+' : )?'([A-Z][A-Z0-9_]+)', message: (`[^`]*`|'[^']*')"
+)
 ACTION_FAILURES = {"ActionFailure", "RefusedError", "SkillFailure", "BridgeError"}
 
 
@@ -132,6 +135,9 @@ def _javascript() -> list[Found]:
         for match in JS_FAILURE.finditer(text):
             message = (match.group(3) or "").strip("`'").replace("${", "{")
             found.append(Found(match.group(1), match.group(2), str(module.relative_to(ROOT / "src")), message))
+        for match in JS_ANSWER.finditer(text):  # a failure the bridge answers with, not thrown by a skill
+            message = match.group(2).strip("`'").replace("${", "{")
+            found.append(Found("bridge answer", match.group(1), str(module.relative_to(ROOT / "src")), message))
     return found
 
 
@@ -181,7 +187,7 @@ def catalogue() -> tuple[str, list[str]]:
     for item in found:
         if item.kind in classes:
             by_class[item.kind].append(item)
-        elif item.kind in ACTION_FAILURES:
+        elif item.kind in ACTION_FAILURES or item.kind == "bridge answer":
             actions[item.reason].append(item)
         else:
             passed[item.reason].append(item)
