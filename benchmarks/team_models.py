@@ -97,9 +97,9 @@ Setting = tuple[str, str, SurfaceName]
 
 def pretrained_settings(adapter: Path, peers: Path | None, checkpoint: Path, lead: Path) -> list[Setting]:
     """The pretrained model (SmolLM2-135M-Instruct with a fine-tuned adapter) in every role: a checked lead and
-    constrained peers, with the adapter kept for the peers' answers where one is given; the one adapter in every
-    role beside it; and, on the same tasks (item families no model was trained on), the shipped tiny pair in the
-    same roles and the planner with rule peers, the reference."""
+    constrained peers, with the adapter kept for the peers' answers where one is given (else the one adapter in
+    every role: ``--pretrained-peers none``); and, on the same tasks (item families no model was trained on),
+    the shipped tiny pair in the same roles and the planner with rule peers, the reference."""
     rows = [("planner + rule peers", "planner", SurfaceName.DSL)]
     if peers is not None:
         rows.append(
@@ -109,13 +109,14 @@ def pretrained_settings(adapter: Path, peers: Path | None, checkpoint: Path, lea
                 SurfaceName.DSL,
             )
         )
-    rows.append(
-        (
-            f"SmolLM2+LoRA: checked lead, constrained peers, both {adapter.name}",
-            f"lead=checked:{adapter},peers=constrained:{adapter}",
-            SurfaceName.DSL,
+    else:
+        rows.append(
+            (
+                f"SmolLM2+LoRA: checked lead, constrained peers, both {adapter.name}",
+                f"lead=checked:{adapter},peers=constrained:{adapter}",
+                SurfaceName.DSL,
+            )
         )
-    )
     rows.append(
         (
             "tiny: lead checkpoint checked, constrained peers",
