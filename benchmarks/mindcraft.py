@@ -152,7 +152,7 @@ def _by_agents(results: list[TeamResult]) -> dict[str, dict[str, object]]:
 def _run(task: TeamTask | CookingTask, prior: Prior, executor: object = None) -> TeamResult:
     """Any task as ``gencoord tasks run`` runs it: its kind's runner, the planner leading, private bags."""
     players = team_players("planner", prior)
-    return task_kind(task).run(task, prior, TeamMode.PRIVATE, SurfaceName.DSL, players, executor)  # type: ignore[arg-type]
+    return task_kind(task).play(task, prior, TeamMode.PRIVATE, SurfaceName.DSL, players, executor)  # type: ignore[arg-type]
 
 
 def _variant(task: CookingTask) -> str:

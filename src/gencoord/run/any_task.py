@@ -84,7 +84,7 @@ def run_task(
     world_executor = make_executor(choice) if executor is None else executor
     try:
         return run_through_outages(
-            lambda: task_kind(task).run(task, prior, TeamMode(mode), SurfaceName(surface), players, world_executor)
+            lambda: task_kind(task).play(task, prior, TeamMode(mode), SurfaceName(surface), players, world_executor)
         )
     finally:
         if made:

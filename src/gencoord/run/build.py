@@ -72,9 +72,10 @@ def run_build_task(
 ) -> TeamResult:
     """One construction task end to end; never raises for a task that cannot be built (the result says why).
 
-    ``surface`` and ``backend`` are the run's settings: a construction commitment travels in
-    the Short DSL and is written by the build planner, and any other setting is refused in
-    the result (nothing runs) rather than silently replaced.
+    A construction commitment travels in the Short DSL and is written by the build planner: another
+    ``surface`` is refused in the result (nothing runs) rather than silently replaced, and ``backend``
+    is the lead's name the record gives (which families may lead which kinds is ``TaskKind.play``'s
+    to check, from what each family says it writes).
     """
     clock = time.perf_counter()
     episode, world = build_world(task)
@@ -88,11 +89,6 @@ def run_build_task(
 
     if surface is not SurfaceName.DSL:
         return finish(code=Reason.UNSUPPORTED_SURFACE, message="construction commitments travel in the Short DSL only")
-    if backend != PLANNER:
-        return finish(
-            code=Reason.UNSUPPORTED_BACKEND,
-            message=f"construction tasks are led by the build planner; {backend} cannot lead one yet",
-        )
 
     def draft(view: BuildTask) -> Draft:
         verdict = judge_build(view)

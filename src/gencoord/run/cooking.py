@@ -169,11 +169,6 @@ def run_cooking_task(
 
     if surface is not SurfaceName.DSL:
         return finish(code=Reason.UNSUPPORTED_SURFACE, message="a cooking commitment travels in the Short DSL only")
-    if backend != PLANNER:
-        return finish(
-            code=Reason.UNSUPPORTED_BACKEND,
-            message=f"cooking tasks are led by the cooking planner; {backend} cannot lead one",
-        )
     if task.goal_met({a.name: a.inventory for a in task.agents}, {}):
         return finish(message="the goal already holds: nothing to coordinate", success=True)
 
