@@ -48,8 +48,9 @@ from gencoord.dsl.surface import SurfaceName
 from gencoord.prior.load import team_prior
 from gencoord.prior.prior import Prior
 from gencoord.run.kinds import task_kind
-from gencoord.run.team import TeamResult, run_team_task
+from gencoord.run.team import run_team_task
 from gencoord.run.team_choices import TeamMode
+from gencoord.run.team_run import TeamResult
 from gencoord.tasks.cooking import CookingTask
 from gencoord.tasks.generate import random_mindcraft_task
 from gencoord.tasks.generate_cooking import cooking_tasks

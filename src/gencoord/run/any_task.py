@@ -18,9 +18,9 @@ from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import BackendError, OperationalError
 from gencoord.prior.load import team_prior
 from gencoord.run.kinds import task_kind
-from gencoord.run.team import TeamResult
 from gencoord.run.team_choices import TeamMode
 from gencoord.run.team_record import team_record
+from gencoord.run.team_run import TeamResult
 from gencoord.worlds.choice import WorldChoice, make_executor
 
 if TYPE_CHECKING:

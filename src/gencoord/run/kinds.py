@@ -25,8 +25,9 @@ from gencoord.protocol.wire import Wire
 from gencoord.reasons import Reason
 from gencoord.run.build import build_lead, run_build_task
 from gencoord.run.cooking import cooking_lead, run_cooking_task
-from gencoord.run.team import TeamResult, lead_of, run_team_task
+from gencoord.run.team import lead_of, run_team_task
 from gencoord.run.team_choices import TeamMode
+from gencoord.run.team_run import TeamResult
 from gencoord.tasks.build import BuildTask
 from gencoord.tasks.cooking import CookingTask
 from gencoord.tasks.team import TaskBase, TeamTask
