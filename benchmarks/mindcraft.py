@@ -48,8 +48,9 @@ from gencoord.dsl.surface import SurfaceName
 from gencoord.prior.load import team_prior
 from gencoord.prior.prior import Prior
 from gencoord.run.kinds import task_kind
-from gencoord.run.team import TeamResult, run_team_task
+from gencoord.run.team import run_team_task
 from gencoord.run.team_choices import TeamMode
+from gencoord.run.team_run import TeamResult
 from gencoord.tasks.cooking import CookingTask
 from gencoord.tasks.generate import random_mindcraft_task
 from gencoord.tasks.generate_cooking import cooking_tasks
@@ -152,7 +153,7 @@ def _by_agents(results: list[TeamResult]) -> dict[str, dict[str, object]]:
 def _run(task: TeamTask | CookingTask, prior: Prior, executor: object = None) -> TeamResult:
     """Any task as ``gencoord tasks run`` runs it: its kind's runner, the planner leading, private bags."""
     players = team_players("planner", prior)
-    return task_kind(task).run(task, prior, TeamMode.PRIVATE, SurfaceName.DSL, players, executor)  # type: ignore[arg-type]
+    return task_kind(task).play(task, prior, TeamMode.PRIVATE, SurfaceName.DSL, players, executor)  # type: ignore[arg-type]
 
 
 def _variant(task: CookingTask) -> str:

@@ -46,7 +46,8 @@ from gencoord.dsl.surface import SurfaceName
 from gencoord.models.load import export_merged
 from gencoord.models.manifest import MANIFEST
 from gencoord.prior.load import team_prior
-from gencoord.run.team import TeamResult, run_team_task
+from gencoord.run.team import run_team_task
+from gencoord.run.team_run import TeamResult
 from gencoord.tasks.team import TeamTask
 from gencoord.tasks.team_files import read_task_file
 from gencoord.train.team_data import HELD_OUT, draw_task

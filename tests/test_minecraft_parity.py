@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from gencoord.prior.load import team_prior
-from gencoord.run.team import TeamResult, run_team_task
+from gencoord.run.team import run_team_task
+from gencoord.run.team_run import TeamResult
 from gencoord.tasks.generate import random_mindcraft_task
 from gencoord.tasks.mindcraft_data import mindcraft_world
 from gencoord.tasks.team import TeamTask

@@ -15,12 +15,16 @@ from typing import Any, ClassVar
 import pytest
 
 from gencoord import TaskBase, TaskKind, read_task_file, register_task_format, register_task_kind, run_task, task_record
+from gencoord.backends.registry import team_players
+from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
+from gencoord.prior.load import team_prior
 from gencoord.prior.prior import Prior
 from gencoord.run.kinds import TASK_KINDS, Judgement, task_kind
 from gencoord.run.team import run_team_task
+from gencoord.run.team_choices import TeamMode
 from gencoord.tasks.task_format import TaskFileFormat
-from gencoord.tasks.team import TeamTask, check_agents, check_item
+from gencoord.tasks.team import TeamAgent, TeamTask, check_agents, check_item
 
 
 class DeliveryTask(TaskBase):
@@ -59,6 +63,7 @@ DELIVERY = TaskKind(
     lambda task: {"chest": "order_chest", "item": task.item, "count": task.count},
     lambda task: f"{task.count} {task.item} in the order chest",
     lambda task: {"items": str(task.count)},
+    commitment="crafting",  # its lead writes a crafting commitment: whoever leads crafting may lead it
 )
 
 
@@ -115,3 +120,29 @@ def test_the_shipped_kinds_are_registered_by_name_and_a_kind_is_registered_once(
     with pytest.raises(ConfigError) as unknown:
         TASK_KINDS.get("deliveri")
     assert unknown.value.reason == "UNKNOWN_NAME" and "delivery" in unknown.value.message
+
+
+TINY = Path(__file__).parents[1] / "src" / "gencoord" / "experiments" / "checkpoints" / "tiny-team"
+KITCHEN = Path(__file__).parent / "fixtures" / "cooking" / "kitchen.json"
+
+
+def test_a_lead_leads_only_the_kinds_whose_commitments_its_family_writes() -> None:
+    """A trained model writes crafting commitments: it leads a delivery (whose commitment is crafting's), while a
+    kind with its own commitment, and a cooking task, are refused by name before anything runs; the planner
+    writes every kind's."""
+    prior = team_prior()
+    model = team_players(f"lead=constrained:{TINY},peers=rule", prior)
+    assert model.commitments == frozenset({"crafting"}) and team_players("planner", prior).commitments is None
+    bags = [TeamAgent(name="ann", inventory={"oak_log": 1}), TeamAgent(name="ben")]
+    task = DeliveryTask(id="planks", item="oak_planks", count=4, agents=bags)
+    led = DELIVERY.play(task, prior, TeamMode.PRIVATE, SurfaceName.DSL, model, None)
+    assert led.code != "UNSUPPORTED_BACKEND" and any(g.stage == "team_lead" for g in led.generations)
+    own = replace(DELIVERY, commitment="")  # a kind that declares a commitment of its own
+    refused = own.play(task, prior, TeamMode.PRIVATE, SurfaceName.DSL, model, None)
+    assert refused.code == "UNSUPPORTED_BACKEND" and not refused.wire.messages and not refused.generations
+    assert "cannot lead delivery tasks" in str(refused.message)
+    assert own.play(task, prior, TeamMode.PRIVATE, SurfaceName.DSL, team_players("planner", prior), None).success
+    cooking = read_task_file(KITCHEN).tasks[0]
+    kitchen = run_task(cooking, team=f"lead=constrained:{TINY},peers=rule")
+    assert kitchen.code == "UNSUPPORTED_BACKEND" and not kitchen.wire.messages
+    assert kitchen.lead == task_kind(cooking).lead(cooking) and "cannot lead cooking tasks" in str(kitchen.message)

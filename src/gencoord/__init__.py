@@ -52,7 +52,8 @@ if TYPE_CHECKING:
     from gencoord.run.episode import Condition, EpisodeResult, run_episode
     from gencoord.run.kinds import TaskKind, register_task_kind
     from gencoord.run.lifecycle import run_feedback, run_forward
-    from gencoord.run.team import TeamResult, run_team_task
+    from gencoord.run.team import run_team_task
+    from gencoord.run.team_run import TeamResult
     from gencoord.tasks.cluster import make_cluster
     from gencoord.tasks.context import LocalContext
     from gencoord.tasks.instances import EpisodeSpec, build_episode
@@ -104,7 +105,7 @@ _HOMES = {
     "TaskBase": "gencoord.tasks.team",
     "TaskFileFormat": "gencoord.tasks.task_format",
     "TaskKind": "gencoord.run.kinds",
-    "TeamResult": "gencoord.run.team",
+    "TeamResult": "gencoord.run.team_run",
     "TeamTask": "gencoord.tasks.team",
     "World": "gencoord.worlds.registry",
     "WorldSnapshot": "gencoord.worlds.executor",

@@ -63,6 +63,9 @@ class BackendFamily:
     """Its backends call a model endpoint: a run caps its workers at the endpoint's concurrency."""
     plays_pairs: ClassVar[bool] = False
     leads_teams: ClassVar[bool] = False
+    commitments: ClassVar[frozenset[str] | None] = frozenset({"crafting"})
+    """As a team lead, the task kinds whose commitments it writes: a language model writes crafting's n-party
+    SELF+REQ. None: every kind's, each through that kind's own planner (the planner family)."""
     answers_teams: ClassVar[bool] = False
     """It plays a team peer: answers a supply question (HAVE) and decides on a proposal (ACCEPT, COUNTER, REJECT)."""
 

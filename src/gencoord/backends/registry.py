@@ -180,6 +180,7 @@ class FactorizedRuleFamily(BackendFamily):
 class PlannerFamily(BackendFamily):
     name = "planner"
     leads_teams = True
+    commitments = None  # each kind's planner writes its commitment
 
     def team_lead(self, target: str | None, prior: Prior) -> Backend:
         from gencoord.backends.planner import PlannerBackend  # noqa: PLC0415  (scipy's solver loads when planning)
@@ -334,6 +335,7 @@ class TeamPlayers:
     lead: Backend
     peers: Backend
     thinking: Thinking = field(default_factory=Thinking)  # how long their messages take in the world
+    commitments: frozenset[str] | None = None  # the task kinds whose commitments the lead writes (None: every kind)
 
 
 def team_players(name: str | TeamRoles, prior: Prior, thinking: Thinking | None = None) -> TeamPlayers:
@@ -341,7 +343,10 @@ def team_players(name: str | TeamRoles, prior: Prior, thinking: Thinking | None 
     roles = parse_team_roles(name)
     lead, peers = roles.lead, roles.peers
     return TeamPlayers(
-        lead.family.team_lead(lead.target, prior), peers.family.team_peer(peers.target, prior), thinking or Thinking()
+        lead.family.team_lead(lead.target, prior),
+        peers.family.team_peer(peers.target, prior),
+        thinking or Thinking(),
+        lead.family.commitments,
     )
 
 

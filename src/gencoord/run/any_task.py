@@ -18,9 +18,9 @@ from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import BackendError, OperationalError
 from gencoord.prior.load import team_prior
 from gencoord.run.kinds import task_kind
-from gencoord.run.team import TeamResult
 from gencoord.run.team_choices import TeamMode
 from gencoord.run.team_record import team_record
+from gencoord.run.team_run import TeamResult
 from gencoord.worlds.choice import WorldChoice, make_executor
 
 if TYPE_CHECKING:
@@ -84,7 +84,7 @@ def run_task(
     world_executor = make_executor(choice) if executor is None else executor
     try:
         return run_through_outages(
-            lambda: task_kind(task).run(task, prior, TeamMode(mode), SurfaceName(surface), players, world_executor)
+            lambda: task_kind(task).play(task, prior, TeamMode(mode), SurfaceName(surface), players, world_executor)
         )
     finally:
         if made:

@@ -25,17 +25,15 @@ import time
 from dataclasses import replace
 
 from gencoord.backends.base import Backend
-from gencoord.backends.peer import RulePeer
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import GencoordError, OperationalError
 from gencoord.planning.build import SCAFFOLD_BLOCKS, alone_makespan, judge_build, plan_build, unbuildable
 from gencoord.prior.prior import Prior
 from gencoord.protocol.supply import MAX_ASKED, SupplyQuery
-from gencoord.protocol.wire import Wire
 from gencoord.reasons import Reason
-from gencoord.run.team import TeamResult, Verdict, executed
 from gencoord.run.team_choices import TeamMode
-from gencoord.run.team_exchange import Draft, Peers, RuleLead, asked_view, negotiate
+from gencoord.run.team_exchange import Draft, RuleLead, asked_view, negotiate
+from gencoord.run.team_run import TeamResult, Verdict, start_run
 from gencoord.runtime.compile import compile_plan
 from gencoord.runtime.materialize import materialize
 from gencoord.runtime.thinking import Thinking
@@ -43,7 +41,6 @@ from gencoord.tasks.blueprint import score_build
 from gencoord.tasks.build import BuildTask
 from gencoord.tasks.world import BUILD_SITE, build_world
 from gencoord.worlds.executor import Executor, WorldSnapshot
-from gencoord.worlds.sim.executor import SimExecutor
 
 PLANNER = "planner"
 """The one lead construction tasks have: the rule of ``planning/build.py`` (model leads build nothing yet)."""
@@ -72,26 +69,28 @@ def run_build_task(
 ) -> TeamResult:
     """One construction task end to end; never raises for a task that cannot be built (the result says why).
 
-    ``surface`` and ``backend`` are the run's settings: a construction commitment travels in
-    the Short DSL and is written by the build planner, and any other setting is refused in
-    the result (nothing runs) rather than silently replaced.
+    A construction commitment travels in the Short DSL and is written by the build planner: another
+    ``surface`` is refused in the result (nothing runs) rather than silently replaced, and ``backend``
+    is the lead's name the record gives (which families may lead which kinds is ``TaskKind.play``'s
+    to check, from what each family says it writes).
     """
     clock = time.perf_counter()
-    episode, world = build_world(task)
-    lead, wire = build_lead(task), Wire()
-    peers = Peers(peer_backend or RulePeer(prior), task, episode.refs, surface)
-    result = TeamResult(task, mode, surface, lead, backend, True, False, None, None, wire)
-    executor = executor or SimExecutor(prior.game)
-
-    def finish(**changes: object) -> TeamResult:
-        return replace(result, seconds={"protocol": time.perf_counter() - clock}, **changes)  # type: ignore[arg-type]
-
+    run = start_run(
+        task,
+        prior,
+        build_world(task),
+        build_lead(task),
+        backend,
+        mode=mode,
+        surface=surface,
+        peer_backend=peer_backend,
+        executor=executor,
+        clock=clock,
+    )
+    lead, wire, peers = run.lead, run.wire, run.peers
     if surface is not SurfaceName.DSL:
-        return finish(code=Reason.UNSUPPORTED_SURFACE, message="construction commitments travel in the Short DSL only")
-    if backend != PLANNER:
-        return finish(
-            code=Reason.UNSUPPORTED_BACKEND,
-            message=f"construction tasks are led by the build planner; {backend} cannot lead one yet",
+        return run.finish(
+            code=Reason.UNSUPPORTED_SURFACE, message="construction commitments travel in the Short DSL only"
         )
 
     def draft(view: BuildTask) -> Draft:
@@ -105,20 +104,18 @@ def run_build_task(
     makespans: list[float | None] = []
     try:
         view = task if mode is TeamMode.CENTRALIZED else asked_view(task, lead, _asked(task), wire, peers)
-        agreed = negotiate(view, RuleLead(lead, draft, prior, wire, peers), prior, episode)
-        said = agreed.generations + tuple(peers.generations)
-        result = replace(result, generations=said, rounds=len(agreed.generations))
+        agreed = negotiate(view, RuleLead(lead, draft, prior, wire, peers, run.generations), prior, run.episode)
         commitment = agreed.commitment
         if commitment is None:
-            return finish(feasible=agreed.feasible, code=agreed.code, message=agreed.message)
-        result = replace(result, planned_makespan_s=makespans[-1])
-        plan = materialize(commitment, prior, episode)
-        program = compile_plan(plan, world, prior.game)
-        result = replace(result, single_crafter_s=alone_makespan(task, lead, prior))
+            return run.finish(feasible=agreed.feasible, code=agreed.code, message=agreed.message)
+        plan = materialize(commitment, prior, run.episode)
+        program = compile_plan(plan, run.world, prior.game)
+        alone = alone_makespan(task, lead, prior)
+        run.result = replace(run.result, planned_makespan_s=makespans[-1], single_crafter_s=alone)
     except GencoordError as error:
         if isinstance(error, OperationalError) and error.outage:  # an endpoint gone: no outcome of the team's
             raise
-        return finish(code=error.reason, message=error.message, failure=str(error.code))
+        return run.finish(code=error.reason, message=error.message, failure=str(error.code))
 
     skipped = unbuildable(task)
 
@@ -135,4 +132,4 @@ def run_build_task(
         message = f"{differ}; first at offset {x},{y},{z}: {first.expected} expected, {first.actual} found"
         return Verdict(False, "BLUEPRINT_MISMATCH", message, {"built": built})
 
-    return executed(result, commitment, plan, program, world, executor, clock, blueprint_check, thinking)
+    return run.execute(commitment, plan, program, blueprint_check, thinking)

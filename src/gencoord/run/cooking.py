@@ -28,7 +28,6 @@ import time
 from dataclasses import replace
 
 from gencoord.backends.base import Backend
-from gencoord.backends.peer import RulePeer
 from gencoord.dsl.ast import Path
 from gencoord.dsl.serialize import format_path
 from gencoord.dsl.surface import SurfaceName
@@ -43,9 +42,9 @@ from gencoord.protocol.delivery import Delivery, DeliveryKind, transmit
 from gencoord.protocol.supply import MAX_ASKED, SupplyQuery
 from gencoord.protocol.wire import Wire
 from gencoord.reasons import Reason
-from gencoord.run.team import TeamResult, Verdict, executed
 from gencoord.run.team_choices import TeamMode
-from gencoord.run.team_exchange import Draft, Peers, RuleLead, asked_view, negotiate
+from gencoord.run.team_exchange import Draft, RuleLead, asked_view, negotiate
+from gencoord.run.team_run import TeamResult, Verdict, start_run
 from gencoord.runtime.compile import compile_plan
 from gencoord.runtime.materialize import materialize
 from gencoord.runtime.thinking import Thinking
@@ -53,7 +52,6 @@ from gencoord.tasks.cooking import CookingTask
 from gencoord.tasks.team import TeamAgent
 from gencoord.tasks.world import team_world
 from gencoord.worlds.executor import Executor, WorldSnapshot
-from gencoord.worlds.sim.executor import SimExecutor
 
 PLANNER = "planner"
 """The one lead cooking tasks have: the rule of ``planning/cooking.py``."""
@@ -158,24 +156,24 @@ def run_cooking_task(
 ) -> TeamResult:
     """One cooking task end to end; never raises for a task that cannot be coordinated (the result says why)."""
     clock = time.perf_counter()
-    episode, world = team_world(task, prior)
-    lead, wire = cooking_lead(task), Wire()
-    peers = Peers(peer_backend or RulePeer(prior), task, episode.refs, surface)
-    result = TeamResult(task, mode, surface, lead, backend, True, False, None, None, wire)
-    executor = executor or SimExecutor(prior.game)
-
-    def finish(**changes: object) -> TeamResult:
-        return replace(result, seconds={"protocol": time.perf_counter() - clock}, **changes)  # type: ignore[arg-type]
-
+    made = team_world(task, prior)
+    run = start_run(
+        task,
+        prior,
+        made,
+        cooking_lead(task),
+        backend,
+        mode=mode,
+        surface=surface,
+        peer_backend=peer_backend,
+        executor=executor,
+        clock=clock,
+    )
+    lead, wire, peers, episode = run.lead, run.wire, run.peers, run.episode
     if surface is not SurfaceName.DSL:
-        return finish(code=Reason.UNSUPPORTED_SURFACE, message="a cooking commitment travels in the Short DSL only")
-    if backend != PLANNER:
-        return finish(
-            code=Reason.UNSUPPORTED_BACKEND,
-            message=f"cooking tasks are led by the cooking planner; {backend} cannot lead one",
-        )
+        return run.finish(code=Reason.UNSUPPORTED_SURFACE, message="a cooking commitment travels in the Short DSL only")
     if task.goal_met({a.name: a.inventory for a in task.agents}, {}):
-        return finish(message="the goal already holds: nothing to coordinate", success=True)
+        return run.finish(message="the goal already holds: nothing to coordinate", success=True)
 
     def draft(view: CookingTask) -> Draft:
         planned = plan_cooking(view, lead, prior)
@@ -183,25 +181,23 @@ def run_cooking_task(
 
     try:
         _, spent = _teach(task, lead, prior, episode, wire)
-        result = replace(result, recipe_bytes=spent)
+        run.result = replace(run.result, recipe_bytes=spent)
         view = task if mode is TeamMode.CENTRALIZED else asked_view(task, lead, _asked(task, prior), wire, peers)
-        agreed = negotiate(view, RuleLead(lead, draft, prior, wire, peers), prior, episode)
-        said = agreed.generations + tuple(peers.generations)
-        result = replace(result, generations=said, rounds=len(agreed.generations))
+        agreed = negotiate(view, RuleLead(lead, draft, prior, wire, peers, run.generations), prior, episode)
         commitment, proposal = agreed.commitment, agreed.proposal
         if commitment is None or proposal is None:
-            return finish(feasible=agreed.feasible, code=agreed.code, message=agreed.message)
+            return run.finish(feasible=agreed.feasible, code=agreed.code, message=agreed.message)
         plan = materialize(commitment, prior, episode)
-        program = compile_plan(plan, world, prior.game)
-        result = replace(
-            result,
+        program = compile_plan(plan, run.world, prior.game)
+        run.result = replace(
+            run.result,
             planned_makespan_s=cooking_makespan(task, proposal, lead, prior),
             single_crafter_s=alone_makespan(task, prior),
         )
     except GencoordError as error:
         if isinstance(error, OperationalError) and error.outage:  # an endpoint gone: no outcome of the team's
             raise
-        return finish(code=error.reason, message=error.message, failure=str(error.code))
+        return run.finish(code=error.reason, message=error.message, failure=str(error.code))
 
     def verdict(final: WorldSnapshot) -> Verdict:
         if task.goal_met(final.inventories, final.containers):
@@ -209,4 +205,4 @@ def run_cooking_task(
         unmet = next(goal for goal in task.goals if not goal.met(final.inventories, final.containers))
         return Verdict(False, "GOAL_UNMET", f"at the end, not {unmet.describe()}")
 
-    return executed(result, commitment, plan, program, world, executor, clock, verdict, thinking)
+    return run.execute(commitment, plan, program, verdict, thinking)

@@ -21,11 +21,13 @@ from gencoord.planning.build import judge_build
 from gencoord.planning.cooking import plan_cooking
 from gencoord.planning.feasibility import diagnose
 from gencoord.prior.prior import Prior
+from gencoord.protocol.wire import Wire
 from gencoord.reasons import Reason
-from gencoord.run.build import run_build_task
+from gencoord.run.build import build_lead, run_build_task
 from gencoord.run.cooking import cooking_lead, run_cooking_task
-from gencoord.run.team import TeamResult, run_team_task
+from gencoord.run.team import lead_of, run_team_task
 from gencoord.run.team_choices import TeamMode
+from gencoord.run.team_run import TeamResult
 from gencoord.tasks.build import BuildTask
 from gencoord.tasks.cooking import CookingTask
 from gencoord.tasks.team import TaskBase, TeamTask
@@ -64,6 +66,37 @@ class TaskKind:
     goal: Callable[[Any], dict[str, Any]]  # the record's ``goal``
     describe: Callable[[Any], str]  # the goal in a table cell
     axes: Callable[[Any], dict[str, str]]  # where the task sits on what MINDcraft's generators vary
+    lead: Callable[[Any], str] = lambda task: task.agents[0].name  # who leads it (named in a refusal's record)
+    commitment: str = ""  # the kind whose commitment its lead writes (a plugin's may reuse crafting's); "": its own
+
+    def play(
+        self,
+        task: Any,
+        prior: Prior,
+        mode: TeamMode,
+        surface: SurfaceName,
+        team: TeamPlayers,
+        executor: Executor | None,
+    ) -> TeamResult:
+        """``run``, when the team's lead writes this kind's commitment (its family says which kinds' it writes);
+        otherwise a result that says so, and nothing runs."""
+        written = self.commitment or self.name
+        if team.commitments is None or written in team.commitments:
+            return self.run(task, prior, mode, surface, team, executor)
+        message = f"{team.lead.name} cannot lead {self.name} tasks: it writes {', '.join(sorted(team.commitments))}"
+        message += " commitments, and only the planner writes every kind's"
+        return TeamResult(
+            task,
+            mode,
+            surface,
+            self.lead(task),
+            team.lead.name,
+            True,
+            False,
+            Reason.UNSUPPORTED_BACKEND,
+            message,
+            Wire(),
+        )
 
 
 def _judged(verdict: _Verdict) -> Judgement:
@@ -128,6 +161,7 @@ CRAFTING = TaskKind(
     _crafting_goal,
     lambda task: f"{task.goal.count} {task.goal.item}",
     _crafting_axes,
+    lead_of,
 )
 COOKING = TaskKind(
     "cooking",
@@ -145,6 +179,7 @@ COOKING = TaskKind(
     _cooking_goal,
     lambda task: "; ".join(goal.describe() for goal in task.goals),
     _cooking_axes,
+    cooking_lead,
 )
 CONSTRUCTION = TaskKind(
     "construction",
@@ -162,6 +197,7 @@ CONSTRUCTION = TaskKind(
     _build_goal,
     _build_text,
     lambda task: {"levels": str(task.blueprint.size()[1])},
+    build_lead,
 )
 
 TASK_KINDS: Registry[TaskKind] = Registry(

@@ -32,28 +32,22 @@ decision lines; what a peer says is parsed like any message from the wire.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from gencoord.backends.base import Backend, speaks
-from gencoord.backends.peer import RulePeer
 from gencoord.backends.planner import PlannerBackend
 from gencoord.dsl import team_dialogue
 from gencoord.dsl.ast import Proposal
 from gencoord.dsl.surface import SurfaceName
-from gencoord.errors import WORLD_OUTAGES, ConfigError, GencoordError, OperationalError, WorldError
+from gencoord.errors import ConfigError, GencoordError, OperationalError
 from gencoord.planning.feasibility import diagnose, quick_runs
 from gencoord.planning.planner import makespan, plan_team, single_crafter_makespan
 from gencoord.prior.prior import Prior
 from gencoord.prior.public import PublicEpisode
-from gencoord.protocol.commitment import Commitment
 from gencoord.protocol.generation import Generation, GenerationRequest, Stage
-from gencoord.protocol.plan import DispatchPlan
 from gencoord.protocol.response import Response
 from gencoord.protocol.supply import parse_answer
-from gencoord.protocol.wire import Wire
 from gencoord.reasons import Reason
-from gencoord.run.execution import run_checked
 from gencoord.run.team_choices import TeamMode
 from gencoord.run.team_exchange import (
     Agreement,
@@ -63,70 +57,15 @@ from gencoord.run.team_exchange import (
     projected,
     supply_question,
 )
+from gencoord.run.team_run import TeamResult, Verdict, start_run
 from gencoord.runtime.compile import compile_plan
 from gencoord.runtime.materialize import materialize
-from gencoord.runtime.thinking import Thinking, after_thinking
-from gencoord.runtime.verify import Execution, Outcome, judge
-from gencoord.tasks.blueprint import BuildScore
-from gencoord.tasks.build import BuildTask
+from gencoord.runtime.thinking import Thinking
 from gencoord.tasks.context import LocalContext
-from gencoord.tasks.cooking import CookingTask
 from gencoord.tasks.team import ANY, TeamAgent, TeamTask
 from gencoord.tasks.world import team_world
-from gencoord.worlds.actions import Program
 from gencoord.worlds.executor import Executor, WorldSnapshot
-from gencoord.worlds.sim.executor import SimExecutor
 from gencoord.worlds.sim.physics import TICKS_PER_S, default_physics
-from gencoord.worlds.spec import WorldSpec
-
-
-@dataclass(frozen=True)
-class TeamResult:
-    """How one team task ended (any kind): success, code and message, the exchange, the commitment and the
-    execution; ``task_record`` turns it into the record ``gencoord tasks run`` writes."""
-
-    task: TeamTask | BuildTask | CookingTask
-    mode: TeamMode
-    surface: SurfaceName
-    lead: str
-    backend: str
-    feasible: bool  # the team judged the goal reachable
-    success: bool  # the task's own test, on the final world, within its time limit
-    code: str | None
-    message: str | None
-    wire: Wire
-    generations: tuple[Generation, ...] = ()
-    rounds: int = 0
-    commitment: Commitment | None = None
-    plan: DispatchPlan | None = None
-    execution: Execution | None = None
-    outcome: Outcome | None = None
-    seconds: dict[str, float] = field(default_factory=dict)  # measured: protocol, world
-    planned_makespan_s: float | None = None  # the commitment's dry run on the simulator, from the true bags
-    single_crafter_s: float | None = None  # the fastest plan in which one agent makes everything, likewise
-    built: BuildScore | None = None  # a construction task: the blueprint check on the final world
-    recipe_bytes: int = 0  # a cooking task: what teaching recipes cost on the wire (deliveries and ACKs)
-    thinking_s: float = 0.0  # world time the exchange's messages took to write (time to commitment); 0: none
-    failure: str | None = None  # the class of the error that stopped the exchange (PARSE_FAILURE, CONTRACT_REJECT …)
-
-    @property
-    def model_calls(self) -> int:
-        return sum(generation.reply.model_calls for generation in self.generations)
-
-    @property
-    def tokens(self) -> int | None:
-        """Input and output tokens of every message a model wrote (None: no model with a tokenizer spoke)."""
-        counted = [
-            (g.reply.input_tokens or 0) + (g.reply.output_tokens or 0)
-            for g in self.generations
-            if g.reply.input_tokens is not None or g.reply.output_tokens is not None
-        ]
-        return sum(counted) if counted else None
-
-    @property
-    def duration_s(self) -> float | None:
-        """Simulated (or real) seconds the world ran; None when nothing ran."""
-        return None if self.execution is None else self.execution.final.clock_s
 
 
 def lead_of(task: TeamTask) -> str:
@@ -167,39 +106,37 @@ def run_team_task(
         )
     clock = time.perf_counter()
     backend = lead_backend or PlannerBackend(prior)
-    episode, world = team_world(task, prior)
-    lead, wire = lead_of(task), Wire()
-    peers = Peers(peer_backend or RulePeer(prior), task, episode.refs, surface)
-    result = TeamResult(task, mode, surface, lead, backend.name, True, False, None, None, wire)
-    executor = executor or SimExecutor(prior.game)
-    generations: list[Generation] = []
-
-    def finish(**changes: object) -> TeamResult:
-        seconds = {"protocol": time.perf_counter() - clock}
-        said = tuple(generations) + tuple(peers.generations)
-        rounds = len(generations)  # the lead's messages: one a round, a malformed last one included
-        return replace(result, seconds=seconds, generations=said, rounds=rounds, **changes)  # type: ignore[arg-type]
-
+    run = start_run(
+        task,
+        prior,
+        team_world(task, prior),
+        lead_of(task),
+        backend.name,
+        mode=mode,
+        surface=surface,
+        peer_backend=peer_backend,
+        executor=executor,
+        clock=clock,
+    )
+    lead, peers = run.lead, run.peers
     holders = [a for a in task.agents if task.goal.holder in (ANY, a.name)]
     if any(agent.inventory.get(task.goal.item, 0) >= task.goal.count for agent in holders):
-        return finish(message="the goal already holds: nothing to coordinate", success=True)
-    speaker = Speaker(surface, prior, wire, task)
+        return run.finish(message="the goal already holds: nothing to coordinate", success=True)
+    speaker = Speaker(surface, prior, run.wire, task)
     try:
         view = _lead_view(task, lead, mode, prior, speaker, peers)
         judged = diagnose(view, prior)
         if not judged.feasible:
-            return finish(feasible=False, code=judged.code, message=judged.reason)
-        leading = _BackendLead(lead, backend, prior, episode, surface, speaker, peers, generations)
-        agreed = negotiate(view, leading, prior, episode)
+            return run.finish(feasible=False, code=judged.code, message=judged.reason)
+        leading = _BackendLead(lead, backend, prior, run.episode, surface, speaker, peers, run.generations)
+        agreed = negotiate(view, leading, prior, run.episode)
         commitment, proposal = agreed.commitment, agreed.proposal
         if commitment is None or proposal is None:
-            return finish(feasible=agreed.feasible, code=agreed.code, message=agreed.message)
-        plan = materialize(commitment, prior, episode)
-        program = compile_plan(plan, world, prior.game)
-        result = replace(
-            result,
-            generations=tuple(generations) + tuple(peers.generations),
-            rounds=len(generations),
+            return run.finish(feasible=agreed.feasible, code=agreed.code, message=agreed.message)
+        plan = materialize(commitment, prior, run.episode)
+        program = compile_plan(plan, run.world, prior.game)
+        run.result = replace(
+            run.result,
             planned_makespan_s=makespan(task, proposal, lead, prior),
             single_crafter_s=single_crafter_makespan(task, lead, prior),
         )
@@ -207,7 +144,7 @@ def run_team_task(
         if isinstance(error, OperationalError) and error.outage:  # an endpoint gone: no outcome of the team's
             raise
         feasible = error.reason != Reason.NO_ASSIGNMENT
-        return finish(code=error.reason, message=error.message, failure=str(error.code), feasible=feasible)
+        return run.finish(code=error.reason, message=error.message, failure=str(error.code), feasible=feasible)
     goal = task.goal
 
     def verdict(final: WorldSnapshot) -> Verdict:
@@ -215,7 +152,7 @@ def run_team_task(
             return Verdict(True)
         return Verdict(False, "GOAL_UNMET", f"nobody holds {goal.count} {goal.item} at the end")
 
-    return executed(result, commitment, plan, program, world, executor, clock, verdict, thinking)
+    return run.execute(commitment, plan, program, verdict, thinking)
 
 
 def _lead_view(task: TeamTask, lead: str, mode: TeamMode, prior: Prior, speaker: Speaker, peers: Peers) -> TeamTask:
@@ -271,78 +208,6 @@ class _BackendLead:
         if judged.feasible:
             return None
         return Agreement(None, None, tuple(self.generations), judged.code, judged.reason, feasible=False)
-
-
-@dataclass(frozen=True, slots=True)
-class Verdict:
-    """A task's own success test on the final world: met or not, why not, and what the record adds."""
-
-    met: bool
-    code: str | None = None
-    message: str | None = None
-    extra: dict[str, object] = field(default_factory=dict)  # TeamResult fields the test fills (a build's score)
-
-
-def executed(
-    result: TeamResult,
-    commitment: Commitment,
-    plan: DispatchPlan,
-    program: Program,
-    world: WorldSpec,
-    executor: Executor,
-    clock: float,
-    verdict: Callable[[WorldSnapshot], Verdict],
-    thinking: Thinking | None = None,
-) -> TeamResult:
-    """Run an agreed commitment and judge it: H per hand-over, T, and the task's own test within its time limit.
-
-    The one ending of every team run (crafting, cooking, construction). A world that refuses the team is
-    the task's outcome, never an exception; an outage (a dead server or bridge) raises: the task did not
-    run. ``clock`` is when the protocol began. Under ``thinking``, nobody acts before the exchange's
-    messages are written: every agent first waits the time to commitment.
-    """
-    protocol_s = time.perf_counter() - clock
-    thought = (thinking or Thinking()).total(result.generations)
-    program = after_thinking(program, thought)
-    result = replace(result, thinking_s=thought)
-    started = time.perf_counter()
-    try:
-        execution = run_checked(plan, program, world, executor)
-    except WorldError as error:  # a world that cannot host this team: the task's outcome; an outage is not one
-        if error.outage:
-            raise
-        seconds = {"protocol": protocol_s, "world": time.perf_counter() - started}
-        return replace(
-            result, code=error.reason, message=error.message, commitment=commitment, plan=plan, seconds=seconds
-        )
-    died = next(
-        (r.failure for r in execution.records if r.failure is not None and r.failure.code in WORLD_OUTAGES), None
-    )
-    if died is not None:  # the server, bridge or a bot's connection died mid-episode: no outcome of the team's
-        raise WorldError(Reason(died.code), died.message)
-    outcome = judge(plan, (), execution)
-    judged = verdict(execution.final)
-    in_time = execution.final.clock_s <= result.task.time_limit_s
-    success = outcome.fulfilled is True and judged.met and in_time
-    code, message = outcome.reason, outcome.message
-    if outcome.failure is None and not judged.met:
-        code, message = judged.code, judged.message
-    elif outcome.failure is None and not in_time:
-        code = "TIME_LIMIT"
-        message = f"the goal held after {execution.final.clock_s:.1f} s; the limit is {result.task.time_limit_s:.0f} s"
-    seconds = {"protocol": protocol_s, "world": time.perf_counter() - started}
-    return replace(
-        result,
-        success=success,
-        code=None if success else code,
-        message=None if success else message,
-        commitment=commitment,
-        plan=plan,
-        execution=execution,
-        outcome=replace(outcome, success=success),
-        seconds=seconds,
-        **judged.extra,  # type: ignore[arg-type]
-    )
 
 
 HANDOVER_FLOOR_S = (default_physics().toss_ticks + default_physics().pickup_delay_ticks) / TICKS_PER_S

@@ -18,8 +18,8 @@ from gencoord.dsl.serialize import format_path
 from gencoord.protocol.generation import Generation
 from gencoord.run.kinds import task_kind
 from gencoord.run.record import action_rows, observation_record, plan_record
-from gencoord.run.team import TeamResult
 from gencoord.run.team_choices import TeamMode
+from gencoord.run.team_run import TeamResult
 from gencoord.tasks.blueprint import AIR, BuildScore
 from gencoord.tasks.build import BuildTask
 from gencoord.tasks.task_format import AnyTask

@@ -112,7 +112,7 @@ class TeamKind(ExperimentKind[TeamExperimentConfig, TeamTasks, TeamJob]):
             refused = refusal_record(entry, path, job.mode, job.surface.value, config.world.kind, job.backend)
             return refused | viewer | {"outcome": {"G": False}}
         team = run_through_outages(
-            lambda: task_kind(entry).run(
+            lambda: task_kind(entry).play(
                 entry, team_prior(), job.mode, job.surface, players, executor_for(config.world)
             )
         )
