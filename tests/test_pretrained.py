@@ -34,6 +34,7 @@ from tests.test_api_served import _serve, _tiny_chat_model
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("pretrained")]
 PRIOR = team_prior()
 SHIPPED = Path(__file__).parents[1] / "src" / "gencoord" / "experiments" / "checkpoints" / "smollm2-team"
+SHIPPED_PEERS = SHIPPED.with_name("smollm2-team-peers")  # the adapter kept for the peers' answers
 CRAFTING = Path(__file__).parents[2] / "shared" / "data" / "mindcraft" / "crafting" / "filtered_train_tasks.json"
 
 
@@ -120,8 +121,9 @@ def _crafting(agents: int, count: int) -> list[TeamTask]:
 
 @pytest.mark.skipif(not CRAFTING.exists(), reason="MINDcraft's train files are not beside the checkout")
 def test_the_shipped_adapter_plays_every_role_of_mindcraft_crafting_tasks() -> None:
-    """The lead and the peers are the fine-tuned model under their grammars (one greedy draft: CI's time)."""
-    players = team_players(f"lead=constrained:{SHIPPED},peers=constrained:{SHIPPED}", PRIOR)
+    """The lead and the peers are the fine-tuned model under their grammars (one greedy draft: CI's time), each
+    role with the adapter shipped for it."""
+    players = team_players(f"lead=constrained:{SHIPPED},peers=constrained:{SHIPPED_PEERS}", PRIOR)
     results = [
         run_team_task(task, PRIOR, lead_backend=players.lead, peer_backend=players.peers) for task in _crafting(2, 3)
     ]
