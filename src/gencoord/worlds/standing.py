@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Container, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -298,8 +298,11 @@ class Terrain:
                         queue.append(before)
         return found
 
-    def walk_to(self, start: Cell, arrived: Callable[[Cell], bool], limit: int = 20000) -> Stand | None:
-        """The nearest stand (fewest moves) from ``start`` where ``arrived`` holds; None when there is none."""
+    def walk_to(
+        self, start: Cell, arrived: Callable[[Cell], bool], limit: int = 20000, avoid: Container[Cell] = ()
+    ) -> Stand | None:
+        """The nearest stand (fewest moves) from ``start`` where ``arrived`` holds, not through ``avoid``; None when
+        there is none."""
         if arrived(start):
             return Stand(start, 0, 0)
         seen: dict[Cell, tuple[int, int]] = {start: (0, 0)}
@@ -308,7 +311,7 @@ class Terrain:
             here = queue.popleft()
             moves, climbs = seen[here]
             for near, climb in self.moves(here):
-                if near in seen:
+                if near in seen or near in avoid:
                     continue
                 seen[near] = (moves + 1, climbs + climb)
                 if arrived(near):
@@ -374,6 +377,8 @@ def choose_stand(
     if back is not None:
         with terrain.adding(filled, block):
             way_back = terrain.reaching(back)
+        if not any(within(feet) for feet in way_back):
+            return None  # no stand it could walk back from reaches the cell: no walk finds one
         return terrain.walk_to(start, lambda feet: within(feet) and feet in way_back)
 
     def free(feet: Cell) -> bool:

@@ -144,7 +144,7 @@ def tower_to_walk_off(
                 return feet in back[0]
 
             with terrain.adding(tower.cells, "scaffolding"):
-                stand = terrain.walk_to(top, and_back, limit=3000)
+                stand = terrain.walk_to(top, and_back, limit=3000, avoid=seen.keys())
             if stand is not None and stand.feet != tower.top:
                 return Stand(stand.feet, seen[base] + stand.moves, stand.climbs), tower
     return None
