@@ -233,13 +233,17 @@ def _regions(task: BuildTask, wanted: dict[Cell, str], scaffold: Scaffolding, ma
     scaffolding path goes to the builder of the cell it holds up.
     """
     can_build = builders(task)
-    ordered = sorted(wanted, key=lambda cell: (cell[0], cell[2], cell[1]))
+    columns: dict[tuple[int, int], list[Cell]] = {}
+    for cell in sorted(wanted, key=lambda cell: (cell[0], cell[2], cell[1])):
+        columns.setdefault((cell[0], cell[2]), []).append(cell)
     shares: dict[str, list[Cell]] = {name: [] for name in can_build}
     owner: dict[Cell, str] = {}
-    for position, cell in enumerate(ordered):
-        name = can_build[position * len(can_build) // len(ordered)]
-        shares[name].append(cell)
-        owner[cell] = name
+    passed = 0
+    for column in columns.values():  # a whole column to one builder: the stretch its middle falls in
+        name = can_build[min(len(can_build) - 1, (2 * passed + len(column)) * len(can_build) // (2 * len(wanted)))]
+        shares[name] += column
+        owner.update(dict.fromkeys(column, name))
+        passed += len(column)
     for path, served in zip(scaffold.paths, scaffold.serves, strict=True):
         shares[owner.get(served, can_build[0])] += path
         wanted.update(dict.fromkeys(path, TEMPORARY + material))

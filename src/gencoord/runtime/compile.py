@@ -19,6 +19,7 @@ from gencoord.prior.gamedata import GameData
 from gencoord.prior.loot import Drop, certain, default_loot
 from gencoord.protocol.plan import DispatchPlan, PlannedTask
 from gencoord.reasons import Reason
+from gencoord.runtime.interleave import interleave
 from gencoord.runtime.stands import place_builders
 from gencoord.worlds.actions import (
     Action,
@@ -241,7 +242,7 @@ def compile_plan(plan: DispatchPlan, world: WorldSpec, game: GameData) -> Progra
             deps.append(waits if position == 0 else ())
             actions.append(action)
         last[task.id] = len(actions) - 1
-    _support(actions, deps)
+    _support(actions, deps, interleave(actions))
     handoffs = tuple(last[check.producer] for check in plan.handoffs if check.producer in last)
     if len(handoffs) < len(plan.handoffs):
         missing = next(check.producer for check in plan.handoffs if check.producer not in last)
@@ -293,11 +294,12 @@ def _in_dependency_order(program: Program) -> Program:
     )
 
 
-def _support(actions: list[Action], deps: list[tuple[int, ...]]) -> None:
+def _support(actions: list[Action], deps: list[tuple[int, ...]], steps: dict[str, dict[Cell, int]]) -> None:
     """Make each placement wait for the teammate's placement that gives it a face to go against.
 
-    The supporter is the block under it, else the neighbour first in the site's build order
-    (``worlds/placing.build_order``), which every agent's cells follow.
+    The supporter is the block under it, else the neighbour placed first: in the steps the
+    builders' placements were put in (``runtime/interleave.py``), else in the site's build
+    order (``worlds/placing.build_order``), which every agent's cells then follow.
 
     A cell beside a block its own agent placed earlier needs no wait (its actions run in
     order), even when a teammate's block comes earlier in the build order: a team building
@@ -321,9 +323,9 @@ def _support(actions: list[Action], deps: list[tuple[int, ...]]) -> None:
             cells = by_site.get(action.site, {})
             beside = {cells[near] for face in NEIGHBOURS if (near := offset(action.cell, face)) in cells}
             deps[index] = tuple(sorted({*deps[index], *(i for i in beside if actions[i].agent != action.agent)}))
-    for cells in by_site.values():
+    for site, cells in by_site.items():
         blocks = {cell: actions[index].block for cell, index in cells.items()}  # type: ignore[union-attr]
-        order = {cell: position for position, cell in enumerate(build_order(blocks, []))}
+        order = steps.get(site) or {cell: position for position, cell in enumerate(build_order(blocks, []))}
         for cell, index in cells.items():
             action = actions[index]
             assert isinstance(action, PlaceAt)

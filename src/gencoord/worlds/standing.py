@@ -276,8 +276,9 @@ class Terrain:
                 queue.append(near)
         return None
 
-    def reaching(self, target: Cell, limit: int = 500) -> set[Cell]:
-        """Stands from which a builder can walk to ``target`` (a reverse walk from it, the nearest ``limit``).
+    def reaching(self, target: Cell, limit: int = 500, avoid: Container[Cell] = ()) -> set[Cell]:
+        """Stands from which a builder can walk to ``target`` not through ``avoid`` (a reverse walk from it, the
+        nearest ``limit``).
 
         A stand reaches ``here`` when ``here`` is among its :meth:`moves`: the reverse walk reads
         the same (remembered) steps as every forward one, so the two never disagree.
@@ -292,6 +293,8 @@ class Terrain:
                 for height in range(y - 1, y + MAX_DROP + 1):
                     before = (x - dx, height, z - dz)
                     if before in found or not (known.get(before) or (before not in known and standable(before))):
+                        continue
+                    if before in avoid:
                         continue
                     if here in (ends.get(before) or move_ends(before)):
                         found.add(before)

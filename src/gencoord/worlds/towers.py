@@ -114,6 +114,9 @@ def tower_to_walk_off(
     For parts no column near enough reaches: the builder pillars up beside the build, steps
     off onto it, and walks on. The tower stays until the builder comes back to dig it down.
     The columns nearest ``cell`` that the builder can walk to are tried, lowest tower first.
+    The walk off, and the walk back to the top, keep off the stands the builder walks to
+    already: a stand among those would need no tower, and a walk that drops back onto the
+    ground would search all of it (most of a house's planning time, before).
     """
     seen = _walkable(terrain, start, WALK_LIMIT)
     nearest = sorted(seen, key=lambda feet: (math.dist((feet[0], feet[2]), (cell[0], cell[2])), seen[feet], feet))
@@ -140,7 +143,7 @@ def tower_to_walk_off(
                 if not within(feet):
                     return False
                 if not back:  # it must come back down the way it went up
-                    back.append(terrain.reaching(top, limit=3000))
+                    back.append(terrain.reaching(top, limit=3000, avoid=seen.keys()))
                 return feet in back[0]
 
             with terrain.adding(tower.cells, "scaffolding"):

@@ -1,0 +1,83 @@
+"""Each builder's placements put in the order in which it need not wait for a teammate: derived, by rule.
+
+A commitment gives each builder a share of the blueprint, and the share's cells come in
+the blueprint's one build order (``worlds/placing.build_order``). Side by side, a builder
+that keeps that order strictly idles whenever its next cell rests on a teammate's block
+the teammate has not placed yet, although cells of its own further on could go now: on
+MINDcraft's 4-agent houses the builders idled about half of the build that way.
+
+So the builders are stepped together, one placement each a step: at each step a builder
+takes, of the next :data:`WINDOW` cells of its share, the first that a block placed at an
+earlier step (anyone's) or the ground gives a face. The blueprint's globally first
+cell not yet placed is always ready, so every step places something and no builder waits
+for ever. The step each cell is placed at is the order the compiler's waits follow
+(``runtime/compile.py``): a cell waits only for a block placed at an earlier step, so no
+wait can close a circle. Every agent derives the same order from the same commitment.
+"""
+
+from __future__ import annotations
+
+from gencoord.dsl.cells import Cell
+from gencoord.worlds.actions import Action, PlaceAt
+from gencoord.worlds.placing import BELOW, NEIGHBOURS, needs_floor, offset, two_high
+
+WINDOW = 32
+"""How far ahead in its share a builder looks for a cell it can place now (its walk stays local)."""
+
+
+def _ready(cell: Cell, block: str, standing: dict[Cell, str]) -> bool:
+    if cell[1] == 0:
+        return True
+    faces = (BELOW,) if needs_floor(block) else NEIGHBOURS
+    return any((near := offset(cell, face)) in standing and not needs_floor(standing[near]) for face in faces)
+
+
+def interleave(actions: list[Action]) -> dict[str, dict[Cell, int]]:
+    """Reorder, in place, each build task's placements into the steps above; per site, each cell's step.
+
+    A site where some agent has more than one build task keeps the build order, and so does
+    one whose shares do not follow it (a per-cell list in another order): the steps assume
+    one share a builder, each in build order.
+    """
+    slots: dict[str, dict[str, list[int]]] = {}  # site → task → the indices of its placements
+    for index, action in enumerate(actions):
+        if isinstance(action, PlaceAt):
+            slots.setdefault(action.site, {}).setdefault(action.task, []).append(index)
+    steps: dict[str, dict[Cell, int]] = {}
+    for site, by_task in slots.items():
+        agents = [actions[indices[0]].agent for indices in by_task.values()]
+        stepped = _step(actions, by_task) if len(set(agents)) == len(agents) else None
+        if stepped is not None:
+            steps[site] = stepped
+    return steps
+
+
+def _step(actions: list[Action], by_task: dict[str, list[int]]) -> dict[Cell, int] | None:
+    pending = {task: [actions[i] for i in indices] for task, indices in by_task.items()}
+    taken: dict[str, list[PlaceAt]] = {task: [] for task in by_task}
+    standing: dict[Cell, str] = {}
+    step_of: dict[Cell, int] = {}
+    step = 0
+    while any(pending.values()):
+        placed: list[PlaceAt] = []
+        for task in sorted(pending, key=lambda task: actions[by_task[task][0]].agent):
+            queue = pending[task]
+            for position, action in enumerate(queue[:WINDOW]):
+                assert isinstance(action, PlaceAt)
+                if _ready(action.cell, action.block, standing):
+                    placed.append(action)
+                    taken[task].append(action)
+                    del queue[position]
+                    break
+        if not placed:  # a share out of build order: it keeps its order
+            return None
+        for action in placed:
+            standing[action.cell] = action.block
+            step_of.setdefault(action.cell, step)
+            if two_high(action.block):
+                standing[offset(action.cell, (0, 1, 0))] = action.block
+        step += 1
+    for task, indices in by_task.items():
+        for index, action in zip(indices, taken[task], strict=True):
+            actions[index] = action
+    return step_of
