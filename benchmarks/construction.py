@@ -16,8 +16,9 @@ materials, room count, windows and carpets drawn from the producer's axes. Repor
     every cell spelled out; planning seconds (judging and drafting, dry runs included);
   * the team's makespan over one agent's (``planning/build.py`` ``alone_makespan``), and blocks
     placed per second per agent, over the world's clock;
-  * with ``--minecraft M``: M feasible houses per team size on the embedded real server: success,
-    score, real over simulated time.
+  * with ``--minecraft M``: M houses per team size, of the shipped ones and of the generated ones,
+    that the simulator built, on the embedded real server: success, score, real over simulated
+    time, and whether the build ended within MINDcraft's time limit.
 
 Results are printed and written to benchmarks/results/construction.json. Not a test: nothing
 here asserts a time.
@@ -48,6 +49,7 @@ from gencoord.tasks.build import BuildTask
 from gencoord.tasks.generate_houses import ROOM_COUNTS, house_task
 from gencoord.tasks.team_files import read_task_file
 from gencoord.worlds.actions import Pillar
+from gencoord.worlds.executor import Executor
 
 SHIPPED = Path(__file__).resolve().parents[2] / "shared" / "data" / "mindcraft" / "construction"
 OUT = Path(__file__).parent / "results" / "construction.json"
@@ -181,36 +183,23 @@ def _grouped(rows: list[dict[str, object]], key: str) -> dict[str, dict[str, obj
     return {value: _summary(group) for value, group in sorted(groups.items())}
 
 
-def _minecraft(tasks: list[BuildTask], rows: dict[str, dict[str, object]], per_size: int) -> dict[str, object]:
+def _minecraft(
+    origins: dict[str, list[BuildTask]], rows: dict[str, dict[str, object]], per_size: int
+) -> dict[str, object]:
+    """The first ``per_size`` houses of each origin (shipped, generated) and team size that the simulator built."""
     from gencoord.worlds.mineflayer import MinecraftExecutor  # noqa: PLC0415 - only when asked for
 
-    chosen: dict[int, list[BuildTask]] = defaultdict(list)
-    for task in tasks:
-        if rows[_key(task)]["success"] and len(chosen[len(task.agents)]) < per_size:
-            chosen[len(task.agents)].append(task)
+    chosen: dict[tuple[str, int], list[BuildTask]] = defaultdict(list)
+    for origin, tasks in origins.items():
+        for task in tasks:
+            if rows[_key(task)]["success"] and len(chosen[origin, len(task.agents)]) < per_size:
+                chosen[origin, len(task.agents)].append(task)
     executor = MinecraftExecutor()
     real_rows = []
     try:
-        for task in (t for group in chosen.values() for t in group):
-            began = time.perf_counter()
-            real = run_build_task(task, PRIOR, executor=executor)
-            simulated = rows[_key(task)]["makespan_s"]
-            real_rows.append(
-                {
-                    "task": task.id,
-                    "agents": len(task.agents),
-                    "success": real.success,
-                    "score": None if real.built is None else round(real.built.score, 4),
-                    "code": real.code,
-                    "message": real.message,
-                    "real_s": real.duration_s,
-                    "simulated_s": simulated,
-                    "wall_s": round(time.perf_counter() - began, 1),
-                    "real_over_simulated": round(real.duration_s / simulated, 3)  # type: ignore[operator]
-                    if real.success and real.duration_s and simulated
-                    else None,
-                }
-            )
+        for (origin, _), group in chosen.items():
+            for task in group:
+                real_rows.append(_built_on_minecraft(task, origin, rows, executor))
     finally:
         executor.close()
     ratios = [float(r["real_over_simulated"]) for r in real_rows if r["real_over_simulated"] is not None]  # type: ignore[arg-type]
@@ -218,13 +207,49 @@ def _minecraft(tasks: list[BuildTask], rows: dict[str, dict[str, object]], per_s
         "tasks": len(real_rows),
         "succeeded": sum(bool(r["success"]) for r in real_rows),
         "median_real_over_simulated": _median(ratios),
+        "within_time_limit": sum(bool(r["within_time_limit"]) for r in real_rows),
         "rows": real_rows,
+    }
+
+
+def _built_on_minecraft(
+    task: BuildTask, origin: str, rows: dict[str, dict[str, object]], executor: Executor
+) -> dict[str, object]:
+    began = time.perf_counter()
+    real = run_build_task(task, PRIOR, executor=executor)
+    simulated = rows[_key(task)]["makespan_s"]
+    return {
+        "task": task.id,
+        "origin": origin,
+        "agents": len(task.agents),
+        "success": real.success,
+        "score": None if real.built is None else round(real.built.score, 4),
+        "code": real.code,
+        "message": real.message,
+        "real_s": real.duration_s,
+        "simulated_s": simulated,
+        "time_limit_s": task.time_limit_s,
+        "within_time_limit": bool(real.duration_s is not None and real.duration_s <= task.time_limit_s),
+        "wall_s": round(time.perf_counter() - began, 1),
+        "real_over_simulated": round(real.duration_s / simulated, 3)  # type: ignore[operator]
+        if real.success and real.duration_s and simulated
+        else None,
     }
 
 
 def _print(console: Console, title: str, groups: dict[str, dict[str, object]], label: str) -> None:
     table = Table(title=title)
-    columns = (label, "tasks", "refused", "unbuildable", "built", "of possible", "min score", "planning s", "wire B")
+    columns: tuple[str, ...] = (
+        label,
+        "tasks",
+        "refused",
+        "unbuildable",
+        "built",
+        "of possible",
+        "min score",
+        "planning s",
+        "wire B",
+    )
     columns += ("share B", "cells B")
     for column in (*columns, "scaffold", "tower", "team/alone", "blocks/s/agent"):
         table.add_column(column, justify="right")
@@ -278,7 +303,7 @@ def main() -> None:
         "rows": list(measured.values()),
     }
     if args.minecraft:
-        summary["minecraft"] = _minecraft(shipped, measured, args.minecraft)
+        summary["minecraft"] = _minecraft({"shipped": shipped, "generated": generated}, measured, args.minecraft)
     summary |= {"gencoord": __version__, "python": platform.python_version(), "machine": platform.machine()}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
@@ -292,10 +317,10 @@ def main() -> None:
     real = summary.get("minecraft")
     if isinstance(real, dict):
         table = Table(title="real Minecraft")
-        for column in ("task", "agents", "success", "score", "real s", "simulated s", "real/simulated"):
+        for column in ("task", "origin", "agents", "success", "score", "real s", "simulated s", "real/simulated"):
             table.add_column(column, justify="right")
         for row in real["rows"]:
-            keys = ("task", "agents", "success", "score", "real_s", "simulated_s", "real_over_simulated")
+            keys = ("task", "origin", "agents", "success", "score", "real_s", "simulated_s", "real_over_simulated")
             table.add_row(*(str(row[key]) for key in keys))
         console.print(table)
     console.print(f"{len(measured)} houses on the simulator in {seconds:.0f} s → {OUT}")
