@@ -23,16 +23,10 @@ import argparse
 import json
 import platform
 import random
-import socket
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
-import urllib.request
 from collections import defaultdict
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +39,7 @@ from gencoord.backends.registry import team_players
 from gencoord.dsl.surface import SurfaceName
 from gencoord.models.load import export_merged
 from gencoord.models.manifest import MANIFEST
+from gencoord.models.serving import transformers_serve
 from gencoord.prior.load import team_prior
 from gencoord.run.team import run_team_task
 from gencoord.run.team_run import TeamResult
@@ -228,8 +223,8 @@ def speed_rows(adapter: Path, suites: dict[str, list[TeamTask]], progress: Path,
                 tasks,
             )
         ]
-        with _served(merged, Path(folder) / "serve.log") as url:
-            served = f"served:{url}#{merged}"
+        with transformers_serve(merged, Path(folder) / "serve.log") as server:
+            served = f"served:{server.url}#{merged}"
             rows.append(
                 measure(
                     "SmolLM2+LoRA free, over transformers serve",
@@ -241,32 +236,6 @@ def speed_rows(adapter: Path, suites: dict[str, list[TeamTask]], progress: Path,
                 )
             )
     return rows
-
-
-@contextmanager
-def _served(model: Path, log: Path) -> Iterator[str]:
-    """``transformers serve`` on a free local port, as a user starts it; the base URL once it answers."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    command = [str(Path(sys.executable).with_name("transformers")), "serve", str(model)]
-    command += ["--device", "cpu", "--host", "127.0.0.1", "--port", str(port)]
-    server = subprocess.Popen(command, stdout=log.open("wb"), stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 300
-        while True:
-            if server.poll() is not None or time.monotonic() > deadline:
-                raise SystemExit(f"transformers serve did not come up: {log.read_text()[-2000:]}")
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as answer:
-                    if answer.status == 200:
-                        break
-            except OSError:
-                time.sleep(0.5)
-        yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        server.kill()
-        server.wait()
 
 
 def _codes(results: list[TeamResult]) -> dict[str, int]:

@@ -9,12 +9,9 @@ that dies mid-run stops the backend with API_UNAVAILABLE rather than a traceback
 
 from __future__ import annotations
 
-import socket
+import os
 import string
 import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -26,6 +23,7 @@ from transformers import PreTrainedTokenizerFast, Qwen3Config, Qwen3ForCausalLM
 from gencoord.backends.api import ApiBackend
 from gencoord.backends.registry import team_players
 from gencoord.errors import BackendError, FailureCode
+from gencoord.models.serving import transformers_serve
 from gencoord.prior import Prior
 from gencoord.prior.load import team_prior
 from gencoord.protocol.generation import GenerationRequest, Stage
@@ -69,36 +67,11 @@ def _tiny_chat_model(folder: Path) -> Path:
     return folder
 
 
-def _serve(model: Path, log: Path) -> tuple[subprocess.Popen[bytes], str]:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    command = [str(Path(sys.executable).with_name("transformers")), "serve", str(model)]
-    command += ["--device", "cpu", "--host", "127.0.0.1", "--port", str(port)]
-    server = subprocess.Popen(command, stdout=log.open("wb"), stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            pytest.fail(f"transformers serve exited: {log.read_text()[-2000:]}")
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as answer:
-                if answer.status == 200:
-                    return server, f"http://127.0.0.1:{port}/v1"
-        except OSError:
-            time.sleep(0.5)
-    server.kill()
-    pytest.fail(f"transformers serve did not come up in 180 s: {log.read_text()[-2000:]}")
-
-
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str, subprocess.Popen[bytes]]]:
     folder = _tiny_chat_model(tmp_path_factory.mktemp("tiny-chat"))
-    server, url = _serve(folder, folder / "serve.log")
-    try:
-        yield url, str(folder), server
-    finally:
-        server.kill()
-        server.wait()
+    with transformers_serve(folder, folder / "serve.log", ready_s=180) as server:
+        yield server.url, str(folder), server.process
 
 
 def test_whole_and_streamed_answers_agree_and_carry_usage(
@@ -156,3 +129,25 @@ def test_a_server_that_dies_mid_run_stops_the_backend_with_a_code(
     with pytest.raises(BackendError) as caught:
         backend.generate(spec.contexts[spec.sender], ask)
     assert caught.value.reason == "API_UNAVAILABLE" and backend.usage.calls == 1
+
+
+def _servers_started_here() -> list[int]:
+    """This process's child processes running ``transformers serve`` (zombies included: they were not waited for)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            stat = (entry / "stat").read_text() if entry.name.isdigit() else ""
+            command = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if stat and int(stat.rsplit(")", 1)[1].split()[1]) == os.getpid() and b"serve" in command:
+            found.append(int(entry.name))
+    return found
+
+
+def test_a_server_that_does_not_answer_in_time_is_a_coded_error_and_is_stopped(tmp_path: Path) -> None:
+    """Starting a server that never comes up (here: given no time to) names the outage and leaves no process."""
+    with pytest.raises(BackendError) as caught, transformers_serve(tmp_path, tmp_path / "serve.log", ready_s=0.0):
+        pytest.fail("a server given no time to answer was taken as up")
+    assert caught.value.reason == "API_UNAVAILABLE" and "did not answer in 0 s" in caught.value.message
+    assert _servers_started_here() == []

@@ -23,13 +23,14 @@ from gencoord.models.chat import messages
 from gencoord.models.load import export_merged, load_model
 from gencoord.models.manifest import CheckpointManifest
 from gencoord.models.pretrained import SMOLLM2, ChatCodec, PretrainedBase, base_file
+from gencoord.models.serving import transformers_serve
 from gencoord.prior.load import team_prior
 from gencoord.run.team import run_team_task
 from gencoord.tasks.team import TeamTask
 from gencoord.tasks.team_files import read_task_file
 from gencoord.train.lora import LoraSettings, train_lora
 from gencoord.train.team_data import HELD_OUT, draw_task
-from tests.test_api_served import _serve, _tiny_chat_model
+from tests.test_api_served import _tiny_chat_model
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("pretrained")]
 PRIOR = team_prior()
@@ -138,18 +139,14 @@ def test_greedy_messages_are_the_same_in_process_and_over_transformers_serve(tmp
     """The shipped adapter merged (gencoord export) and served as users serve theirs: every message of a task is
     the one in-process decoding writes, since both send the same chat messages to the same weights."""
     merged = export_merged(SHIPPED, tmp_path / "merged")
-    server, url = _serve(merged, tmp_path / "serve.log")
-    try:
+    with transformers_serve(merged, tmp_path / "serve.log") as server:
         task = _crafting(2, 1)[0]
         said = []
         for roles in (
             f"lead=model:{SHIPPED},peers=model:{SHIPPED}",
-            f"lead=served:{url}#{merged},peers=served:{url}#{merged}",
+            f"lead=served:{server.url}#{merged},peers=served:{server.url}#{merged}",
         ):
             players = team_players(roles, PRIOR)
             result = run_team_task(task, PRIOR, lead_backend=players.lead, peer_backend=players.peers)
             said.append([(generation.stage, generation.reply.text) for generation in result.generations])
         assert len(said[0]) >= 2 and said[0] == said[1]  # the lead's and a peer's messages at least
-    finally:
-        server.kill()
-        server.wait()

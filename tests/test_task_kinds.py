@@ -140,7 +140,8 @@ def test_a_lead_leads_only_the_kinds_whose_commitments_its_family_writes() -> No
     own = replace(DELIVERY, commitment="")  # a kind that declares a commitment of its own
     refused = own.play(task, prior, TeamMode.PRIVATE, SurfaceName.DSL, model, None)
     assert refused.code == "UNSUPPORTED_BACKEND" and not refused.wire.messages and not refused.generations
-    assert "cannot lead delivery tasks" in str(refused.message)
+    assert "cannot lead delivery tasks: its family writes only crafting commitments" in str(refused.message)
+    assert "a family that writes delivery's" in str(refused.message)
     assert own.play(task, prior, TeamMode.PRIVATE, SurfaceName.DSL, team_players("planner", prior), None).success
     cooking = read_task_file(KITCHEN).tasks[0]
     kitchen = run_task(cooking, team=f"lead=constrained:{TINY},peers=rule")

@@ -83,8 +83,9 @@ class TaskKind:
         written = self.commitment or self.name
         if team.commitments is None or written in team.commitments:
             return self.run(task, prior, mode, surface, team, executor)
-        message = f"{team.lead.name} cannot lead {self.name} tasks: it writes {', '.join(sorted(team.commitments))}"
-        message += " commitments, and only the planner writes every kind's"
+        message = f"{team.lead.name} cannot lead {self.name} tasks: its family writes only "
+        message += f"{', '.join(sorted(team.commitments))} commitments; lead with a family that writes {written}'s"
+        message += " (the planner writes every kind's)"
         return TeamResult(
             task,
             mode,

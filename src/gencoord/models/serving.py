@@ -1,0 +1,73 @@
+"""A model folder served as users serve theirs: ``transformers serve`` on a free local port.
+
+The API backend is measured and tested against a real OpenAI-compatible server, not a stub:
+the benchmarks and the tests start it the same way, through this one helper. The server is
+the ``transformers`` command installed beside this Python, so it serves with the same
+library version the in-process backend loads with.
+"""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from gencoord.errors import BackendError
+from gencoord.reasons import Reason
+
+READY_S = 300.0
+"""How long the server may take to load the model and answer its health check."""
+
+
+@dataclass(frozen=True, slots=True)
+class Served:
+    """A running server: its process (a test may kill it to see an outage) and its OpenAI base URL."""
+
+    process: subprocess.Popen[bytes]
+    url: str
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _answers(port: int) -> bool:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as answer:
+            return bool(answer.status == 200)
+    except OSError:
+        return False
+
+
+@contextmanager
+def transformers_serve(model: Path, log: Path, ready_s: float = READY_S) -> Iterator[Served]:
+    """``transformers serve MODEL`` on the CPU, its output in ``log``; yields once it answers, kills it after.
+
+    Raises BackendError (``API_UNAVAILABLE``) with the end of the server's log when it exits
+    or does not answer within ``ready_s``.
+    """
+    port = _free_port()
+    command = [str(Path(sys.executable).with_name("transformers")), "serve", str(model)]
+    command += ["--device", "cpu", "--host", "127.0.0.1", "--port", str(port)]
+    with log.open("wb") as output:
+        server = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + ready_s
+        while not _answers(port):
+            if server.poll() is not None or time.monotonic() > deadline:
+                why = "exited" if server.poll() is not None else f"did not answer in {ready_s:.0f} s"
+                tail = log.read_text(errors="replace")[-2000:]
+                raise BackendError(Reason.API_UNAVAILABLE, f"transformers serve {model} {why}: {tail}")
+            time.sleep(0.5)
+        yield Served(server, f"http://127.0.0.1:{port}/v1")
+    finally:
+        server.kill()
+        server.wait()
