@@ -137,6 +137,38 @@ def test_cells_no_build_can_fill_are_named_with_vanilla_reasons_and_the_rest_is_
     assert verdict.code == "UNSUPPORTED_CELL" and "vanilla drops it" in verdict.reason
 
 
+def _two_shut_rooms() -> list[list[list[str]]]:
+    """Two rooms side by side under a two-block ceiling, joined by an inner door, with no way in from outside."""
+    width, depth = 7, 5
+
+    def wall(x: int, y: int, z: int) -> str:
+        if x == 3 and z == 2:
+            return "oak_door"
+        return "stone" if x in (0, 3, width - 1) or z in (0, depth - 1) else "air"
+
+    full = [["stone"] * width for _ in range(depth)]
+    rooms = [[[wall(x, y, z) for x in range(width)] for z in range(depth)] for y in (1, 2)]
+    return [full, *rooms, full, full]
+
+
+def test_an_inner_door_of_rooms_shut_from_outside_goes_in_with_its_walls(tmp_path: Path) -> None:
+    """A ground-floor door goes last (its opening is a way in), but not one that only joins rooms no walk reaches
+    from outside: left to the end, nothing could reach it; with its walls, the house is built whole."""
+    rows = _two_shut_rooms()
+    levels = [{"level": y, "coordinates": [0, -60 + y, 0], "placement": r} for y, r in enumerate(rows)]
+    bag = {"stone": sum(row.count("stone") for level in rows for row in level), "oak_door": 1, "dirt": 128}
+    raw = {"agent_count": 1, "blueprint": {"levels": levels}, "initial_inventory": {"0": bag}}
+    task = _task(raw, tmp_path)
+    order = build_order(task.blueprint.blocks(), [])
+    assert order.index((3, 1, 2)) < order.index((3, 3, 2))  # before the ceiling over it
+    result = run_build_task(task, PRIOR)
+    assert result.success, (result.code, result.message)
+    outer = {(0, y, 2): "oak_door" for y in (1, 2)}  # the door moved to the outer wall: a way in, so last
+    blocks = {**{c: b for c, b in task.blueprint.blocks().items() if c not in outer}, **outer}
+    blocks[(3, 1, 2)] = blocks[(3, 2, 2)] = "stone"
+    assert build_order(blocks, [])[-1] == (0, 1, 2)
+
+
 # ------------------------------------------------------------------ where a builder may stand
 
 

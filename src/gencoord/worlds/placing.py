@@ -220,8 +220,10 @@ def _build_order(items: tuple[tuple[Cell, str], ...], scaffold: tuple[Cell, ...]
     width = max(c[0] for c in cells) + 1 if cells else 0
     depth = max(c[2] for c in cells) + 1 if cells else 0
 
+    sealed = _sealed_doors(solid, width, depth)
+
     def wanted(c: Cell) -> tuple[bool, int, int, int, int, int, int]:
-        if two_high(solid[c]) and c[1] <= 1:  # ground-floor doors last, the innermost first
+        if two_high(solid[c]) and c[1] <= 1 and c not in sealed:  # ground-floor doors last, the innermost first
             inside = min(c[0], c[2], width - 1 - c[0], depth - 1 - c[2])
             return (True, -inside, 0, 0, c[2], c[0], c[1])
         tile_z, tile_x = c[2] // TILE, c[0] // TILE
@@ -250,6 +252,42 @@ def _build_order(items: tuple[tuple[Cell, str], ...], scaffold: tuple[Cell, ...]
                 queued.add(near)
                 heapq.heappush(heap, (wanted(near), near))
     return (*order, *sorted(cells - placed, key=lambda c: (c[1], c[2], c[0])))
+
+
+def _sealed_doors(solid: Mapping[Cell, str], width: int, depth: int) -> frozenset[Cell]:
+    """The ground-floor doors no walk at their level leads to from outside the box once the rest stands.
+
+    MINDcraft's generator now and then sets a room's outer door against another room's wall, so
+    two rooms joined by one inner door are shut off: left to the end, that door could be reached
+    from nowhere. Such a door goes in with its walls instead, while a builder can still get at it.
+    Ground-floor doors are the openings of the walk; carpets are walked over.
+    """
+    doors = [c for c, block in solid.items() if two_high(block) and c[1] <= 1 and solid.get(offset(c, BELOW)) != block]
+
+    def open_at(x: int, y: int, z: int) -> bool:
+        return all(
+            (block := solid.get(cell)) is None or (two_high(block) and cell[1] <= 2) or needs_floor(block)
+            for cell in ((x, y, z), (x, y + 1, z))
+        )
+
+    sealed: set[Cell] = set()
+    for door in doors:
+        x0, y, z0 = door
+        seen = {(x0, z0)}
+        queue = [(x0, z0)]
+        outside = False
+        while queue and not outside:
+            x, z = queue.pop()
+            for nx, nz in ((x + 1, z), (x - 1, z), (x, z + 1), (x, z - 1)):
+                if not (0 <= nx < width and 0 <= nz < depth):
+                    outside = True
+                    break
+                if (nx, nz) not in seen and open_at(nx, y, nz):
+                    seen.add((nx, nz))
+                    queue.append((nx, nz))
+        if not outside:
+            sealed.add(door)
+    return frozenset(sealed)
 
 
 def placed_cells(blocks: Mapping[Cell, str]) -> list[Cell]:
