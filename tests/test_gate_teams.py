@@ -213,3 +213,11 @@ def test_every_worker_builds_the_same_instances_whatever_its_hash_seed() -> None
         for seed in ("1", "2", "3")
     }
     assert len(digests) == 1
+
+
+def test_the_papers_approximate_baselines_are_printed_as_approximate() -> None:
+    """The Gated Coordination summary gives its baselines as "near 40": they keep their ~, exact figures do not."""
+    from gencoord.eval.kinds.gate.tables import _paper  # noqa: PLC0415
+
+    assert _paper("lrr", "communication_first") == "~40%" and _paper("UER", "communication_first") == "~73%"
+    assert _paper("lrr", "full") == "76.5%" and _paper("lrr", "never") == "–"

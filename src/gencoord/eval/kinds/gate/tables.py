@@ -67,8 +67,12 @@ def _thinking_note(config: GateExperimentConfig) -> str:
 
 
 def _paper(metric: str, condition: str) -> str:
-    value = paper_figures().get("gate", {}).get(metric.lower(), {}).get(condition)
-    return DASH if value is None else f"{value:.1f}%"
+    """The paper's figure as the paper gives it: an approximate one (the summary's "near 40") keeps its ~."""
+    figures = paper_figures().get("gate", {})
+    value = figures.get(metric.lower(), {}).get(condition)
+    if value is None:
+        return DASH
+    return f"~{value:.0f}%" if condition in figures.get("approximate", ()) else f"{value:.1f}%"
 
 
 def gate_tables(
