@@ -167,6 +167,21 @@ def test_the_horizon_report_has_families_and_decisions(tmp_path: Path) -> None:
     assert [row[3] for row in horizon.rows] == ["2.000", "3.000"]
     families = {default_prior().templates[r["template"]].family for r in records}
     assert all(any(family in column for column in horizon.columns) for family in families)
+    said = " ".join(horizon.differences)
+    assert all(r["template"] in said for r in records) and "which it does not name" in said
+    assert "not held-out templates" not in said  # the pool is the held-out one
+
+
+def test_a_horizon_run_off_the_held_out_pool_says_the_papers_figures_are_held_out(tmp_path: Path) -> None:
+    """The paper's horizon figures are held-out-template ones: beside an in-distribution run, the table says so."""
+    config = parse_experiment(
+        'name = "horizon_in"\nkind = "horizon"\npool = { split = "in_distribution", size = 2, seed = 5 }\n'
+        'conditions = ["request", "single_step"]\nreference = "request"\nseeds = [0]\n'
+    )
+    run_dir = create_run(config, tmp_path)
+    run_experiment(config, run_dir, workers=1)
+    horizon = next(table for table in write_report(run_dir).tables if table.key == "horizon")
+    assert "This run's pool is in_distribution × 2, not held-out templates" in " ".join(horizon.differences)
 
 
 def test_the_held_out_template_pool_holds_one_template_of_every_family(prior: Prior, suites: SuiteDocument) -> None:
