@@ -20,6 +20,7 @@ from gencoord.eval.kinds.gate.cells import NOT_RATED, count_cell, pct_cell, per_
 from gencoord.eval.kinds.gate.diagnostics import oracle_table, target_table, tier_table
 from gencoord.eval.stats import Estimate, bootstrap_mean, bootstrap_ratio, paired_difference
 from gencoord.eval.tables import DASH, Table, paper_figures
+from gencoord.gate.adjudicators import LOGISTIC
 
 if TYPE_CHECKING:  # the kind imports these tables to report: a type alone, no import cycle
     from gencoord.eval.kinds.gate.config import GateExperimentConfig
@@ -64,6 +65,16 @@ def _thinking_note(config: GateExperimentConfig) -> str:
         "the action windows that spans, each counted in CS as a step, as the paper's agents lose action windows to "
         "communication; the paper's latencies are its own models'."
     )
+
+
+def _adjudicator_note(config: GateExperimentConfig) -> str:
+    """The paper's full model judges the gray zone with a language model; say what judged it here."""
+    if config.adjudicator == LOGISTIC:
+        return (
+            "The paper's full model judges the gray zone with an LLM adjudicator; here a logistic one (fitted by "
+            "scripts/fit_gate.py) does, so the full and full_no_partition rows are not the paper's model."
+        )
+    return f"The gray zone is judged by {config.adjudicator}, not the paper's own LLM adjudicator."
 
 
 def _paper(metric: str, condition: str) -> str:
@@ -153,6 +164,7 @@ def _outcome_table(
             "the paper's come from its own environments, so the columns compare mechanisms, not numbers on the "
             "same tasks.",
             _thinking_note(config),
+            _adjudicator_note(config),
             *_left_out(facts),
         ],
     )
