@@ -28,7 +28,7 @@ STICK_COUNTERED = (
 
 
 EPISODES_GROUP = frozenset({"test_minecraft_episodes.py", "test_minecraft_parity.py"})
-"""The modules of the second real-Minecraft group: about half the game time (measured: 477 s and 485 s)."""
+"""The modules of the second real-Minecraft group: about half the game time (their tests took 477 s, the rest 485 s)."""
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -19,17 +19,10 @@ from __future__ import annotations
 
 from gencoord.dsl.cells import Cell
 from gencoord.worlds.actions import Action, PlaceAt
-from gencoord.worlds.placing import BELOW, NEIGHBOURS, needs_floor, offset, two_high
+from gencoord.worlds.placing import offset, supported, two_high
 
 WINDOW = 32
 """How far ahead in its share a builder looks for a cell it can place now (its walk stays local)."""
-
-
-def _ready(cell: Cell, block: str, standing: dict[Cell, str]) -> bool:
-    if cell[1] == 0:
-        return True
-    faces = (BELOW,) if needs_floor(block) else NEIGHBOURS
-    return any((near := offset(cell, face)) in standing and not needs_floor(standing[near]) for face in faces)
 
 
 def interleave(actions: list[Action]) -> dict[str, dict[Cell, int]]:
@@ -64,7 +57,7 @@ def _step(actions: list[Action], by_task: dict[str, list[int]]) -> dict[Cell, in
             queue = pending[task]
             for position, action in enumerate(queue[:WINDOW]):
                 assert isinstance(action, PlaceAt)
-                if _ready(action.cell, action.block, standing):
+                if supported(action.cell, action.block, standing):
                     placed.append(action)
                     taken[task].append(action)
                     del queue[position]
