@@ -263,10 +263,11 @@ def _sealed_doors(solid: Mapping[Cell, str], width: int, depth: int) -> frozense
     Ground-floor doors are the openings of the walk; carpets are walked over.
     """
     doors = [c for c, block in solid.items() if two_high(block) and c[1] <= 1 and solid.get(offset(c, BELOW)) != block]
+    openings = {*doors, *(offset(door, ABOVE) for door in doors)}
 
     def open_at(x: int, y: int, z: int) -> bool:
         return all(
-            (block := solid.get(cell)) is None or (two_high(block) and cell[1] <= 2) or needs_floor(block)
+            (block := solid.get(cell)) is None or cell in openings or (needs_floor(block) and not two_high(block))
             for cell in ((x, y, z), (x, y + 1, z))
         )
 
