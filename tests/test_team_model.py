@@ -208,7 +208,8 @@ def test_a_checkpoint_for_one_role_trains_and_is_scored_on_that_roles_rows_alone
     task = draw_task(PRIOR, random.Random(4), HELD_OUT)
     players = team_players(f"lead=checked:{tmp_path / 'lead'},peers=rule", PRIOR)
     result = run_team_task(task, PRIOR, lead_backend=players.lead, peer_backend=players.peers)
-    assert result.model_calls >= 1 and result.failure != "PARSE_FAILURE"
+    spoke = {g.stage for g in result.generations if g.reply.model_calls}
+    assert spoke == {Stage.TEAM_LEAD.value}  # the lead's checkpoint leads (a 4-step model's path may run out of tokens)
 
 
 def test_roles_train_only_team_checkpoints() -> None:

@@ -9,19 +9,23 @@ constrained model can only write what its reader parses:
   numbers; a team lead's crafts and table placings are whole steps of the plan its prompt
   lists, its gatherings name what the plan needs from the world, and each agent's hand-overs
   go to another agent;
-* a team peer's supply answer: ``HAVE`` with asked items only, each at most once, counts
-  positive, then the skills it cannot use;
-* a team peer's decision: ``ACCEPT``, ``COUNTER`` naming an item and a count, or ``REJECT``
-  naming a skill;
-* a gate helper's answer: the gate's ``ACCEPT``, ``COUNTER`` and ``REJECT`` with their reasons.
+* a team peer's supply answer: ``HAVE`` with asked items its bag holds, each at most once, at
+  most as many as it holds, then skills it cannot use;
+* a team peer's decision: ``ACCEPT``, ``COUNTER`` naming an item with a count no larger than its
+  bag's, or ``REJECT`` naming a skill it cannot use;
+* a gate helper's answer: the gate's ``ACCEPT``, ``COUNTER`` and ``REJECT`` with their reasons,
+  counts no larger than what it can spare.
 
-Every output then parses; whether it is the right message is still up to the model.
+A peer's own bag and skills are in its context, so its grammar keeps it from claiming what it
+does not hold (as a lead's hand-over of a held item names at most what the bag holds): which
+items it reports, how many, and whether it accepts stay the model's. Every output then parses;
+whether it is the right message is still up to the model.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import cache, lru_cache
 from typing import Any
 
@@ -74,39 +78,52 @@ def _quoted(value: str) -> str:
     return f'"{value}"'
 
 
-POSITIVE = "[1-9] [0-9]? [0-9]? [0-9]? [0-9]? [0-9]?"  # a HAVE count: positive, no leading zero, six digits at most
-COUNT = '("0" | [1-9] [0-9]? [0-9]? [0-9]? [0-9]? [0-9]?)'
+POSITIVE = "[1-9] [0-9]? [0-9]? [0-9]? [0-9]? [0-9]?"
+"""A count past :data:`HELD_COUNTS` in a peer's answer: positive, no leading zero, six digits at most."""
 
 
-def have_grammar(prior: Prior, asked: Sequence[str]) -> str:
-    """EBNF for a team peer's ``HAVE`` answer to a question that asked for ``asked``."""
-    items = sorted(set(asked))
-    skills = sorted(prior.skills)
-    lines = ['root ::= "HAVE " ' + ('(held | "-")' if items else '"-"') + ' (" CANNOT " skill_0)?']
+def have_grammar(asked: Sequence[str], bag: Mapping[str, int], blocked: Sequence[str]) -> str:
+    """EBNF for a team peer's ``HAVE`` answer to a question that asked for ``asked``, from its ``bag``: an asked
+    item it holds, at most as many as it holds; then skills among those it cannot use (``blocked``)."""
+    items = sorted(item for item in set(asked) if bag.get(item, 0) > 0)
+    cannot = sorted(set(blocked))
+    lines = ['root ::= "HAVE " ' + ('(held | "-")' if items else '"-"') + (' (" CANNOT " skill_0)?' if cannot else "")]
     if items:
         lines.append("held ::= item_0")
-        lines += _subset("item", items, lambda item: f'"{item}=" number')
-    lines += _subset("skill", skills, _quoted)
-    lines.append(f"number ::= {POSITIVE}")
-    return "\n".join(lines) + "\n"
+        lines += _subset("item", items, lambda item: f'"{item}=" {_up_to(bag[item])}')
+    lines += _subset("skill", cannot, _quoted)
+    return "\n".join(lines) + _numbers(bag)
 
 
-def response_grammar(prior: Prior, items: set[str]) -> str:
-    """EBNF for a team peer's decision on a projection that names ``items`` (with its own bag's)."""
+def _numbers(bag: Mapping[str, int]) -> str:
+    """The ``number`` rule a count past :data:`HELD_COUNTS` refers to (see :func:`_up_to`), where a bag needs it."""
+    return f"\nnumber ::= {POSITIVE}\n" if any(count > HELD_COUNTS for count in bag.values()) else "\n"
+
+
+def _counter(items: set[str], bag: Mapping[str, int]) -> str:
+    """The counter alternative of a decision: ``COUNTER reason=SHORT item=… have=…`` naming one of ``items`` and
+    at most as many as ``bag`` holds of it (0 when none), or nothing when no item is named."""
+    each = [f'"{item} have=" ' + (f'("0" | {_up_to(bag[item])})' if bag.get(item, 0) > 0 else '"0"') for item in items]
+    if not each:
+        return ""
+    return ' | "COUNTER reason=SHORT item=" (' + " | ".join(f"({part})" for part in sorted(each)) + ")"
+
+
+def response_grammar(items: set[str], bag: Mapping[str, int], blocked: Sequence[str]) -> str:
+    """EBNF for a team peer's decision on a projection that names ``items`` (with its own bag's): a counter
+    names at most what its bag holds, a rejection a skill it cannot use."""
+    reject = ' | "REJECT reason=BLOCKED_SKILL skill=" (' + _alternatives(set(blocked)) + ")" if blocked else ""
+    return 'root ::= "ACCEPT reason=CAN_DO"' + _counter(items, bag) + reject + _numbers(bag)
+
+
+def help_grammar(items: set[str], spare: Mapping[str, int]) -> str:
+    """EBNF for a gate helper's answer to an escalation that names ``items`` (with what it can ``spare``)."""
+    cannot = ' | "REJECT reason=CANNOT_SUPPLY item=" (' + _alternatives(items) + ")" if items else ""
     return (
-        'root ::= "ACCEPT reason=CAN_DO" | "COUNTER reason=SHORT item=" item " have=" count '
-        '| "REJECT reason=BLOCKED_SKILL skill=" skill\n'
-        f"item ::= {_alternatives(items)}\nskill ::= {_alternatives(set(prior.skills))}\ncount ::= {COUNT}\n"
-    )
-
-
-def help_grammar(items: set[str]) -> str:
-    """EBNF for a gate helper's answer to an escalation that names ``items`` (with what it can spare)."""
-    return (
-        'root ::= "ACCEPT reason=ALREADY_PLANNED" | "ACCEPT reason=CAN_SUPPLY" '
-        '| "COUNTER reason=SHORT item=" item " have=" count | "REJECT reason=CANNOT_SUPPLY item=" item '
-        '| "REJECT reason=NOT_READY"\n'
-        f"item ::= {_alternatives(items)}\ncount ::= {COUNT}\n"
+        'root ::= "ACCEPT reason=ALREADY_PLANNED" | "ACCEPT reason=CAN_SUPPLY" | "REJECT reason=NOT_READY"'
+        + _counter(items, spare)
+        + cannot
+        + _numbers(spare)
     )
 
 
@@ -115,11 +132,11 @@ def grammar_for(prior: Prior, context: LocalContext, request: GenerationRequest)
     delivered = request.delivered_request or ""
     named = set(re.findall(r"(?:item|input)=([a-z0-9_]+)", delivered)) | set(context.inventory)
     if request.stage is Stage.TEAM_HAVE:
-        return have_grammar(prior, delivered.split(" ")[1:])
+        return have_grammar(delivered.split(" ")[1:], context.inventory, context.blocked)
     if request.stage is Stage.TEAM_RESPONSE:
-        return response_grammar(prior, named)
+        return response_grammar(named, context.inventory, context.blocked)
     if request.stage is Stage.GATE_HELP:
-        return help_grammar(named)
+        return help_grammar(named, context.inventory)
     return dsl_grammar(prior, context)
 
 

@@ -11,7 +11,8 @@ when the lead heard the truth, so each decision row also gets its counterfactual
 projection to the peer holding one unit less of what its path uses (the rule counters), a few
 more (it accepts), and to the peer barred from a skill of its path (the rule rejects). Decision
 rows also come from a second run of the task led by the planner's fastest plan, whose
-projections ask peers to craft as well as to hand over.
+projections ask peers to craft as well as to hand over. Each supply answer likewise gets the
+same question to the peer holding more and fewer of the asked items.
 
 Evaluation holds out whole item families (a goal's last word: ``wall``, ``terracotta``,
 ``banner``): a held-out family's goals are never drawn for training, so held-out rows test
@@ -117,6 +118,8 @@ def task_rows(
         rows.append(_said_row(context, request, reply.text, prior, task, split))
         if request.stage is Stage.TEAM_RESPONSE:
             rows += _counterfactuals(context, request, prior, task, split, rng)
+        if request.stage is Stage.TEAM_HAVE:
+            rows += _other_bags(context, request, prior, task, split, rng)
     return rows
 
 
@@ -159,6 +162,30 @@ def _counterfactuals(
         spare = {**context.inventory, item: context.inventory[item] + rng.randint(1, 3)}
         variants.append(replace(context, inventory=spare))
     variants.append(replace(context, blocked=tuple(sorted({*context.blocked, rng.choice(mine).skill}))))
+    return [
+        _said_row(variant, request, rule.generate(variant, request).text, prior, task, split) for variant in variants
+    ]
+
+
+def _other_bags(
+    context: LocalContext, request: GenerationRequest, prior: Prior, task: TeamTask, split: str, rng: random.Random
+) -> list[SupervisionRow]:
+    """The same question to the peer holding one more, two more, and one fewer of the asked items: a drawn
+    peer mostly holds one asked item or none, and a model trained on those answers alone learns to stop after
+    the first item it lists (on item families it never saw, it did)."""
+    asked = sorted(set((request.delivered_request or "").split(" ")[1:]))
+    unheld = [item for item in asked if context.inventory.get(item, 0) <= 0]
+    held = [item for item in asked if context.inventory.get(item, 0) > 0]
+    bags: list[dict[str, int]] = []
+    for more in (1, 2):
+        if len(unheld) >= more:
+            extra = {item: rng.randint(1, 16) for item in rng.sample(unheld, more)}
+            bags.append({**context.inventory, **extra})
+    if held:
+        dropped = rng.choice(held)
+        bags.append({item: count for item, count in context.inventory.items() if item != dropped})
+    rule = RulePeer(prior)
+    variants = [replace(context, inventory=bag) for bag in bags]
     return [
         _said_row(variant, request, rule.generate(variant, request).text, prior, task, split) for variant in variants
     ]
