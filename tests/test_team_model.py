@@ -186,6 +186,57 @@ def test_under_the_lead_grammar_no_path_hands_over_to_its_own_agent() -> None:
     assert tried >= 3  # hand-overs were put to the test
 
 
+def _peer_turns(seed: int, count: int) -> Iterator[tuple[LocalContext, GenerationRequest]]:
+    """What rule peers were asked on ``count`` drawn tasks (training and held-out families) led by the
+    planner's fastest plan (its projections ask peers to craft as well as to hand over)."""
+    rng = random.Random(seed)
+    for index in range(count):
+        peers, split = Recorder(RulePeer(PRIOR)), (TRAINING, HELD_OUT)[index % 2]
+        run_team_task(draw_task(PRIOR, rng, split), PRIOR, lead_backend=PlannerBackend(PRIOR), peer_backend=peers)
+        yield from ((context, request) for context, request, _ in peers.heard)
+
+
+def test_a_peers_grammar_takes_its_truthful_answer_and_no_claim_beyond_its_own_bag_or_skills() -> None:
+    rule, tried = RulePeer(PRIOR), {"have": 0, "counter": 0, "reject": 0}
+    unnamed = (  # coarse dirt's recipe takes gravel too, which the craft's text does not name
+        LocalContext("agent_1", "peer", "agent_0", None, (), {}, {"dirt": 2}, {}, {}),
+        GenerationRequest(
+            "agent_1", Stage.TEAM_RESPONSE, "agent_0", "SELF -\nREQ agent_1 craft.item(q=4,input=dirt,item=coarse_dirt)"
+        ),
+    )
+    for context, request in [unnamed, *_peer_turns(5, 30)]:
+        asked = (request.delivered_request or "").split(" ")[1:]
+        used = [line.split(" ")[1][5:] for line in ledger_lines(context, request.delivered_request or "", PRIOR)]
+        variants = [context]
+        for item in used:  # the same projection to a peer holding none of an item its path uses: the rule counters
+            variants.append(replace(context, inventory={k: v for k, v in context.inventory.items() if k != item}))
+        if request.stage is Stage.TEAM_RESPONSE:  # and to one barred from a skill of its path: the rule rejects
+            mine = next(
+                r.plan for r in PRIOR.parse(request.delivered_request or "").peer_requests if r.target == context.agent
+            )
+            variants.append(replace(context, blocked=(mine[0].skill,)))
+        for variant in variants:
+            grammar, truthful = grammar_for(PRIOR, variant, request), rule.generate(variant, request).text
+            assert _accepts(grammar, truthful), (grammar, truthful)
+            if truthful.startswith("HAVE"):
+                tried["have"] += 1
+                unheld = next(item for item in [*asked, "stick"] if not variant.inventory.get(item))
+                assert not _accepts(grammar, f"HAVE {unheld}=1")
+                held = [(item, count) for item, count in sorted(variant.inventory.items()) if item in asked]
+                for item, count in held[:1]:
+                    assert not _accepts(grammar, f"HAVE {item}={count + 1}")
+                assert not _accepts(grammar, "HAVE - CANNOT craft.item") or "craft.item" in variant.blocked
+            if truthful.startswith("COUNTER"):
+                tried["counter"] += 1
+                item, have = re.findall(r"item=(\S+) have=(\d+)", truthful)[0]
+                assert not _accepts(grammar, f"COUNTER reason=SHORT item={item} have={int(have) + 1}")
+            if truthful.startswith("REJECT"):
+                tried["reject"] += 1
+                usable = next(skill for skill in sorted(PRIOR.skills) if skill not in variant.blocked)
+                assert not _accepts(grammar, f"REJECT reason=BLOCKED_SKILL skill={usable}")
+    assert min(tried.values()) >= 3, tried  # every kind of answer was put to the test
+
+
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("team") / "tiny-team"

@@ -34,10 +34,12 @@ from tokenizers import Tokenizer
 from transformers import PreTrainedTokenizerFast
 
 from gencoord.dsl.serialize import format_task
+from gencoord.errors import GencoordError
 from gencoord.models.codec import TextCodec
 from gencoord.models.load import LoadedModel
 from gencoord.planning.drafts import DELIVER_SKILL, PLACE_SKILL, making
 from gencoord.planning.feasibility import CRAFT_SKILL, GATHER_SKILL, TABLE, closure_items, planning_game
+from gencoord.prior.ledger import consumption
 from gencoord.prior.prior import Prior
 from gencoord.protocol.generation import GenerationRequest, Stage
 from gencoord.tasks.context import LocalContext
@@ -134,10 +136,21 @@ def grammar_for(prior: Prior, context: LocalContext, request: GenerationRequest)
     if request.stage is Stage.TEAM_HAVE:
         return have_grammar(delivered.split(" ")[1:], context.inventory, context.blocked)
     if request.stage is Stage.TEAM_RESPONSE:
-        return response_grammar(named, context.inventory, context.blocked)
+        return response_grammar(named | _path_uses(prior, context.agent, delivered), context.inventory, context.blocked)
     if request.stage is Stage.GATE_HELP:
         return help_grammar(named, context.inventory)
     return dsl_grammar(prior, context)
+
+
+def _path_uses(prior: Prior, agent: str, delivered: str) -> set[str]:
+    """What the path a projection asks of ``agent`` consumes: a recipe's other ingredients go unnamed in its text,
+    and a peer short of one must be able to name it. None when the projection does not parse."""
+    try:
+        proposal = prior.parse(delivered)
+    except GencoordError:
+        return set()
+    mine = next((request.plan for request in proposal.peer_requests if request.target == agent), ())
+    return {item for task in mine for item in consumption(task, prior)}
 
 
 def dsl_grammar(prior: Prior, context: LocalContext) -> str:
