@@ -279,9 +279,10 @@ def main() -> None:
     parser.add_argument("--sizes", default="2,3,4,5", help="team sizes of the held-out generated tasks")
     parser.add_argument("--mindcraft", type=Path, default=MINDCRAFT, help="a crafting file too (none: skip it)")
     parser.add_argument("--seed", type=int, default=20261204)
+    parser.add_argument("--threads", type=int, default=2, help="torch threads (1: two runs side by side on 2 cores)")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "team_models.json")
     args = parser.parse_args()
-    torch.set_num_threads(2)
+    torch.set_num_threads(args.threads)
     prior, rng = team_prior(), random.Random(args.seed)
     sizes = tuple(int(size) for size in args.sizes.split(","))
     suites = {"held-out generated": [draw_task(prior, rng, HELD_OUT, sizes) for _ in range(args.tasks)]}
