@@ -152,7 +152,6 @@ def _counterfactuals(
     assert request.delivered_request is not None
     proposal = prior.parse(request.delivered_request)
     mine = next(r.plan for r in proposal.peer_requests if r.target == context.agent)
-    rule = RulePeer(prior)
     held = sorted(item for item in context.inventory if any(t.get("item") == item for t in mine))
     variants: list[LocalContext] = []
     if held:
@@ -162,9 +161,7 @@ def _counterfactuals(
         spare = {**context.inventory, item: context.inventory[item] + rng.randint(1, 3)}
         variants.append(replace(context, inventory=spare))
     variants.append(replace(context, blocked=tuple(sorted({*context.blocked, rng.choice(mine).skill}))))
-    return [
-        _said_row(variant, request, rule.generate(variant, request).text, prior, task, split) for variant in variants
-    ]
+    return _rule_rows(variants, request, prior, task, split)
 
 
 def _other_bags(
@@ -184,8 +181,14 @@ def _other_bags(
     if held:
         dropped = rng.choice(held)
         bags.append({item: count for item, count in context.inventory.items() if item != dropped})
+    return _rule_rows([replace(context, inventory=bag) for bag in bags], request, prior, task, split)
+
+
+def _rule_rows(
+    variants: list[LocalContext], request: GenerationRequest, prior: Prior, task: TeamTask, split: str
+) -> list[SupervisionRow]:
+    """The rows of ``request`` put to each variant of the peer, answered by the truthful rule."""
     rule = RulePeer(prior)
-    variants = [replace(context, inventory=bag) for bag in bags]
     return [
         _said_row(variant, request, rule.generate(variant, request).text, prior, task, split) for variant in variants
     ]
