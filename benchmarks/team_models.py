@@ -37,6 +37,7 @@ from rich.table import Table
 from gencoord import __version__
 from gencoord.backends.registry import team_players
 from gencoord.dsl.surface import SurfaceName
+from gencoord.eval.stats import bootstrap_mean, clopper_pearson
 from gencoord.models.load import export_merged
 from gencoord.models.manifest import MANIFEST
 from gencoord.models.serving import transformers_serve
@@ -53,6 +54,7 @@ LEAD = CHECKPOINT.with_name("tiny-team-lead")
 WORDS = CHECKPOINT.with_name("tiny-team-words")
 PRETRAINED = CHECKPOINT.with_name("smollm2-team")
 PRETRAINED_PEERS = CHECKPOINT.with_name("smollm2-team-peers")
+PRETRAINED_WORDS = CHECKPOINT.with_name("smollm2-team-words")
 MINDCRAFT = ROOT.parent / "shared" / "data" / "mindcraft" / "crafting" / "filtered_train_tasks.json"
 ROLES = {"team_lead": "lead", "team_have": "peer HAVE", "team_response": "peer decision"}
 
@@ -91,12 +93,38 @@ def settings(checkpoint: Path, lead: Path, words: Path) -> list[tuple[str, str, 
 Setting = tuple[str, str, SurfaceName]
 
 
-def pretrained_settings(adapter: Path, peers: Path | None, checkpoint: Path, lead: Path) -> list[Setting]:
+def pretrained_settings(
+    adapter: Path, peers: Path | None, checkpoint: Path, lead: Path, words: Path | None = None
+) -> list[Setting]:
     """The pretrained model (SmolLM2-135M-Instruct with a fine-tuned adapter) in every role: a checked lead and
     constrained peers, with the adapter kept for the peers' answers where one is given (else the one adapter in
     every role: ``--pretrained-peers none``); and, on the same tasks (item families no model was trained on),
-    the shipped tiny pair in the same roles and the planner with rule peers, the reference."""
+    the shipped tiny pair in the same roles and the planner with rule peers, the reference.
+
+    With ``words`` (the same base fine-tuned the same way on the same rows said in the team dialogue's words,
+    ``gencoord finetune --surface freeform``): that adapter speaking free-form dialogue in every role, its lead
+    checked as the Short DSL's is (its drafts heard as its peers will hear them), beside the Short DSL adapter
+    in the same roles and both decoded freely. Sentences have no grammar, so the free rows compare the two
+    surfaces with the same decoding, and the checked rows each surface at its best."""
     rows = [("planner + rule peers", "planner", SurfaceName.DSL)]
+    if words is not None:
+        rows += [
+            (
+                f"SmolLM2+LoRA words ({words.name}): checked lead, free peers",
+                f"lead=checked:{words},peers=model:{words}",
+                SurfaceName.FREEFORM,
+            ),
+            (
+                f"SmolLM2+LoRA words ({words.name}), free in every role",
+                f"lead=model:{words},peers=model:{words}",
+                SurfaceName.FREEFORM,
+            ),
+            (
+                f"SmolLM2+LoRA Short DSL ({adapter.name}), free in every role",
+                f"lead=model:{adapter},peers=model:{adapter}",
+                SurfaceName.DSL,
+            ),
+        ]
     if peers is not None:
         rows.append(
             (
@@ -190,9 +218,12 @@ def measure(
                 * sum(reply.latency_s for reply in said)
                 / max(1, sum(reply.output_tokens or 0 for reply in said)),
             }
+        succeeded = clopper_pearson(sum(r.success for r in done), len(done))
         row["suites"][suite] = {
             "tasks": len(done),
-            "success": sum(r.success for r in done) / len(done),
+            "success": succeeded.value,
+            "success_95": [succeeded.low, succeeded.high],
+            "per_task_95": _intervals(done),
             "by_agents": {n: f"{sum(w)}/{len(w)}" for n, w in sorted(by_agents.items())},
             "parse_failures": sum(r.failure == "PARSE_FAILURE" for r in done),
             "wire_bytes": statistics.fmean(r.wire.total_bytes for r in done),
@@ -238,6 +269,21 @@ def speed_rows(adapter: Path, suites: dict[str, list[TeamTask]], progress: Path,
     return rows
 
 
+def _intervals(results: list[TeamResult]) -> dict[str, list[float]]:
+    """Messages, tokens, wire bytes and rounds per task: mean and a 95% percentile bootstrap over tasks."""
+    per_task = {
+        "messages": lambda r: len(r.wire.messages),
+        "tokens": lambda r: r.tokens or 0,
+        "wire_bytes": lambda r: r.wire.total_bytes,
+        "rounds": lambda r: r.rounds,
+    }
+    estimates = {
+        name: bootstrap_mean({f"{i}": float(value(r)) for i, r in enumerate(results)})
+        for name, value in per_task.items()
+    }
+    return {name: [e.value, e.low, e.high] for name, e in estimates.items()}
+
+
 def _codes(results: list[TeamResult]) -> dict[str, int]:
     codes: dict[str, int] = defaultdict(int)
     for result in results:
@@ -264,6 +310,13 @@ def main() -> None:
         type=Path,
         default=PRETRAINED_PEERS,
         help="with --pretrained: an adapter kept for the peers' answers (none: the one adapter in every role only)",
+    )
+    parser.add_argument(
+        "--pretrained-words",
+        type=Path,
+        default=PRETRAINED_WORDS,
+        help="with --pretrained: an adapter fine-tuned on the dialogue's words (gencoord finetune --surface "
+        "freeform), measured against the Short DSL adapter on the same tasks (skipped where there is none)",
     )
     parser.add_argument(
         "--speed",
@@ -293,7 +346,8 @@ def main() -> None:
         chosen = compare_settings(args.compare, args.checkpoint, args.lead)
     elif args.pretrained:
         peers = args.pretrained_peers if (args.pretrained_peers / MANIFEST).exists() else None
-        chosen = pretrained_settings(args.pretrained, peers, args.checkpoint, args.lead)
+        words = args.pretrained_words if (args.pretrained_words / MANIFEST).exists() else None
+        chosen = pretrained_settings(args.pretrained, peers, args.checkpoint, args.lead, words)
     else:
         chosen = settings(args.checkpoint, args.lead, args.words)
     progress = args.out.with_suffix(".progress.jsonl")

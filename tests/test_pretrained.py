@@ -15,8 +15,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from gencoord.backends.local import LocalModelBackend
+from gencoord.backends.planner import PlannerBackend
 from gencoord.backends.registry import team_players
 from gencoord.cli import app
+from gencoord.dsl import team_dialogue
+from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
 from gencoord.models import pretrained
 from gencoord.models.chat import messages
@@ -25,9 +29,11 @@ from gencoord.models.manifest import CheckpointManifest
 from gencoord.models.pretrained import SMOLLM2, ChatCodec, PretrainedBase, base_file
 from gencoord.models.serving import transformers_serve
 from gencoord.prior.load import team_prior
-from gencoord.run.team import run_team_task
+from gencoord.protocol.generation import GenerationRequest, Stage
+from gencoord.run.team import lead_context, run_team_task
 from gencoord.tasks.team import TeamTask
 from gencoord.tasks.team_files import read_task_file
+from gencoord.tasks.world import team_world
 from gencoord.train.lora import LoraSettings, train_lora
 from gencoord.train.team_data import HELD_OUT, draw_task
 from tests.test_api_served import _tiny_chat_model
@@ -113,6 +119,36 @@ def test_the_same_fine_tune_runs_on_a_users_local_model_from_the_command_line(tm
     # random weights under the grammar: a proposal cut off at the token budget still fails as a typed outcome
     assert result_task.model_calls >= 1 and (result_task.tokens or 0) > 0
     assert result_task.success or (result_task.code is not None and result_task.message)
+
+
+def test_a_fine_tune_on_the_dialogues_words_speaks_them_and_its_checked_lead_hears_its_drafts_as_peers_do(
+    tmp_path: Path,
+) -> None:
+    """``--surface freeform``: the same rows in the team dialogue's words. The adapter speaks (no grammar binds
+    sentences), and a checked lead's dry run reads a draft as its peers will hear it: the planner's proposal said
+    in words carries, the same proposal in typed lines does not (a speaking lead's peers hear words)."""
+    tuned = tmp_path / "words"
+    base = _tiny_chat_model(tmp_path / "base")
+    options = ["--out", str(tuned), "--base", str(base), "--surface", "freeform", "--steps", "2", "--evaluate", "0"]
+    result = CliRunner().invoke(app, ["finetune", *options])
+    assert result.exit_code == 0, result.output
+    assert CheckpointManifest.read(tuned).surface is SurfaceName.FREEFORM
+    lead = LocalModelBackend(tuned, PRIOR, constrained=True, drafts=16)
+    assert lead.speaks and not lead.constrained
+    task = draw_task(PRIOR, random.Random(3), HELD_OUT)
+    name = task.agents[0].name
+    context = lead_context(task, name, team_world(task, PRIOR)[0], SurfaceName.FREEFORM)
+    others = ",".join(agent.name for agent in task.agents[1:])
+    typed = PlannerBackend(PRIOR).generate(context, GenerationRequest(name, Stage.TEAM_LEAD, others)).text
+    assert lead._carries(context, team_dialogue.say_plan(PRIOR.parse(typed), name))
+    assert not lead._carries(context, typed)
+    for roles, spoken in ((f"lead=checked:{tuned},peers=rule", "team_lead"), (f"peers=model:{tuned}", "team_have")):
+        players = team_players(roles, PRIOR)
+        played = run_team_task(
+            task, PRIOR, surface=SurfaceName.FREEFORM, lead_backend=players.lead, peer_backend=players.peers
+        )
+        assert spoken in {generation.stage for generation in played.generations}
+        assert played.success or (played.code is not None and played.message)  # random weights: a typed outcome
 
 
 def _crafting(agents: int, count: int) -> list[TeamTask]:

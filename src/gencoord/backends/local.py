@@ -32,6 +32,7 @@ from gencoord.backends.constrained import logits_processor
 from gencoord.backends.context import model_input
 from gencoord.backends.rule import at_stage, composed
 from gencoord.backends.team_input import team_input
+from gencoord.dsl import team_dialogue
 from gencoord.dsl.ast import Proposal
 from gencoord.dsl.surface import SurfaceName, surface
 from gencoord.errors import BackendError, GencoordError
@@ -99,10 +100,12 @@ class LocalModelBackend:
         return Reply(reply.text, calls, input_tokens=tokens_in, output_tokens=tokens_out, latency_s=latency)
 
     def _carries(self, context: LocalContext, text: str) -> bool:
-        """The lead's own dry run, from its view: the proposal parses, checks, resolves and reaches the goal."""
+        """The lead's own dry run, from its view: the proposal parses (its words heard, when it speaks them, as
+        its peers will hear them), checks, resolves and reaches the goal."""
         assert context.team is not None
+        spoken = self.speaks and context.surface is SurfaceName.FREEFORM
         try:
-            proposal = self.prior.parse(text)
+            proposal = team_dialogue.hear_proposal(text, self.prior.vocab) if spoken else self.prior.parse(text)
         except GencoordError:
             return False
         return makespan(context.team, proposal, context.agent, self.prior) is not None

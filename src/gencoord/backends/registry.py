@@ -238,8 +238,9 @@ class ConstrainedFamily(ModelFamily):
 
 
 class CheckedFamily(ConstrainedFamily):
-    """A trained checkpoint under its grammars; as a team lead it drafts up to 16 proposals a round and sends the first
-    its own dry run carries to the goal (``backends/local.py``). Team tasks only: a pair episode has no such check."""
+    """A trained checkpoint under its grammars (a model of the dialogue's words has none); as a team lead it drafts up
+    to 16 proposals a round and sends the first its own dry run carries to the goal (``backends/local.py``). Team
+    tasks only: a pair episode has no such check."""
 
     name = "checked"
     plays_pairs = False

@@ -246,6 +246,12 @@ def finetune(
             "or a local .gguf file or Hugging Face folder (a larger model on a GPU)."
         ),
     ] = "smollm2-135m-instruct",
+    surface: Annotated[
+        SurfaceName,
+        typer.Option(
+            help="dsl: the Short DSL's typed lines; freeform: the same messages in the team dialogue's words."
+        ),
+    ] = SurfaceName.DSL,
     steps: Annotated[int, typer.Option(min=1, help="Optimizer steps (fresh rows every step).")] = 10_000,
     minutes: Annotated[
         float | None, typer.Option(min=0.1, help="Stop after this long, whatever the steps; the schedule follows.")

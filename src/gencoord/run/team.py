@@ -77,7 +77,8 @@ def lead_of(task: TeamTask) -> str:
     return next((agent.name for agent in task.agents if agent.can_plan), names[0])
 
 
-def _context(view: TeamTask, lead: str, episode: PublicEpisode, surface: SurfaceName) -> LocalContext:
+def lead_context(view: TeamTask, lead: str, episode: PublicEpisode, surface: SurfaceName) -> LocalContext:
+    """What the lead's backend is given to write a proposal from: its own bag and the team task as it sees it."""
     own = next(agent for agent in view.agents if agent.name == lead)
     peers = ",".join(agent.name for agent in view.agents if agent.name != lead) or "-"
     return LocalContext(lead, "lead", peers, None, (), {}, own.inventory, episode.refs, {}, surface, view)
@@ -188,7 +189,7 @@ class _BackendLead:
     def propose(self, view: TeamTask, round_index: int) -> Proposal:
         others = ",".join(a.name for a in view.agents if a.name != self.name)
         request = GenerationRequest(self.name, Stage.TEAM_LEAD, others, round=round_index)
-        reply = self.backend.generate(_context(view, self.name, self.episode, self.surface), request)
+        reply = self.backend.generate(lead_context(view, self.name, self.episode, self.surface), request)
         self.generations.append(Generation(self.name, Stage.TEAM_LEAD.value, reply))
         self.said, self.spoken = reply.text, self.speaker.free and speaks(self.backend)
         return (

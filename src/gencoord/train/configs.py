@@ -194,6 +194,7 @@ class LoraTraining(_Training):
 
     trainer: Literal["lora"] = "lora"
     base: str = "smollm2-135m-instruct"
+    surface: SurfaceName = SurfaceName.DSL
     steps: PositiveInt = 10_000
     minutes: Annotated[float, Field(ge=0.1)] | None = None
     roles: TeamRoles = TeamRoles.EVERY
@@ -215,7 +216,16 @@ class LoraTraining(_Training):
             threads=self.threads,
         )
         return train_lora(
-            self.out, self.base, self.steps, self.minutes, self.seed, self.evaluate, settings, log, self.roles
+            self.out,
+            self.base,
+            self.steps,
+            self.minutes,
+            self.seed,
+            self.evaluate,
+            settings,
+            log,
+            self.roles,
+            surface=self.surface,
         )
 
 

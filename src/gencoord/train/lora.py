@@ -26,6 +26,7 @@ from typing import Any
 import torch
 
 from gencoord import __version__
+from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
 from gencoord.models.codec import Codec
 from gencoord.models.manifest import CheckpointManifest, TrainReport
@@ -101,15 +102,19 @@ def train_lora(
     log: Callable[[int, float], None] | None = None,
     roles: TeamRoles = TeamRoles.EVERY,
     sizes: tuple[int, ...] = EVERY_SIZE,
+    surface: SurfaceName = SurfaceName.DSL,
 ) -> TrainReport:
     """Fine-tune adapters on ``base`` for ``steps`` (or until ``minutes`` pass), score them, save adapter +
-    manifest in ``out``; returns the report (also in the manifest, with the per-stage scores in ``data``)."""
+    manifest in ``out``; returns the report (also in the manifest, with the per-stage scores in ``data``).
+
+    ``surface``: the Short DSL's typed lines, or the team dialogue's sentences (the free-form surface), the
+    same rows said in words; the adapter then writes and reads words in every role."""
     settings = settings or LoraSettings()
     if steps <= 0 or (minutes is not None and minutes <= 0):
         raise ConfigError(Reason.BAD_STEPS, "steps and minutes must be positive")
     use_threads(settings.threads)
     torch.manual_seed(seed)
-    spec = ModelSpec(records=Records.TEAM, compact=True)
+    spec = ModelSpec(records=Records.TEAM, surface=surface, compact=True)
     started = time.perf_counter()
     model, tokenizer = load_base(base)
     codec = ChatCodec(tokenizer)
@@ -118,7 +123,7 @@ def train_lora(
     trainable = [parameter for parameter in model.parameters() if parameter.requires_grad]
     optimizer = torch.optim.AdamW(trainable, lr=settings.lr, weight_decay=settings.weight_decay)
     rng = random.Random(seed)
-    next_of = by_stage(team_rows(team_prior(), seed, TRAINING, sizes=sizes), roles)
+    next_of = by_stage(team_rows(team_prior(), seed, TRAINING, surface, sizes), roles)
     began = time.perf_counter()
     budget = None if minutes is None else 60 * minutes
 
@@ -199,7 +204,7 @@ def _scored_and_saved(
     unseen: list[SupervisionRow] = []
     if evaluate:
         seen, unseen = (
-            [row for rows in held_out_rows(evaluate, seed, split, roles=roles, sizes=sizes).values() for row in rows]
+            [row for rows in held_out_rows(evaluate, seed, split, spec.surface, roles, sizes).values() for row in rows]
             for split in (TRAINING, HELD_OUT)
         )
         scores = {"training": stage_match(model, codec, seen), "held_out": stage_match(model, codec, unseen)}
