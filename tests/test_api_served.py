@@ -4,7 +4,8 @@ The test builds a tiny chat model (random weights, a character tokenizer with a 
 template) and serves it. What is checked is the transport, not the answers: whole and
 streamed answers agree and carry usage, an episode and a team task with the served model in
 every role end in a typed failure (its text is noise) with their tokens counted, and a server
-that dies mid-run stops the backend with API_UNAVAILABLE rather than a traceback.
+that dies mid-run stops the backend with API_UNAVAILABLE rather than a traceback. A base prompted over a server
+this process starts (``prompted:``) plays an episode the same way, and no server outlives what started it.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from __future__ import annotations
 import os
 import string
 import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,9 +24,9 @@ from tokenizers import Tokenizer, decoders, models, pre_tokenizers
 from transformers import PreTrainedTokenizerFast, Qwen3Config, Qwen3ForCausalLM
 
 from gencoord.backends.api import ApiBackend
-from gencoord.backends.registry import team_players
+from gencoord.backends.registry import backend_set, team_players
 from gencoord.errors import BackendError, FailureCode
-from gencoord.models.serving import transformers_serve
+from gencoord.models.serving import stop_serving, transformers_serve
 from gencoord.prior import Prior
 from gencoord.prior.load import team_prior
 from gencoord.protocol.generation import GenerationRequest, Stage
@@ -151,3 +154,57 @@ def test_a_server_that_does_not_answer_in_time_is_a_coded_error_and_is_stopped(t
         pytest.fail("a server given no time to answer was taken as up")
     assert caught.value.reason == "API_UNAVAILABLE" and "did not answer in 0 s" in caught.value.message
     assert _servers_started_here() == []
+
+
+def test_a_prompted_base_is_served_from_this_process_and_plays_an_episode_typed(
+    tmp_path: Path, prior: Prior, suites: SuiteDocument
+) -> None:
+    """``prompted:<base>``: the base (here a local model folder) served by ``transformers serve`` started at first
+    use, sent the rules and worked examples any endpoint is; untrained noise ends the episode as a parse failure
+    with its tokens counted. Stopping it leaves no process."""
+    base = _tiny_chat_model(tmp_path / "base")
+    spec = build_episode(paper_pool("timing")[3], 0, 0, prior, suites)
+    try:
+        backends = backend_set(f"prompted:{base}")(spec, False, prior, suites)
+        result = run_episode(spec, backends=backends)
+        assert _servers_started_here()  # served from this process
+    finally:
+        stop_serving()
+    assert result.outcome.failure is FailureCode.PARSE_FAILURE
+    [generation] = result.protocol.trace.generations
+    assert generation.reply.input_tokens and generation.reply.input_tokens > 100  # the rules and examples were sent
+    assert _servers_started_here() == []
+
+
+def test_a_server_goes_down_with_the_process_that_started_it_however_that_ends(tmp_path: Path) -> None:
+    """A server answering a long call outlives a polite signal; killed outright, its starter takes it along."""
+    folder = _tiny_chat_model(tmp_path / "base")
+    starter = subprocess.Popen(
+        [sys.executable, "-c", _STARTER, str(folder), str(tmp_path / "serve.log")], stdout=subprocess.PIPE, text=True
+    )
+    assert starter.stdout is not None
+    server = int(starter.stdout.readline())
+    os.kill(server, 0)  # it is up
+    starter.kill()
+    starter.wait()
+    deadline = time.monotonic() + 30
+    while Path(f"/proc/{server}").exists() and b"serve" in _command(server) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not (Path(f"/proc/{server}").exists() and b"serve" in _command(server))
+
+
+_STARTER = """
+import sys, time
+from pathlib import Path
+from gencoord.models.serving import stop_serving, transformers_serve
+with transformers_serve(Path(sys.argv[1]), Path(sys.argv[2]), ready_s=180) as served:
+    print(served.process.pid, flush=True)
+    time.sleep(600)
+"""
+
+
+def _command(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""

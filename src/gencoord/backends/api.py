@@ -37,6 +37,8 @@ from gencoord.protocol.response import Response
 from gencoord.reasons import Reason
 from gencoord.tasks.context import LocalContext
 
+TIMEOUT_S = 30.0
+"""How long one call may take before it is retried (``timeout_s``: a slower local server's own)."""
 MAX_NEW_TOKENS = 512
 """A tuned model's answer budget, as in process (``gencoord.models.generate``): an eight-agent plan runs long."""
 _TRANSIENT = (openai.APIConnectionError, openai.APITimeoutError, openai.RateLimitError, openai.InternalServerError)
@@ -199,7 +201,7 @@ class ApiBackend:
         prior: Prior,
         *,
         api_key: str | None = None,
-        timeout_s: float = 30.0,
+        timeout_s: float | None = None,
         retries: int = 3,
         backoff_s: float = 0.5,
         price_in_per_mtok: float | None = None,
@@ -214,7 +216,8 @@ class ApiBackend:
         needs, so it reads over the API exactly what it reads in process.
         """
         key = api_key or os.environ.get("GENCOORD_API_KEY") or os.environ.get("OPENAI_API_KEY") or "not-needed"
-        self.client = openai.OpenAI(base_url=base_url, api_key=key, timeout=timeout_s, max_retries=0)
+        timeout = TIMEOUT_S if timeout_s is None else timeout_s
+        self.client = openai.OpenAI(base_url=base_url, api_key=key, timeout=timeout, max_retries=0)
         self.model = model
         self.prior = prior
         self.retries = retries

@@ -2,7 +2,7 @@
 
 A backend is written ``<family>`` or ``<family>:<target>`` (``rule``, ``planner``,
 ``model:<checkpoint>``, ``constrained:<checkpoint>``, ``checked:<checkpoint>``, ``api:<base url>#<model>``,
-``selector:<name>``), then optionally ``+realizer`` or ``+directory`` (a deterministic
+``prompted:<base>``, ``selector:<name>``), then optionally ``+realizer`` or ``+directory`` (a deterministic
 receiver in place of the family's own) and ``@full``, ``@skeleton`` or ``@node`` (the
 task-structure view every agent is shown). ``{seed}`` anywhere stands for the episode's
 seed (one trained model per seed).
@@ -120,7 +120,10 @@ def checkpoint_label(target: str) -> str:
 
 _BUILT_IN = {
     name: f"gencoord.backends.registry:{name.upper().replace('-', '_')}"
-    for name in ("rule", "factorized-rule", "planner", "model", "constrained", "checked", "api", "served", "selector")
+    for name in (
+        *("rule", "factorized-rule", "planner", "model", "constrained", "checked"),
+        *("api", "served", "prompted", "selector"),
+    )
 }
 
 FAMILIES: Registry[BackendFamily] = Registry("backend", ENTRY_POINTS, BackendFamily, _BUILT_IN)

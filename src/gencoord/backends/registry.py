@@ -109,6 +109,11 @@ def _model_set(checkpoint: Path, constrained: bool = False) -> BackendSet:
     return make
 
 
+LOCAL_TIMEOUT_S = 600.0
+"""How long one call may take to the base this process serves: a CPU writes a few hundred tokens in tens of
+seconds, and retrying a call the server is still working on only queues another behind it."""
+
+
 def api_target(target: str) -> tuple[str, str]:
     """``<base url>#<model>`` → (base url, model)."""
     base_url, _, model = target.partition("#")
@@ -117,14 +122,14 @@ def api_target(target: str) -> tuple[str, str]:
     return base_url, model
 
 
-def _api_set(target: str) -> BackendSet:
+def _api_set(target: str, timeout_s: float | None = None) -> BackendSet:
     """Every agent asks the OpenAI-compatible API ``<base url>#<model>`` (key: $GENCOORD_API_KEY)."""
     base_url, model = api_target(target)
 
     def make(spec: EpisodeSpec, withheld: bool, prior: Prior, suites: SuiteDocument) -> dict[str, Backend]:
         from gencoord.backends.api import ApiBackend  # noqa: PLC0415  (openai loads only when an API is used)
 
-        backend = ApiBackend(base_url, model, prior)
+        backend = ApiBackend(base_url, model, prior, timeout_s=timeout_s)
         return {agent: backend for agent in spec.contexts}
 
     return make
@@ -299,6 +304,40 @@ class ServedFamily(ApiFamily):
         return ApiBackend(*api_target(str(target)), prior, tuned=True)
 
 
+class PromptedFamily(ApiFamily):
+    """A pretrained base, not fine-tuned, prompted over the API as the paper prompts DeepSeek (the rules and worked
+    examples ``backends/api.py`` sends any endpoint): served by ``transformers serve`` from this process, started
+    at its first use (``models/serving.serving``). ``prompted:smollm2-135m-instruct`` is the shipped base; a local
+    model folder or ``.gguf`` file serves the same way. A local server charges nothing."""
+
+    name = "prompted"
+    target = "<base>"
+
+    def check_target(self, target: str) -> None:
+        from gencoord.models.pretrained import base_file  # noqa: PLC0415  (the name is checked, nothing loads)
+
+        base_file(target)
+
+    def label(self, target: str | None) -> str:
+        return f"{target}, prompted, via a local API"
+
+    def pair_set(self, target: str | None) -> BackendSet:
+        require_learn(f"backend prompted:{target}", API_MODULES)
+        return _api_set(_served(str(target)), LOCAL_TIMEOUT_S)
+
+    def team_lead(self, target: str | None, prior: Prior) -> Backend:
+        require_learn(f"backend prompted:{target}", API_MODULES)
+        from gencoord.backends.api import ApiBackend  # noqa: PLC0415
+
+        return ApiBackend(*api_target(_served(str(target))), prior, timeout_s=LOCAL_TIMEOUT_S)
+
+
+def _served(base: str) -> str:
+    from gencoord.models.serving import serving  # noqa: PLC0415  (transformers loads only to serve)
+
+    return serving(base)
+
+
 class SelectorFamily(BackendFamily):
     name = "selector"
     target = "<name>"
@@ -317,6 +356,7 @@ CONSTRAINED = ConstrainedFamily()
 CHECKED = CheckedFamily()
 API = ApiFamily()
 SERVED = ServedFamily()
+PROMPTED = PromptedFamily()
 SELECTOR = SelectorFamily()
 
 

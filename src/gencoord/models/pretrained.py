@@ -129,6 +129,12 @@ def load_base(name: str) -> tuple[Any, PreTrainedTokenizerBase]:
     kept as a plain folder under :func:`cache_root`, named by the file's digest; later loads read
     that folder in seconds.
     """
+    return load_folder(base_folder(name))
+
+
+def base_folder(name: str) -> Path:
+    """The base as a plain Hugging Face folder: a GGUF file dequantized once into :func:`cache_root` (what
+    :func:`load_base` loads, and what a local server serves), a folder as it is."""
     path = base_file(name)
     hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
     if path.suffix == ".gguf":
@@ -136,7 +142,7 @@ def load_base(name: str) -> tuple[Any, PreTrainedTokenizerBase]:
         if not (cached / "config.json").is_file():
             _dequantized(path, cached)
         path = cached
-    return load_folder(path)
+    return path
 
 
 def load_folder(path: Path) -> tuple[Any, PreTrainedTokenizerBase]:

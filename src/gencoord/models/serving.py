@@ -8,19 +8,23 @@ library version the in-process backend loads with.
 
 from __future__ import annotations
 
+import atexit
+import signal
 import socket
 import subprocess
 import sys
 import time
 import urllib.request
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 from gencoord.errors import BackendError
 from gencoord.reasons import Reason
 
+_PR_SET_PDEATHSIG = 1  # prctl(2)
 READY_S = 300.0
 """How long the server may take to load the model and answer its health check."""
 
@@ -47,6 +51,21 @@ def _answers(port: int) -> bool:
         return False
 
 
+def _dying_with_parent(command: list[str]) -> list[str]:
+    """``command`` started so that, on Linux, the kernel kills it when the process that started it dies, however
+    that dies (a server answering a long call outlives a polite SIGTERM). A one-line Python asks for that
+    (``prctl(PR_SET_PDEATHSIG)``, kept across ``exec``) and becomes the server: nothing runs between fork and exec
+    in this, perhaps threaded, process."""
+    if sys.platform != "linux":
+        return command
+    become = (
+        "import ctypes, os, sys; "
+        f"ctypes.CDLL(None).prctl({_PR_SET_PDEATHSIG}, {int(signal.SIGKILL)}); "
+        "os.execv(sys.argv[1], sys.argv[1:])"
+    )
+    return [sys.executable, "-c", become, *command]
+
+
 @contextmanager
 def transformers_serve(model: Path, log: Path, ready_s: float = READY_S) -> Iterator[Served]:
     """``transformers serve MODEL`` on the CPU, its output in ``log``; yields once it answers, kills it after.
@@ -58,7 +77,7 @@ def transformers_serve(model: Path, log: Path, ready_s: float = READY_S) -> Iter
     command = [str(Path(sys.executable).with_name("transformers")), "serve", str(model)]
     command += ["--device", "cpu", "--host", "127.0.0.1", "--port", str(port)]
     with log.open("wb") as output:
-        server = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)
+        server = subprocess.Popen(_dying_with_parent(command), stdout=output, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + ready_s
         while not _answers(port):
@@ -71,3 +90,27 @@ def transformers_serve(model: Path, log: Path, ready_s: float = READY_S) -> Iter
     finally:
         server.kill()
         server.wait()
+
+
+_SERVERS = ExitStack()
+atexit.register(_SERVERS.close)
+
+
+@cache
+def serving(name: str) -> str:
+    """``<base url>#<model>`` of a pretrained base (a shipped base's name, or a local model folder or ``.gguf``)
+    served by ``transformers serve`` from this process, started at the first call and stopped when the process
+    ends: the ``prompted:`` backends send it the paper's rules and worked examples as they send any endpoint."""
+    from gencoord.models.pretrained import base_folder, cache_root  # noqa: PLC0415  (torch loads only to serve)
+
+    folder = base_folder(name)
+    log = cache_root() / f"serve-{folder.name}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    served = _SERVERS.enter_context(transformers_serve(folder, log))
+    return f"{served.url}#{folder}"
+
+
+def stop_serving() -> None:
+    """Stop every base :func:`serving` started here (each stops when this process ends in any case)."""
+    _SERVERS.close()
+    serving.cache_clear()
