@@ -26,6 +26,8 @@ from transformers import PreTrainedTokenizerFast, Qwen3Config, Qwen3ForCausalLM
 from gencoord.backends.api import ApiBackend
 from gencoord.backends.registry import backend_set, team_players
 from gencoord.errors import BackendError, FailureCode
+from gencoord.gate.adjudicators import adjudicator_for
+from gencoord.gate.policy import Features, ModelAdjudicator
 from gencoord.models.serving import stop_serving, transformers_serve
 from gencoord.prior import Prior
 from gencoord.prior.load import team_prior
@@ -168,6 +170,13 @@ def test_a_prompted_base_is_served_from_this_process_and_plays_an_episode_typed(
         backends = backend_set(f"prompted:{base}")(spec, False, prior, suites)
         result = run_episode(spec, backends=backends)
         assert _servers_started_here()  # served from this process
+        adjudicator = adjudicator_for(f"prompted:{base}")  # the gate's gray zone, asked of the same server
+        assert isinstance(adjudicator, ModelAdjudicator)
+        features = Features(C=1.0, R=0.5, I=0.5, L=0.2, H=0.0, cost=12, cost_share=0.5, budget_left=0.5)
+        adjudicator.escalate(features)  # noise falls back to the logistic model
+        asked = adjudicator.ask.__self__  # type: ignore[attr-defined]  (the ApiBackend's bound ask)
+        assert isinstance(asked, ApiBackend) and asked.usage.calls == 1 and asked.usage.output_tokens > 0
+        assert len(_servers_started_here()) == 1  # one server per base and process
     finally:
         stop_serving()
     assert result.outcome.failure is FailureCode.PARSE_FAILURE

@@ -272,15 +272,22 @@ class ApiFamily(BackendFamily):
         host = base_url.split("://", 1)[-1].split("/", 1)[0]
         return f"{model} via API at {host}"
 
+    timeout_s: float | None = None
+    """How long one call may take before it is retried (None: the API backend's own)."""
+
+    def endpoint(self, target: str | None) -> str:
+        """``<base url>#<model>`` of the endpoint ``target`` names."""
+        return str(target)
+
     def pair_set(self, target: str | None) -> BackendSet:
-        require_learn(f"backend api:{target}", API_MODULES)
-        return _api_set(str(target))
+        require_learn(f"backend {self.name}:{target}", API_MODULES)
+        return _api_set(self.endpoint(target), self.timeout_s)
 
     def team_lead(self, target: str | None, prior: Prior) -> Backend:
-        require_learn(f"backend api:{target}", API_MODULES)
+        require_learn(f"backend {self.name}:{target}", API_MODULES)
         from gencoord.backends.api import ApiBackend  # noqa: PLC0415
 
-        return ApiBackend(*api_target(str(target)), prior)
+        return ApiBackend(*api_target(self.endpoint(target)), prior, timeout_s=self.timeout_s)
 
     def team_peer(self, target: str | None, prior: Prior) -> Backend:
         return self.team_lead(target, prior)
@@ -312,6 +319,7 @@ class PromptedFamily(ApiFamily):
 
     name = "prompted"
     target = "<base>"
+    timeout_s = LOCAL_TIMEOUT_S
 
     def check_target(self, target: str) -> None:
         from gencoord.models.pretrained import base_file  # noqa: PLC0415  (the name is checked, nothing loads)
@@ -321,21 +329,10 @@ class PromptedFamily(ApiFamily):
     def label(self, target: str | None) -> str:
         return f"{target}, prompted, via a local API"
 
-    def pair_set(self, target: str | None) -> BackendSet:
-        require_learn(f"backend prompted:{target}", API_MODULES)
-        return _api_set(_served(str(target)), LOCAL_TIMEOUT_S)
+    def endpoint(self, target: str | None) -> str:
+        from gencoord.models.serving import serving  # noqa: PLC0415  (transformers loads only to serve)
 
-    def team_lead(self, target: str | None, prior: Prior) -> Backend:
-        require_learn(f"backend prompted:{target}", API_MODULES)
-        from gencoord.backends.api import ApiBackend  # noqa: PLC0415
-
-        return ApiBackend(*api_target(_served(str(target))), prior, timeout_s=LOCAL_TIMEOUT_S)
-
-
-def _served(base: str) -> str:
-    from gencoord.models.serving import serving  # noqa: PLC0415  (transformers loads only to serve)
-
-    return serving(base)
+        return serving(str(target))
 
 
 class SelectorFamily(BackendFamily):

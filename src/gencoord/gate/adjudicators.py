@@ -1,7 +1,8 @@
 """The gate's gray-zone adjudicator, chosen by name in a gate experiment config.
 
 ``logistic`` (the default) is the fitted fallback; ``api:<base url>#<model>`` asks any
-OpenAI-compatible endpoint and ``model:<checkpoint>`` a local trained checkpoint, both
+OpenAI-compatible endpoint (``prompted:<base>`` a pretrained base this process serves) and
+``model:<checkpoint>`` a local trained checkpoint, all
 through :class:`ModelAdjudicator`, which can only ever pick ESCALATE or LOCAL and falls
 back to the logistic model on anything else. One adjudicator per process and name.
 """
@@ -13,7 +14,7 @@ from functools import cache
 from pathlib import Path
 
 from gencoord.backends.families import parse_backend
-from gencoord.backends.registry import api_target
+from gencoord.backends.registry import ApiFamily, api_target
 from gencoord.errors import ConfigError
 from gencoord.gate.config import gate_config_at
 from gencoord.gate.policy import Adjudicator, LogisticAdjudicator, ModelAdjudicator
@@ -32,7 +33,9 @@ def check_adjudicator_name(name: str) -> str:
     except ConfigError:
         family = None
     if family is None or not (family.calls_api or family.checkpoint):
-        raise ValueError(f"unknown adjudicator {name!r}; use logistic, api:<url>#<model> or model:<checkpoint>")
+        raise ValueError(
+            f"unknown adjudicator {name!r}; use logistic, api:<url>#<model>, prompted:<base> or model:<checkpoint>"
+        )
     return name
 
 
@@ -52,11 +55,12 @@ def adjudicator_for(name: str, gate_config: str | None = None) -> Adjudicator:
     if name == LOGISTIC:
         return fallback
     spec = parse_backend(name)
-    if spec.family.calls_api:
+    if isinstance(spec.family, ApiFamily):
         from gencoord.backends.api import ApiBackend  # noqa: PLC0415  (openai loads only when an API is used)
 
-        base_url, model = api_target(str(spec.target))
-        return ModelAdjudicator(ApiBackend(base_url, model, default_prior()).ask, fallback, name)
+        base_url, model = api_target(spec.family.endpoint(spec.target))
+        asking = ApiBackend(base_url, model, default_prior(), timeout_s=spec.family.timeout_s)
+        return ModelAdjudicator(asking.ask, fallback, name)
     checkpoint = Path(str(spec.target))
     if not checkpoint.exists():
         raise ConfigError(Reason.UNKNOWN_ADJUDICATOR, f"{checkpoint} holds no trained model")
