@@ -142,7 +142,7 @@ def test_a_fine_tune_on_the_dialogues_words_speaks_them_and_its_checked_lead_hea
     typed = PlannerBackend(PRIOR).generate(context, GenerationRequest(name, Stage.TEAM_LEAD, others)).text
     assert lead._carries(context, team_dialogue.say_plan(PRIOR.parse(typed), name))
     assert not lead._carries(context, typed)
-    for roles, spoken in ((f"lead=checked:{tuned},peers=rule", "team_lead"), (f"peers=model:{tuned}", "team_have")):
+    for roles, spoken in ((f"lead=model:{tuned},peers=rule", "team_lead"), (f"peers=model:{tuned}", "team_have")):
         players = team_players(roles, PRIOR)
         played = run_team_task(
             task, PRIOR, surface=SurfaceName.FREEFORM, lead_backend=players.lead, peer_backend=players.peers
