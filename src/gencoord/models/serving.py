@@ -55,7 +55,8 @@ def _dying_with_parent(command: list[str]) -> list[str]:
     """``command`` started so that, on Linux, the kernel kills it when the process that started it dies, however
     that dies (a server answering a long call outlives a polite SIGTERM). A one-line Python asks for that
     (``prctl(PR_SET_PDEATHSIG)``, kept across ``exec``) and becomes the server: nothing runs between fork and exec
-    in this, perhaps threaded, process."""
+    in this, perhaps threaded, process. The kernel ties it to the thread that started it, which for gencoord is the
+    one that calls the backends (a short-lived thread must not start one)."""
     if sys.platform != "linux":
         return command
     become = (
