@@ -52,10 +52,10 @@ reproduce: $(STAMP) $(NPM_STAMP)
 	$(BIN)/gencoord run $(ALL_EXPERIMENTS)
 
 # The shipped adapters of the pretrained model (SmolLM2-135M-Instruct + LoRA) from HEAD, on this machine's CPU:
-# the lead's (every role's rows, 50 minutes: the schedule follows the clock) and the one kept for the peers' answers
+# the lead's (its rows alone, 50 minutes: the schedule follows the clock) and the one kept for the peers' answers
 # (their rows alone, 40 minutes), each then scored; docs/models.md has what they measured.
 pretrained: $(STAMP)
-	$(BIN)/gencoord finetune --out src/gencoord/experiments/checkpoints/smollm2-team --minutes 50
+	$(BIN)/gencoord finetune --out src/gencoord/experiments/checkpoints/smollm2-team --roles lead --minutes 50
 	$(BIN)/gencoord finetune --out src/gencoord/experiments/checkpoints/smollm2-team-peers --roles peers --minutes 40
 
 # Headless Chromium (Debian's package) for the test that loads --view's live page. Installing

@@ -237,29 +237,32 @@ def measure(
     return row
 
 
-def speed_rows(adapter: Path, suites: dict[str, list[TeamTask]], progress: Path, tasks: int) -> list[dict[str, Any]]:
-    """The adapter decoded freely in every role, in process and over a real OpenAI-compatible server (its merged
-    export behind ``transformers serve``), on the same tasks: per role, time per message and per output token.
-    Beside the constrained rows, the free in-process row gives what the grammar costs per token; beside the served
-    one, what the API adds."""
+def speed_rows(
+    adapter: Path, peers: Path | None, suites: dict[str, list[TeamTask]], progress: Path, tasks: int
+) -> list[dict[str, Any]]:
+    """The adapters decoded freely in their roles (the lead's; the peers' where one is kept, else the lead's), in
+    process and over a real OpenAI-compatible server (their merged exports behind one ``transformers serve``), on
+    the same tasks: per role, time per message and per output token. Beside the constrained rows, the free
+    in-process row gives what the grammar costs per token; beside the served one, what the API adds."""
+    answering = peers or adapter
     with tempfile.TemporaryDirectory() as folder:
-        merged = export_merged(adapter, Path(folder) / "merged")
+        lead = export_merged(adapter, Path(folder) / "lead")
+        peer = lead if peers is None else export_merged(peers, Path(folder) / "peers")
         rows = [
             measure(
                 "SmolLM2+LoRA free, in process",
-                f"lead=model:{adapter},peers=model:{adapter}",
+                f"lead=model:{adapter},peers=model:{answering}",
                 SurfaceName.DSL,
                 suites,
                 progress,
                 tasks,
             )
         ]
-        with transformers_serve(merged, Path(folder) / "serve.log") as server:
-            served = f"served:{server.url}#{merged}"
+        with transformers_serve(lead, Path(folder) / "serve.log") as server:  # it loads what each request names
             rows.append(
                 measure(
                     "SmolLM2+LoRA free, over transformers serve",
-                    f"lead={served},peers={served}",
+                    f"lead=served:{server.url}#{lead},peers=served:{server.url}#{peer}",
                     SurfaceName.DSL,
                     suites,
                     progress,
@@ -342,10 +345,10 @@ def main() -> None:
     if args.mindcraft.exists():
         suites["MINDcraft crafting train"] = list(read_task_file(args.mindcraft, prior=prior).tasks)
     started = time.perf_counter()
+    peers = args.pretrained_peers if (args.pretrained_peers / MANIFEST).exists() else None
     if args.compare:
         chosen = compare_settings(args.compare, args.checkpoint, args.lead)
     elif args.pretrained:
-        peers = args.pretrained_peers if (args.pretrained_peers / MANIFEST).exists() else None
         words = args.pretrained_words if (args.pretrained_words / MANIFEST).exists() else None
         chosen = pretrained_settings(args.pretrained, peers, args.checkpoint, args.lead, words)
     else:
@@ -357,7 +360,7 @@ def main() -> None:
     console.print(f"each task's outcome as it ends: {progress}")
     rows = [measure(name, roles, surface, suites, progress) for name, roles, surface in chosen]
     if args.pretrained and args.speed:
-        rows += speed_rows(args.pretrained, suites, progress, args.speed)
+        rows += speed_rows(args.pretrained, peers, suites, progress, args.speed)
     for suite, tasks in suites.items():
         table = Table(title=f"{suite}: {len(tasks)} tasks")
         columns = ("setting", "success", "by agents", "parse failures", "wire B", "tokens", "lead ms", "HAVE ms")

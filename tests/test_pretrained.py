@@ -172,15 +172,16 @@ def test_the_shipped_adapter_plays_every_role_of_mindcraft_crafting_tasks() -> N
 
 @pytest.mark.skipif(not CRAFTING.exists(), reason="MINDcraft's train files are not beside the checkout")
 def test_greedy_messages_are_the_same_in_process_and_over_transformers_serve(tmp_path: Path) -> None:
-    """The shipped adapter merged (gencoord export) and served as users serve theirs: every message of a task is
-    the one in-process decoding writes, since both send the same chat messages to the same weights."""
-    merged = export_merged(SHIPPED, tmp_path / "merged")
-    with transformers_serve(merged, tmp_path / "serve.log") as server:
+    """The shipped adapters merged (gencoord export) and served as users serve theirs, both by one server (it loads
+    the model each request names): every message of a task is the one in-process decoding writes, since both send
+    the same chat messages to the same weights."""
+    lead, peers = export_merged(SHIPPED, tmp_path / "lead"), export_merged(SHIPPED_PEERS, tmp_path / "peers")
+    with transformers_serve(lead, tmp_path / "serve.log") as server:
         task = _crafting(2, 1)[0]
         said = []
         for roles in (
-            f"lead=model:{SHIPPED},peers=model:{SHIPPED}",
-            f"lead=served:{server.url}#{merged},peers=served:{server.url}#{merged}",
+            f"lead=model:{SHIPPED},peers=model:{SHIPPED_PEERS}",
+            f"lead=served:{server.url}#{lead},peers=served:{server.url}#{peers}",
         ):
             players = team_players(roles, PRIOR)
             result = run_team_task(task, PRIOR, lead_backend=players.lead, peer_backend=players.peers)
