@@ -247,7 +247,7 @@ def speed_rows(
     answering = peers or adapter
     with tempfile.TemporaryDirectory() as folder:
         lead = export_merged(adapter, Path(folder) / "lead")
-        peer = lead if peers is None else export_merged(peers, Path(folder) / "peers")
+        peer = export_merged(answering, Path(folder) / "peers")
         rows = [
             measure(
                 "SmolLM2+LoRA free, in process",
@@ -258,11 +258,14 @@ def speed_rows(
                 tasks,
             )
         ]
-        with transformers_serve(lead, Path(folder) / "serve.log") as server:  # it loads what each request names
+        with (  # a server started with a model serves that model alone
+            transformers_serve(lead, Path(folder) / "lead.log") as leading,
+            transformers_serve(peer, Path(folder) / "peers.log") as answering_server,
+        ):
             rows.append(
                 measure(
                     "SmolLM2+LoRA free, over transformers serve",
-                    f"lead=served:{server.url}#{lead},peers=served:{server.url}#{peer}",
+                    f"lead=served:{leading.url}#{lead},peers=served:{answering_server.url}#{peer}",
                     SurfaceName.DSL,
                     suites,
                     progress,

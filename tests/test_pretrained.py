@@ -172,16 +172,19 @@ def test_the_shipped_adapter_plays_every_role_of_mindcraft_crafting_tasks() -> N
 
 @pytest.mark.skipif(not CRAFTING.exists(), reason="MINDcraft's train files are not beside the checkout")
 def test_greedy_messages_are_the_same_in_process_and_over_transformers_serve(tmp_path: Path) -> None:
-    """The shipped adapters merged (gencoord export) and served as users serve theirs, both by one server (it loads
-    the model each request names): every message of a task is the one in-process decoding writes, since both send
-    the same chat messages to the same weights."""
+    """The shipped adapters merged (gencoord export) and served as users serve theirs, each by its own server (one
+    started with a model serves that model alone): every message of a task is the one in-process decoding writes,
+    since both send the same chat messages to the same weights."""
     lead, peers = export_merged(SHIPPED, tmp_path / "lead"), export_merged(SHIPPED_PEERS, tmp_path / "peers")
-    with transformers_serve(lead, tmp_path / "serve.log") as server:
+    with (
+        transformers_serve(lead, tmp_path / "lead.log") as leading,
+        transformers_serve(peers, tmp_path / "peers.log") as answering,
+    ):
         task = _crafting(2, 1)[0]
         said = []
         for roles in (
             f"lead=model:{SHIPPED},peers=model:{SHIPPED_PEERS}",
-            f"lead=served:{server.url}#{lead},peers=served:{server.url}#{peers}",
+            f"lead=served:{leading.url}#{lead},peers=served:{answering.url}#{peers}",
         ):
             players = team_players(roles, PRIOR)
             result = run_team_task(task, PRIOR, lead_backend=players.lead, peer_backend=players.peers)
