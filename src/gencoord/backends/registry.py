@@ -109,11 +109,6 @@ def _model_set(checkpoint: Path, constrained: bool = False) -> BackendSet:
     return make
 
 
-LOCAL_TIMEOUT_S = 600.0
-"""How long one call may take to the base this process serves: a CPU writes a few hundred tokens in tens of
-seconds, and retrying a call the server is still working on only queues another behind it."""
-
-
 def api_target(target: str) -> tuple[str, str]:
     """``<base url>#<model>`` → (base url, model)."""
     base_url, _, model = target.partition("#")
@@ -315,16 +310,16 @@ class PromptedFamily(ApiFamily):
     """A pretrained base, not fine-tuned, prompted over the API as the paper prompts DeepSeek (the rules and worked
     examples ``backends/api.py`` sends any endpoint): served by ``transformers serve`` from this process, started
     at its first use (``models/serving.serving``). ``prompted:smollm2-135m-instruct`` is the shipped base; a local
-    model folder or ``.gguf`` file serves the same way. A local server charges nothing."""
+    model folder or ``.gguf`` file serves the same way (an unknown name is refused when the server would start). A
+    local server charges nothing. A call may take 600 s: a CPU writes a few hundred tokens in tens of seconds, and
+    retrying a call the server is still working on only queues another behind it."""
 
     name = "prompted"
     target = "<base>"
-    timeout_s = LOCAL_TIMEOUT_S
+    timeout_s = 600.0
 
     def check_target(self, target: str) -> None:
-        from gencoord.models.pretrained import base_file  # noqa: PLC0415  (the name is checked, nothing loads)
-
-        base_file(target)
+        """Any name: a shipped base's or a local path, looked up when its server would start."""
 
     def label(self, target: str | None) -> str:
         return f"{target}, prompted, via a local API"
