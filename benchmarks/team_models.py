@@ -94,7 +94,12 @@ Setting = tuple[str, str, SurfaceName]
 
 
 def pretrained_settings(
-    adapter: Path, peers: Path | None, checkpoint: Path, lead: Path, words: Path | None = None
+    adapter: Path,
+    peers: Path | None,
+    checkpoint: Path,
+    lead: Path,
+    words: Path | None = None,
+    words_dsl: Path | None = None,
 ) -> list[Setting]:
     """The pretrained model (SmolLM2-135M-Instruct with a fine-tuned adapter) in every role: a checked lead and
     constrained peers, with the adapter kept for the peers' answers where one is given (else the one adapter in
@@ -103,9 +108,11 @@ def pretrained_settings(
 
     With ``words`` (the same base fine-tuned the same way on the same rows said in the team dialogue's words,
     ``gencoord finetune --surface freeform``): that adapter speaking free-form dialogue in every role, its lead
-    checked as the Short DSL's is (its drafts heard as its peers will hear them), beside the Short DSL adapter
-    in the same roles and both decoded freely. Sentences have no grammar, so the free rows compare the two
-    surfaces with the same decoding, and the checked rows each surface at its best."""
+    checked as the Short DSL's is (its drafts heard as its peers will hear them), beside a Short DSL adapter
+    in the same roles and both decoded freely: ``words_dsl``, the one fine-tuned as the words one was (the same
+    rows, roles and minutes; default the lead's adapter). Sentences have no grammar, so the free rows compare
+    the two surfaces with the same decoding, and the checked rows each surface at its best."""
+    dsl = words_dsl or adapter
     rows = [("planner + rule peers", "planner", SurfaceName.DSL)]
     if words is not None:
         rows += [
@@ -120,8 +127,8 @@ def pretrained_settings(
                 SurfaceName.FREEFORM,
             ),
             (
-                f"SmolLM2+LoRA Short DSL ({adapter.name}), free in every role",
-                f"lead=model:{adapter},peers=model:{adapter}",
+                f"SmolLM2+LoRA Short DSL ({dsl.name}), free in every role",
+                f"lead=model:{dsl},peers=model:{dsl}",
                 SurfaceName.DSL,
             ),
         ]
@@ -325,6 +332,17 @@ def main() -> None:
         "freeform), measured against the Short DSL adapter on the same tasks (skipped where there is none)",
     )
     parser.add_argument(
+        "--pretrained-words-dsl",
+        type=Path,
+        help="with --pretrained-words: the Short DSL adapter fine-tuned as the words one was (the same --roles and "
+        "--minutes), the free rows' counterpart (default: the lead's adapter)",
+    )
+    parser.add_argument(
+        "--rows",
+        help="only the settings whose name holds one of these comma-separated words (to split a long run: "
+        "its outcomes are the same, its times measured under another load)",
+    )
+    parser.add_argument(
         "--speed",
         type=int,
         default=0,
@@ -353,9 +371,14 @@ def main() -> None:
         chosen = compare_settings(args.compare, args.checkpoint, args.lead)
     elif args.pretrained:
         words = args.pretrained_words if (args.pretrained_words / MANIFEST).exists() else None
-        chosen = pretrained_settings(args.pretrained, peers, args.checkpoint, args.lead, words)
+        chosen = pretrained_settings(
+            args.pretrained, peers, args.checkpoint, args.lead, words, args.pretrained_words_dsl
+        )
     else:
         chosen = settings(args.checkpoint, args.lead, args.words)
+    if args.rows:
+        wanted = args.rows.split(",")
+        chosen = [setting for setting in chosen if any(word in setting[0] for word in wanted)]
     progress = args.out.with_suffix(".progress.jsonl")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     progress.unlink(missing_ok=True)

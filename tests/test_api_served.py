@@ -173,7 +173,7 @@ def test_a_prompted_base_is_served_from_this_process_and_plays_an_episode_typed(
         adjudicator = adjudicator_for(f"prompted:{base}")  # the gate's gray zone, asked of the same server
         assert isinstance(adjudicator, ModelAdjudicator)
         features = Features(C=1.0, R=0.5, I=0.5, L=0.2, H=0.0, cost=12, cost_share=0.5, budget_left=0.5)
-        adjudicator.escalate(features)  # noise falls back to the logistic model
+        adjudicator.escalate(features)  # ESCALATE, LOCAL or None (noise: the gate then asks the logistic model)
         asked = adjudicator.ask.__self__  # type: ignore[attr-defined]  (the ApiBackend's bound ask)
         assert isinstance(asked, ApiBackend) and asked.usage.calls == 1 and asked.usage.output_tokens > 0
         assert len(_servers_started_here()) == 1  # one server per base and process

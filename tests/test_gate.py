@@ -97,13 +97,14 @@ def test_score_thresholds_and_the_gray_zone() -> None:
     assert (always.decision, never.decision) == (Decision.ESCALATE, Decision.LOCAL)
     gray = _gray_zone(config)
     assert config.thresholds.low < score(gray, config) < config.thresholds.high
-    escalating = ModelAdjudicator(lambda _p: "ESCALATE", LogisticAdjudicator(config))
+    escalating = ModelAdjudicator(lambda _p: "ESCALATE")
     verdict = decide(GateCondition.FULL, gray, config, escalating)
     assert (verdict.tier, verdict.decision) == (Tier.ADJUDICATOR, Decision.ESCALATE)
-    staying = decide(
-        GateCondition.FULL, gray, config, ModelAdjudicator(lambda _p: "LOCAL", LogisticAdjudicator(config))
-    )
+    staying = decide(GateCondition.FULL, gray, config, ModelAdjudicator(lambda _p: "LOCAL"))
     assert (staying.tier, staying.decision) == (Tier.ADJUDICATOR, Decision.LOCAL)
+    assert staying.thought_s is not None and staying.thought_s >= 0  # a model's thinking is timed
+    logistic = decide(GateCondition.FULL, gray, config, LogisticAdjudicator(config))
+    assert logistic.tier is Tier.ADJUDICATOR and logistic.thought_s is None  # records that repeat exactly
     without = decide(GateCondition.RULES_SCORE, gray, config, escalating)  # no adjudicator: the gray zone stays local
     assert (without.tier, without.decision) == (Tier.SCORE, Decision.LOCAL)
 
@@ -129,9 +130,13 @@ def test_a_model_adjudicator_only_ever_picks_one_of_two() -> None:
         return "Well, it depends"
 
     features = _features()
-    assert ModelAdjudicator(chatty, fallback).escalate(features) == fallback.escalate(features)
+    assert ModelAdjudicator(chatty).escalate(features) is None  # no answer, not a guess
     assert '"L": 0.5' in prompts[0]  # it saw the structured features, nothing else
-    assert ModelAdjudicator(lambda _p: " local\n", fallback).escalate(features) is False
+    assert ModelAdjudicator(lambda _p: " local\n").escalate(features) is False
+    gray = _gray_zone(config)
+    verdict = decide(GateCondition.FULL, gray, config, ModelAdjudicator(chatty))
+    assert verdict.tier is Tier.FALLBACK  # the record says the logistic model decided, not the model
+    assert verdict.decision is (Decision.ESCALATE if fallback.escalate(gray) else Decision.LOCAL)
 
 
 def test_gate_config_errors_name_the_field() -> None:

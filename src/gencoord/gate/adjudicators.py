@@ -3,8 +3,8 @@
 ``logistic`` (the default) is the fitted fallback; ``api:<base url>#<model>`` asks any
 OpenAI-compatible endpoint (``prompted:<base>`` a pretrained base this process serves) and
 ``model:<checkpoint>`` a local trained checkpoint, all
-through :class:`ModelAdjudicator`, which can only ever pick ESCALATE or LOCAL and falls
-back to the logistic model on anything else. One adjudicator per process and name.
+through :class:`ModelAdjudicator`, which can only ever pick ESCALATE or LOCAL; on anything else the
+gate asks the logistic model and records that it did. One adjudicator per process and name.
 """
 
 from __future__ import annotations
@@ -50,18 +50,17 @@ def _local_ask(checkpoint: Path) -> Callable[[str], str]:
 @cache
 def adjudicator_for(name: str, gate_config: str | None = None) -> Adjudicator:
     """The adjudicator called ``name`` for the gate parameters at ``gate_config`` (None: the packaged ones)."""
-    fallback = LogisticAdjudicator(gate_config_at(gate_config))
     check_adjudicator_name(name)
     if name == LOGISTIC:
-        return fallback
+        return LogisticAdjudicator(gate_config_at(gate_config))
     spec = parse_backend(name)
     if isinstance(spec.family, ApiFamily):
         from gencoord.backends.api import ApiBackend  # noqa: PLC0415  (openai loads only when an API is used)
 
         base_url, model = api_target(spec.family.endpoint(spec.target))
         asking = ApiBackend(base_url, model, default_prior(), timeout_s=spec.family.timeout_s)
-        return ModelAdjudicator(asking.ask, fallback, name)
+        return ModelAdjudicator(asking.ask, name)
     checkpoint = Path(str(spec.target))
     if not checkpoint.exists():
         raise ConfigError(Reason.UNKNOWN_ADJUDICATOR, f"{checkpoint} holds no trained model")
-    return ModelAdjudicator(_local_ask(checkpoint), fallback, name)
+    return ModelAdjudicator(_local_ask(checkpoint), name)

@@ -37,12 +37,13 @@ class IssueDesk(Channel):
             return
         features = self._features(agent, node, kind, needs, local)
         if self.round < agent.cooldown_until:
-            decision, tier, value = Decision.LOCAL, "cooldown", None
+            decision, tier, value, thought_s = Decision.LOCAL, "cooldown", None, None
         else:
             verdict = decide(self.condition, features, self.config, self.adjudicator)
-            decision, tier, value = verdict.decision, verdict.tier.value, verdict.score
+            decision, tier, value, thought_s = verdict.decision, verdict.tier.value, verdict.score, verdict.thought_s
         issue.decisions.append(
             {"round": self.round, "decision": decision.value, "tier": tier, "score": value, **asdict(features)}
+            | ({} if thought_s is None else {"thought_s": thought_s})
         )
         if decision is Decision.ESCALATE and self.escalate(agent, issue, node, kind, needs, None):
             return

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from enum import StrEnum
@@ -27,6 +28,7 @@ class Tier(StrEnum):
     RULE = "rule"
     SCORE = "score"
     ADJUDICATOR = "adjudicator"
+    FALLBACK = "fallback"  # the gray zone, where a model adjudicator answered neither word: the logistic model decided
     FIXED = "fixed"  # a condition that does not gate (always / never escalate)
 
 
@@ -57,11 +59,12 @@ class Features:
 
 
 class Adjudicator(Protocol):
-    """A binary classifier for the gray zone: structured features in, escalate or not out."""
+    """A binary classifier for the gray zone: structured features in, escalate or not out (None: no usable
+    answer, and the logistic model decides; the record says which did)."""
 
     name: str
 
-    def escalate(self, features: Features) -> bool: ...
+    def escalate(self, features: Features) -> bool | None: ...
 
 
 class LogisticAdjudicator:
@@ -86,24 +89,22 @@ class LogisticAdjudicator:
 class ModelAdjudicator:
     """Any model behind a text function: it gets the features as JSON and must answer ESCALATE or LOCAL.
 
-    Anything else (a malformed or hedging answer) falls back to the logistic model, so a
-    model can only ever choose between the two decisions.
+    Anything else (a malformed or hedging answer) is no answer: :func:`decide` then asks the logistic
+    model and records the decision as the fallback's, so a model can only ever choose between the two
+    decisions, and a table can tell its choices from the fallback's.
     """
 
-    def __init__(self, ask: Callable[[str], str], fallback: Adjudicator, name: str = "model") -> None:
+    def __init__(self, ask: Callable[[str], str], name: str = "model") -> None:
         self.ask = ask
-        self.fallback = fallback
         self.name = name
 
-    def escalate(self, features: Features) -> bool:
+    def escalate(self, features: Features) -> bool | None:
         prompt = (
             "Decide whether an agent should escalate a local issue to a peer. Answer with exactly one word, "
             f"ESCALATE or LOCAL.\nfeatures: {features.as_json()}"
         )
         answer = self.ask(prompt).strip().upper()
-        if answer in ("ESCALATE", "LOCAL"):
-            return answer == "ESCALATE"
-        return self.fallback.escalate(features)
+        return answer == "ESCALATE" if answer in ("ESCALATE", "LOCAL") else None
 
 
 def score(features: Features, config: GateConfig) -> float:
@@ -116,6 +117,7 @@ class Verdict:
     decision: Decision
     tier: Tier
     score: float | None = None
+    thought_s: float | None = None  # how long a model adjudicator took (the gray zone only)
 
 
 def rules(features: Features, quick_cost: int) -> Decision | None:
@@ -148,5 +150,10 @@ def decide(condition: GateCondition, features: Features, config: GateConfig, adj
         return Verdict(Decision.ESCALATE, Tier.SCORE, value)
     if condition is GateCondition.RULES_SCORE:
         return Verdict(Decision.LOCAL, Tier.SCORE, value)
-    escalate = adjudicator.escalate(features)
-    return Verdict(Decision.ESCALATE if escalate else Decision.LOCAL, Tier.ADJUDICATOR, value)
+    started = time.perf_counter()
+    answer = adjudicator.escalate(features)
+    # a model's thinking time; the logistic model's microseconds stay out of the records, which repeat exactly
+    thought_s = None if isinstance(adjudicator, LogisticAdjudicator) else time.perf_counter() - started
+    tier = Tier.ADJUDICATOR if answer is not None else Tier.FALLBACK
+    escalate = answer if answer is not None else bool(LogisticAdjudicator(config).escalate(features))
+    return Verdict(Decision.ESCALATE if escalate else Decision.LOCAL, tier, value, thought_s)

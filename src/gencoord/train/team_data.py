@@ -78,9 +78,10 @@ class Recorder:
 
 
 SMALL_TEAMS = (2, 2, 2, 3, 4)
-"""Team sizes the tiny team checkpoints were trained on (drawn uniformly from this tuple)."""
+"""Team sizes of the functions' defaults: small teams, the quickest rows (tests, smoke runs)."""
 EVERY_SIZE = (2, 2, 3, 3, 4, 4, 5, 5, 6, 7, 8)
-"""Team sizes from 2 to 8, the benchmark's own (2–5) twice as often as the larger ones."""
+"""Team sizes from 2 to 8, the benchmark's own (2–5) twice as often as the larger ones: what the team
+trainers (tiny and LoRA) train on unless a config says otherwise."""
 
 
 def draw_task(prior: Prior, rng: random.Random, split: str, agents: tuple[int, ...] = SMALL_TEAMS) -> TeamTask:

@@ -24,7 +24,7 @@ Record = Mapping[str, Any]
 TARGETS = {"LRR": (">=", 0.765), "UER": ("<=", 0.174), "ECR": (">=", 0.782)}  # the paper's reported figures
 CS_REDUCTION = 0.30  # the full gate's CS at least this much below communication-first's (the paper: 145 → 92)
 
-TIERS = ("rule", "score", "adjudicator", "cooldown", "fixed")
+TIERS = ("rule", "score", "adjudicator", "fallback", "cooldown", "fixed")
 
 
 def tier_table(groups: Mapping[str, Sequence[Record]], facts: Mapping[str, Any]) -> Table:
@@ -32,10 +32,21 @@ def tier_table(groups: Mapping[str, Sequence[Record]], facts: Mapping[str, Any])
     table = Table(
         "gate_tiers",
         "Who decided: the share of gate decisions made by each tier",
-        ["condition", "decisions", *TIERS, "escalate share", "score → escalate", "adjudicator → escalate"],
+        [
+            "condition",
+            "decisions",
+            *TIERS,
+            "escalate share",
+            "score → escalate",
+            "adjudicator → escalate",
+            "adjudicator s",
+        ],
         caption="rule: tier 1; score: S at or beyond a threshold; adjudicator: the gray zone between the "
-        "thresholds; cooldown: a decision forced local by a recent failed request; fixed: conditions that do "
-        "not gate (communication-first, never). The arrows count the decisions of that tier that escalated.",
+        "thresholds; fallback: the gray zone where a model adjudicator answered neither ESCALATE nor LOCAL and "
+        "the logistic model decided; cooldown: a decision forced local by a recent failed request; fixed: "
+        "conditions that do not gate (communication-first, never). The arrows count the decisions of that tier "
+        "that escalated. Adjudicator s: a model adjudicator's mean time a gray-zone decision (wall clock of its "
+        "call; – where the logistic model judged, which takes microseconds).",
     )
     scored: list[float] = []
     for name, rows in groups.items():
@@ -49,7 +60,8 @@ def tier_table(groups: Mapping[str, Sequence[Record]], facts: Mapping[str, Any])
             f"{sum(d['tier'] == tier for d in decisions)}"
             for tier in ("score", "adjudicator")
         }
-        scored += [float(d["score"]) for d in decisions if d["tier"] in ("score", "adjudicator")]
+        scored += [float(d["score"]) for d in decisions if d["tier"] in ("score", "adjudicator", "fallback")]
+        thought = [float(d["thought_s"]) for d in decisions if d.get("thought_s") is not None]
         table.rows.append(
             [
                 name,
@@ -58,6 +70,7 @@ def tier_table(groups: Mapping[str, Sequence[Record]], facts: Mapping[str, Any])
                 f"{100 * escalate:.1f}%",
                 by_tier["score"],
                 by_tier["adjudicator"],
+                f"{sum(thought) / len(thought):.2f}" if thought else DASH,
             ]
         )
     thresholds = facts.get("thresholds")
