@@ -133,6 +133,10 @@ def test_a_model_adjudicator_only_ever_picks_one_of_two() -> None:
     assert ModelAdjudicator(chatty).escalate(features) is None  # no answer, not a guess
     assert '"L": 0.5' in prompts[0]  # it saw the structured features, nothing else
     assert ModelAdjudicator(lambda _p: " local\n").escalate(features) is False
+    remembering = ModelAdjudicator(chatty)
+    remembering.escalate(features)
+    remembering.escalate(features)  # the same prompt: the greedy model's first answer, not a second call
+    assert len(prompts) == 2
     gray = _gray_zone(config)
     verdict = decide(GateCondition.FULL, gray, config, ModelAdjudicator(chatty))
     assert verdict.tier is Tier.FALLBACK  # the record says the logistic model decided, not the model

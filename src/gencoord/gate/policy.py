@@ -97,14 +97,25 @@ class ModelAdjudicator:
     def __init__(self, ask: Callable[[str], str], name: str = "model") -> None:
         self.ask = ask
         self.name = name
+        # greedy decoding answers the same prompt the same way: the oracle's rollouts replay the episode's
+        # gray zone over and over, and a model takes seconds a call (its first time a prompt: ``seconds``)
+        self.answers: dict[str, tuple[bool | None, float]] = {}
 
     def escalate(self, features: Features) -> bool | None:
+        return self.judged(features)[0]
+
+    def judged(self, features: Features) -> tuple[bool | None, float]:
+        """The model's answer (None: neither word) and how long the model took to give it the first time."""
         prompt = (
             "Decide whether an agent should escalate a local issue to a peer. Answer with exactly one word, "
             f"ESCALATE or LOCAL.\nfeatures: {features.as_json()}"
         )
-        answer = self.ask(prompt).strip().upper()
-        return answer == "ESCALATE" if answer in ("ESCALATE", "LOCAL") else None
+        if prompt not in self.answers:
+            started = time.perf_counter()
+            answer = self.ask(prompt).strip().upper()
+            verdict = answer == "ESCALATE" if answer in ("ESCALATE", "LOCAL") else None
+            self.answers[prompt] = (verdict, time.perf_counter() - started)
+        return self.answers[prompt]
 
 
 def score(features: Features, config: GateConfig) -> float:
@@ -150,10 +161,12 @@ def decide(condition: GateCondition, features: Features, config: GateConfig, adj
         return Verdict(Decision.ESCALATE, Tier.SCORE, value)
     if condition is GateCondition.RULES_SCORE:
         return Verdict(Decision.LOCAL, Tier.SCORE, value)
-    started = time.perf_counter()
-    answer = adjudicator.escalate(features)
     # a model's thinking time; the logistic model's microseconds stay out of the records, which repeat exactly
-    thought_s = None if isinstance(adjudicator, LogisticAdjudicator) else time.perf_counter() - started
+    thought_s: float | None = None
+    if isinstance(adjudicator, ModelAdjudicator):
+        answer, thought_s = adjudicator.judged(features)
+    else:
+        answer = adjudicator.escalate(features)
     tier = Tier.ADJUDICATOR if answer is not None else Tier.FALLBACK
     escalate = answer if answer is not None else bool(LogisticAdjudicator(config).escalate(features))
     return Verdict(Decision.ESCALATE if escalate else Decision.LOCAL, tier, value, thought_s)

@@ -21,7 +21,7 @@ from gencoord.errors import ConfigError, did_you_mean
 from gencoord.models.variant import Horizon, ModelSpec, Records, Target, TeamRoles, Templates
 from gencoord.prior.views import PriorView
 from gencoord.reasons import Reason
-from gencoord.train.team_data import EVERY_SIZE
+from gencoord.train.team_data import SMALL_TEAMS
 
 if TYPE_CHECKING:
     from gencoord.models.manifest import TrainReport
@@ -113,7 +113,7 @@ class TeamTraining(_Sized):
     surface: SurfaceName = SurfaceName.DSL
     roles: TeamRoles = TeamRoles.EVERY
     # team sizes of the generated tasks, drawn uniformly from this list (a size listed twice is drawn twice as often)
-    team_sizes: tuple[Annotated[int, Field(ge=2, le=8)], ...] = EVERY_SIZE
+    team_sizes: tuple[Annotated[int, Field(ge=2, le=8)], ...] = SMALL_TEAMS
     minutes: Annotated[float, Field(ge=0.1)] | None = None
     layers: Annotated[int, Field(ge=1, le=12)] = 3
     hidden: Annotated[int, Field(ge=16, le=1024)] = 128

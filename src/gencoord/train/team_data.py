@@ -78,10 +78,10 @@ class Recorder:
 
 
 SMALL_TEAMS = (2, 2, 2, 3, 4)
-"""Team sizes of the functions' defaults: small teams, the quickest rows (tests, smoke runs)."""
+"""Team sizes the shipped tiny team checkpoints were trained on (drawn uniformly from this tuple); a config's
+``team_sizes`` gives others (every size: :data:`EVERY_SIZE`)."""
 EVERY_SIZE = (2, 2, 3, 3, 4, 4, 5, 5, 6, 7, 8)
-"""Team sizes from 2 to 8, the benchmark's own (2–5) twice as often as the larger ones: what the team
-trainers (tiny and LoRA) train on unless a config says otherwise."""
+"""Team sizes from 2 to 8, the benchmark's own (2–5) twice as often as the larger ones: the LoRA fine-tune's."""
 
 
 def draw_task(prior: Prior, rng: random.Random, split: str, agents: tuple[int, ...] = SMALL_TEAMS) -> TeamTask:
