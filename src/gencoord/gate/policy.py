@@ -97,8 +97,8 @@ class ModelAdjudicator:
     def __init__(self, ask: Callable[[str], str], name: str = "model") -> None:
         self.ask = ask
         self.name = name
-        # greedy decoding answers the same prompt the same way: the oracle's rollouts replay the episode's
-        # gray zone over and over, and a model takes seconds a call (its first time a prompt: ``seconds``)
+        # greedy decoding answers the same prompt the same way, and a model takes seconds a call: the oracle's
+        # rollouts replay an episode's gray zone over and over. Each prompt keeps its answer and its first call's time
         self.answers: dict[str, tuple[bool | None, float]] = {}
 
     def escalate(self, features: Features) -> bool | None:
@@ -168,5 +168,5 @@ def decide(condition: GateCondition, features: Features, config: GateConfig, adj
     else:
         answer = adjudicator.escalate(features)
     tier = Tier.ADJUDICATOR if answer is not None else Tier.FALLBACK
-    escalate = answer if answer is not None else bool(LogisticAdjudicator(config).escalate(features))
+    escalate = answer if answer is not None else LogisticAdjudicator(config).escalate(features)
     return Verdict(Decision.ESCALATE if escalate else Decision.LOCAL, tier, value, thought_s)
