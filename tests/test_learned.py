@@ -42,7 +42,8 @@ from gencoord.train.data import (
 )
 from gencoord.train.hf import PaperSettings, train_checkpoint
 from gencoord.train.renaming import instance_names
-from gencoord.train.tiny import TinyPreset, build_model, build_tokenizer, train_tiny, training_rounds, vocabulary_rows
+from gencoord.train.rounds import training_rounds
+from gencoord.train.tiny import TinyPreset, build_model, build_tokenizer, train_tiny, vocabulary_rows
 from tests.chat_stub import ComposerApi, serving
 
 FIXTURE = Path(__file__).parents[1] / "experiments" / "checkpoints" / "tiny-dsl"

@@ -246,12 +246,34 @@ def finetune(
             "or a local .gguf file or Hugging Face folder (a larger model on a GPU)."
         ),
     ] = "smollm2-135m-instruct",
+    records: Annotated[
+        Records,
+        typer.Option(
+            help="team: the team rows (a lead's n-party SELF+REQ, the peers' HAVE and decision lines); any other: "
+            "the paper's pair records, as gencoord train --records takes them (all, requester, centralized, "
+            "self_plan, composition), in new worlds of the training templates every step."
+        ),
+    ] = Records.TEAM,
     surface: Annotated[
         SurfaceName,
         typer.Option(
-            help="dsl: the Short DSL's typed lines; freeform: the same messages in the team dialogue's words."
+            help="dsl: the Short DSL's typed lines; json; freeform: the same messages in words (the team "
+            "dialogue's, or the paper's controlled free-form)."
         ),
     ] = SurfaceName.DSL,
+    target: Annotated[
+        Target, typer.Option(help="The paper's rows: direct (the whole record) or factor (the binding code).")
+    ] = Target.DIRECT,
+    horizon: Annotated[
+        Horizon, typer.Option(help="The paper's rows: multi (SELF+REQ at once) or single (one step first).")
+    ] = Horizon.MULTI,
+    view: Annotated[
+        PriorView | None, typer.Option(help="The paper's rows: the task-prior view in the prompt (default: full).")
+    ] = None,
+    templates: Annotated[
+        Templates,
+        typer.Option(help="The paper's rows: training (all but the held-out templates) or representation."),
+    ] = Templates.TRAINING,
     steps: Annotated[int, typer.Option(min=1, help="Optimizer steps (fresh rows every step).")] = 10_000,
     minutes: Annotated[
         float | None, typer.Option(min=0.1, help="Stop after this long, whatever the steps; the schedule follows.")
@@ -268,9 +290,10 @@ def finetune(
         int, typer.Option(min=0, help="Rows of each stage scored by greedy exact match afterwards (0: none).")
     ] = 8,
 ) -> None:
-    """LoRA fine-tune a pretrained chat model on the team rows (2–8 agents); only the adapter is saved.
+    """LoRA fine-tune a pretrained chat model on the team rows (2–8 agents) or the paper's; only the adapter is saved.
 
-    Use it in any role: --backend lead=checked:OUT,peers=constrained:OUT.
+    Team rows: use it in any role, --backend lead=checked:OUT,peers=constrained:OUT. The paper's rows: use it
+    as any trained checkpoint, --backend model:OUT (or in an experiment's backends).
     """
     require_learn("gencoord finetune")
     given = {"trainer": "lora", **_given(context, exclude={"config"})}

@@ -190,11 +190,16 @@ class CheckpointTraining(_Training):
 
 
 class LoraTraining(_Training):
-    """A LoRA adapter on a pretrained chat model, on the team rows (``gencoord finetune``)."""
+    """A LoRA adapter on a pretrained chat model, on the team rows or the paper's (``gencoord finetune``)."""
 
     trainer: Literal["lora"] = "lora"
     base: str = "smollm2-135m-instruct"
+    records: Records = Records.TEAM
+    target: Target = Target.DIRECT
     surface: SurfaceName = SurfaceName.DSL
+    horizon: Horizon = Horizon.MULTI
+    view: PriorView | None = None
+    templates: Templates = Templates.TRAINING
     steps: PositiveInt = 10_000
     minutes: Annotated[float, Field(ge=0.1)] | None = None
     roles: TeamRoles = TeamRoles.EVERY
@@ -203,6 +208,27 @@ class LoraTraining(_Training):
     lr: Rate = 1e-3
     threads: PositiveInt = 2
     evaluate: NonNegativeInt = 8
+
+    @model_validator(mode="after")
+    def _team_or_paper(self) -> LoraTraining:
+        """Team rows have one shape (direct, multi-step, no prior view); the paper's rows take no team roles."""
+        if self.records is Records.TEAM:
+            given = {"target": self.target is not Target.DIRECT, "horizon": self.horizon is not Horizon.MULTI}
+            given |= {"view": self.view is not None, "templates": self.templates is not Templates.TRAINING}
+            named = [key for key, differs in given.items() if differs]
+            if named:
+                raise ValueError(f"{named[0]} shapes the paper's rows: give records other than 'team'")
+        elif self.roles is not TeamRoles.EVERY:
+            raise ValueError(f"roles = {self.roles.value!r} trains a team adapter: give records = 'team'")
+        return self
+
+    def spec(self) -> ModelSpec:
+        """What the adapter reads and writes; the paper's rows show the full prior view unless told otherwise (a
+        pretrained model copies names from its view, as the held-out templates ask)."""
+        if self.records is Records.TEAM:
+            return ModelSpec(records=Records.TEAM, surface=self.surface, compact=True)
+        view = PriorView.FULL if self.view is None else self.view
+        return ModelSpec(self.target, self.surface, view, True, self.horizon, self.records, self.templates)
 
     def train(self, log: Log) -> TrainReport:
         from gencoord.train.lora import LoraSettings, train_lora  # noqa: PLC0415  (torch loads only to train)
@@ -225,7 +251,7 @@ class LoraTraining(_Training):
             settings,
             log,
             self.roles,
-            surface=self.surface,
+            spec=self.spec(),
         )
 
 

@@ -1,12 +1,18 @@
-"""LoRA fine-tuning of a pretrained chat model on the team rows: only the adapter is trained and shipped.
+"""LoRA fine-tuning of a pretrained chat model on the team rows or the paper's: only the adapter is trained and shipped.
 
 The base (SmolLM2-135M-Instruct from its wheel, or a user's local model) stays frozen; low-rank
-adapters on every attention and MLP projection learn the team messages: the lead's n-party
-SELF+REQ, the peers' HAVE lines and decisions. Rows come fresh every step from generated
-MINDcraft-format crafting tasks of 2–8 agents (:data:`EVERY_SIZE`), with whole item families held out
-(:func:`gencoord.train.team_data.held_out`), each prompt inside the base's chat template as a served model
-receives it. Training stops at a step or time budget, whichever comes first, and the report says how long it
-took and scores greedy exact match per stage on rows of training and held-out families.
+adapters on every attention and MLP projection learn the messages, each prompt inside the base's chat template as
+a served model receives it:
+
+- team rows (``records = team``): the lead's n-party SELF+REQ, the peers' HAVE lines and decisions, fresh every
+  step from generated MINDcraft-format crafting tasks of 2–8 agents (:data:`EVERY_SIZE`), with whole item
+  families held out (:func:`gencoord.train.team_data.held_out`);
+- the paper's rows (any other record set): the pair episodes' records in the spec's surface, view and horizon,
+  fresh every step from new worlds of the training templates (:func:`gencoord.train.rounds.fresh_rows`, the
+  stream the tiny models learn from), held-out templates never seen.
+
+Training stops at a step or time budget, whichever comes first, and the report says how long it took and scores
+greedy exact match per stage on rows of training and held-out families (or templates).
 
 The same code fine-tunes a larger model on a GPU: give ``base`` a local folder or ``.gguf`` file.
 """
@@ -26,7 +32,6 @@ from typing import Any
 import torch
 
 from gencoord import __version__
-from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
 from gencoord.models.codec import Codec
 from gencoord.models.manifest import CheckpointManifest, TrainReport
@@ -35,12 +40,17 @@ from gencoord.models.variant import ModelSpec, Records, TeamRoles
 from gencoord.prior.load import team_prior
 from gencoord.reasons import Reason
 from gencoord.train.common import exact_match, masked_batch, use_threads, warmup_cosine
-from gencoord.train.data import SupervisionRow
+from gencoord.train.data import SupervisionRow, evaluation_rows
+from gencoord.train.rounds import fresh_rows
 from gencoord.train.team import by_stage, held_out_rows, role_shares, stage_batch
 from gencoord.train.team_data import EVERY_SIZE, HELD_OUT, TRAINING, team_rows
 
 PROJECTIONS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 """The Llama-family projections the adapters wrap: attention and MLP alike."""
+
+
+TEAM_SPEC = ModelSpec(records=Records.TEAM, compact=True)
+"""The team model's rows in the Short DSL (every field else is the team rows' own)."""
 
 
 @dataclass(frozen=True)
@@ -102,19 +112,19 @@ def train_lora(
     log: Callable[[int, float], None] | None = None,
     roles: TeamRoles = TeamRoles.EVERY,
     sizes: tuple[int, ...] = EVERY_SIZE,
-    surface: SurfaceName = SurfaceName.DSL,
+    spec: ModelSpec = TEAM_SPEC,
 ) -> TrainReport:
     """Fine-tune adapters on ``base`` for ``steps`` (or until ``minutes`` pass), score them, save adapter +
     manifest in ``out``; returns the report (also in the manifest, with the per-stage scores in ``data``).
 
-    ``surface``: the Short DSL's typed lines, or the team dialogue's sentences (the free-form surface), the
-    same rows said in words; the adapter then writes and reads words in every role."""
+    ``spec``: what the adapter reads and writes. Team records in the Short DSL's typed lines, or in the team
+    dialogue's sentences (the free-form surface: the same rows said in words; the adapter then writes and reads
+    words in every role); any other record set, the paper's rows in the spec's surface, view and horizon."""
     settings = settings or LoraSettings()
     if steps <= 0 or (minutes is not None and minutes <= 0):
         raise ConfigError(Reason.BAD_STEPS, "steps and minutes must be positive")
     use_threads(settings.threads)
     torch.manual_seed(seed)
-    spec = ModelSpec(records=Records.TEAM, surface=surface, compact=True)
     started = time.perf_counter()
     model, tokenizer = load_base(base)
     codec = ChatCodec(tokenizer)
@@ -122,8 +132,7 @@ def train_lora(
     model = adapter_model(model, settings)
     trainable = [parameter for parameter in model.parameters() if parameter.requires_grad]
     optimizer = torch.optim.AdamW(trainable, lr=settings.lr, weight_decay=settings.weight_decay)
-    rng = random.Random(seed)
-    next_of = by_stage(team_rows(team_prior(), seed, TRAINING, surface, sizes), roles)
+    next_batch = _batches(spec, seed, roles, sizes, settings.batch)
     began = time.perf_counter()
     budget = None if minutes is None else 60 * minutes
 
@@ -136,7 +145,7 @@ def train_lora(
     losses: list[float] = []
     model.train()
     for step in range(steps):
-        batch = sorted(stage_batch(next_of, settings.batch, rng, roles), key=lambda row: len(row.prompt))
+        batch = sorted(next_batch(), key=lambda row: len(row.prompt))
         targets = sum(len(codec.encode(row.target)) + 1 for row in batch)
         optimizer.zero_grad()
         loss_sum = 0.0
@@ -161,6 +170,32 @@ def train_lora(
         model, codec, out, base, spec, settings, losses, trained_s, loaded_s, seed, evaluate, roles, sizes
     )
     return report
+
+
+def _batches(
+    spec: ModelSpec, seed: int, roles: TeamRoles, sizes: tuple[int, ...], size: int
+) -> Callable[[], list[SupervisionRow]]:
+    """Each call the next ``size`` training rows: team rows in the roles' stage shares, or the paper's rows as the
+    rounds deal them (every training template once a round)."""
+    if spec.records is not Records.TEAM:
+        rows = fresh_rows(spec, seed)
+        return lambda: [next(rows) for _ in range(size)]
+    rng = random.Random(seed)
+    next_of = by_stage(team_rows(team_prior(), seed, TRAINING, spec.surface, sizes), roles)
+    return lambda: stage_batch(next_of, size, rng, roles)
+
+
+def _evaluation_rows(
+    spec: ModelSpec, evaluate: int, seed: int, roles: TeamRoles, sizes: tuple[int, ...]
+) -> tuple[list[SupervisionRow], list[SupervisionRow]]:
+    """Rows the adapter is scored on: of training families (templates) and of held-out ones."""
+    if spec.records is not Records.TEAM:
+        return evaluation_rows(spec, evaluate, seed)
+    seen, unseen = (
+        [row for rows in held_out_rows(evaluate, seed, split, spec.surface, roles, sizes).values() for row in rows]
+        for split in (TRAINING, HELD_OUT)
+    )
+    return seen, unseen
 
 
 def _plain_adapter(out: Path, base: str) -> None:
@@ -203,10 +238,7 @@ def _scored_and_saved(
     seen: list[SupervisionRow] = []
     unseen: list[SupervisionRow] = []
     if evaluate:
-        seen, unseen = (
-            [row for rows in held_out_rows(evaluate, seed, split, spec.surface, roles, sizes).values() for row in rows]
-            for split in (TRAINING, HELD_OUT)
-        )
+        seen, unseen = _evaluation_rows(spec, evaluate, seed, roles, sizes)
         scores = {"training": stage_match(model, codec, seen), "held_out": stage_match(model, codec, unseen)}
     report = TrainReport(
         steps=len(losses),
@@ -222,7 +254,14 @@ def _scored_and_saved(
     model.save_pretrained(out)
     _plain_adapter(out, base)
     config = {"spec": spec.fields(), "settings": asdict(settings), "base": base, "sizes": sizes, "roles": roles.value}
-    stages = ", ".join(stage.value for stage, _ in role_shares(roles))
+    if spec.records is Records.TEAM:
+        stages = ", ".join(stage.value for stage, _ in role_shares(roles))
+        data = (
+            f"fresh rows each step ({stages}) from generated MINDcraft-format crafting tasks of "
+            f"{min(sizes)}–{max(sizes)} agents, training item families only (seeded)"
+        )
+    else:
+        data = f"fresh rows each step: the {spec.records.value} records of new worlds of the training templates"
     CheckpointManifest.of(
         spec,
         kind="lora",
@@ -232,9 +271,7 @@ def _scored_and_saved(
         settings={**asdict(settings), "load_seconds": round(loaded_s, 1)},
         config_sha256=hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest(),
         report=report,
-        data=f"fresh rows each step ({stages}) from generated MINDcraft-format crafting tasks of "
-        f"{min(sizes)}–{max(sizes)} agents, training item families only (seeded); exact match by stage: "
-        + json.dumps(scores, sort_keys=True),
+        data=f"{data}; exact match by stage: " + json.dumps(scores, sort_keys=True),
         versions={"gencoord": __version__, "torch": torch.__version__, "python": platform.python_version()},
     ).write(out)
     return report
