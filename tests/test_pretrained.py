@@ -22,18 +22,23 @@ from gencoord.cli import app
 from gencoord.dsl import team_dialogue
 from gencoord.dsl.surface import SurfaceName
 from gencoord.errors import ConfigError
+from gencoord.eval.config import parse_experiment
+from gencoord.eval.runner import create_run, read_records, run_experiment
 from gencoord.models import pretrained
 from gencoord.models.chat import messages
 from gencoord.models.load import export_merged, load_model
 from gencoord.models.manifest import CheckpointManifest
 from gencoord.models.pretrained import SMOLLM2, ChatCodec, PretrainedBase, base_file
 from gencoord.models.serving import transformers_serve
+from gencoord.models.variant import Records
 from gencoord.prior.load import team_prior
+from gencoord.prior.views import PriorView
 from gencoord.protocol.generation import GenerationRequest, Stage
 from gencoord.run.team import lead_context, run_team_task
 from gencoord.tasks.team import TeamTask
 from gencoord.tasks.team_files import read_task_file
 from gencoord.tasks.world import team_world
+from gencoord.train.configs import training_config
 from gencoord.train.lora import LoraSettings, train_lora
 from gencoord.train.team_data import HELD_OUT, draw_task
 from tests.test_api_served import _tiny_chat_model
@@ -149,6 +154,42 @@ def test_a_fine_tune_on_the_dialogues_words_speaks_them_and_its_checked_lead_hea
         )
         assert spoken in {generation.stage for generation in played.generations}
         assert played.success or (played.code is not None and played.message)  # random weights: a typed outcome
+
+
+def test_a_fine_tune_on_the_papers_records_plays_pair_episodes_in_the_harness(tmp_path: Path) -> None:
+    """``--records all``: the paper's pair records, with the full prior view unless told; the adapter then plays
+    an experiment's pair episodes as any trained checkpoint does, each to a recorded outcome."""
+    tuned = tmp_path / "paper"
+    base = _tiny_chat_model(tmp_path / "base")
+    options = ["--out", str(tuned), "--base", str(base), "--records", "all", "--steps", "2", "--evaluate", "1"]
+    result = CliRunner().invoke(app, ["finetune", *options])
+    assert result.exit_code == 0, result.output
+    manifest = CheckpointManifest.read(tuned)
+    assert (manifest.records, manifest.view, manifest.kind) == (Records.ALL, PriorView.FULL, "lora")
+    assert manifest.report.evaluated == 1 and manifest.report.held_out_evaluated == 1  # a row of each kind scored
+    config = parse_experiment(
+        f'name = "paper-lora"\npool = "timing"\nclusters = 2\nconditions = ["request"]\nbackends = ["model:{tuned}"]\n'
+    )
+    run_dir = create_run(config, tmp_path / "runs")
+    run_experiment(config, run_dir, workers=1)
+    records = read_records(run_dir)
+    assert len(records) == 4 and all(record["protocol"]["model_calls"] >= 1 for record in records)
+
+
+@pytest.mark.parametrize(
+    ("options", "refused"),
+    [
+        ({"records": "all", "roles": "lead"}, "roles = 'lead' trains a team adapter"),
+        ({"view": "full"}, "view shapes the paper's rows"),
+        ({"horizon": "single"}, "horizon shapes the paper's rows"),
+    ],
+)
+def test_a_team_option_on_the_papers_rows_and_the_reverse_are_refused_by_name(
+    options: dict[str, str], refused: str
+) -> None:
+    with pytest.raises(ConfigError) as caught:
+        training_config({"trainer": "lora", "out": "x", **options})
+    assert caught.value.reason == "CONFIG_INVALID" and refused in caught.value.message
 
 
 def _crafting(agents: int, count: int) -> list[TeamTask]:

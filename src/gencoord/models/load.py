@@ -14,7 +14,7 @@ from transformers.utils import logging as hf_logging
 from gencoord.errors import ConfigError
 from gencoord.models.codec import Codec, HfCodec, TextCodec
 from gencoord.models.manifest import CheckpointManifest
-from gencoord.models.pretrained import ChatCodec, load_base, load_folder, provenance
+from gencoord.models.pretrained import ChatCodec, load_base, load_folder, peft_quietly, provenance
 from gencoord.models.variant import ModelSpec
 from gencoord.reasons import Reason
 
@@ -59,7 +59,8 @@ def adapted(path: Path, manifest: CheckpointManifest) -> tuple[Any, ChatCodec]:
             f"{str(found)[:12]}…",
         )
     base, tokenizer = load_base(manifest.base)
-    model = PeftModel.from_pretrained(base, path).merge_and_unload()
+    with peft_quietly():
+        model = PeftModel.from_pretrained(base, path).merge_and_unload()
     model.train(False)
     return model, ChatCodec(tokenizer)
 

@@ -17,6 +17,9 @@ import hashlib
 import importlib.metadata
 import os
 import tempfile
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -181,6 +184,15 @@ def _dequantized(gguf: Path, folder: Path) -> None:
                 raise
         else:
             Path(staging).mkdir()  # for the context manager to remove
+
+
+@contextmanager
+def peft_quietly() -> Iterator[None]:
+    """peft asks transformers a deprecated question (``is_gradient_checkpointing``) when it wraps a model: a
+    warning no user can act on, so it is not shown."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)
+        yield
 
 
 class ChatCodec(HfCodec):

@@ -83,7 +83,9 @@ def random_task(
     for _ in range(distractors):
         inventories[rng.choice(names)][rng.choice(raw)] += rng.randint(1, 5)
     placed = rng.random() < 0.5
-    if not placed:
+    if target == "crafting_table":  # no table to craft at: one handed out would meet the goal before any action
+        placed = False
+    elif not placed:
         inventories[rng.choice(names)]["crafting_table"] += 1
     team = [TeamAgent(name=name, inventory=dict(inventories[name])) for name in names]
     task = TeamTask(

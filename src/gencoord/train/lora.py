@@ -35,7 +35,7 @@ from gencoord import __version__
 from gencoord.errors import ConfigError
 from gencoord.models.codec import Codec
 from gencoord.models.manifest import CheckpointManifest, TrainReport
-from gencoord.models.pretrained import SMOLLM2, ChatCodec, load_base, provenance
+from gencoord.models.pretrained import SMOLLM2, ChatCodec, load_base, peft_quietly, provenance
 from gencoord.models.variant import ModelSpec, Records, TeamRoles
 from gencoord.prior.load import team_prior
 from gencoord.reasons import Reason
@@ -77,7 +77,8 @@ def adapter_model(model: Any, settings: LoraSettings) -> Any:
         target_modules=list(PROJECTIONS),
         task_type="CAUSAL_LM",
     )
-    return get_peft_model(model, config)
+    with peft_quietly():
+        return get_peft_model(model, config)
 
 
 def target_loss(model: Any, ids: torch.Tensor, labels: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
