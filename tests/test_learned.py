@@ -212,9 +212,11 @@ def test_a_model_backend_set_runs_in_the_harness(tmp_path: Path) -> None:
         f'name = "learned"\npool = "timing"\nclusters = 4\nconditions = ["request"]\nbackends = ["model:{FIXTURE}"]\n'
     )
     run_dir = create_run(config, tmp_path)
-    run_experiment(config, run_dir, workers=1)
+    recorded: list[int] = []
+    run_experiment(config, run_dir, workers=1, progress=lambda done, _: recorded.append(done))
     records = read_records(run_dir)
     assert records and all(r["protocol"]["model_calls"] == 2 for r in records)
+    assert recorded == list(range(len(records) + 1))  # a model's episode is on disk as it ends, not with a chunk
     assert all(r["outcome"]["G"] for r in records)  # the committed tiny-dsl model: 100% on unseen worlds
     with pytest.raises(ConfigError):
         backend_set("model:/nowhere")

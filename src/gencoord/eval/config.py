@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from gencoord._config import parse_toml, read_text
-from gencoord.backends.families import FAMILIES, ROLE_SEPARATOR, parse_backend, role_parts
+from gencoord.backends.families import FAMILIES, ROLE_SEPARATOR, BackendFamily, parse_backend, role_parts
 from gencoord.errors import ConfigError, did_you_mean
 from gencoord.eval.experiment import DEFAULT_KIND, Experiment, experiment_from, experiment_kind, experiment_kind_of
 from gencoord.reasons import Reason
@@ -148,14 +148,21 @@ def find_experiment(name: str) -> Path:
 
 def uses_api(config: Experiment) -> bool:
     """Whether the config's jobs call a model endpoint (their workers then count against its limit)."""
-    return any(_calls_api(name) for name in experiment_kind_of(config).backends(config))
+    return any(family.calls_api for family in _families(config))
 
 
-def _calls_api(name: str) -> bool:
-    roles = role_parts(name)
-    if roles is None:
-        return parse_backend(name).family.calls_api
-    return any(parse_backend(backend).family.calls_api for backend in roles.values())
+def calls_models(config: Experiment) -> bool:
+    """Whether the config's jobs call a model, a checkpoint or an endpoint: seconds an episode, not milliseconds."""
+    return any(family.calls_api or family.checkpoint for family in _families(config))
+
+
+def _families(config: Experiment) -> list[BackendFamily]:
+    """The backend families of every backend the config names, each role's of a role-split one."""
+    families = []
+    for name in experiment_kind_of(config).backends(config):
+        roles = role_parts(name)
+        families += [parse_backend(backend).family for backend in ([name] if roles is None else roles.values())]
+    return families
 
 
 def load_experiment(path: Path) -> Experiment:

@@ -29,7 +29,7 @@ from typing import Any
 from gencoord import __version__
 from gencoord.errors import ConfigError
 from gencoord.eval.budget import Budget, spent_by, spent_in
-from gencoord.eval.config import ExecutionSpec, uses_api
+from gencoord.eval.config import ExecutionSpec, calls_models, uses_api
 from gencoord.eval.dispatch import chunks_of, run_locally
 from gencoord.eval.experiment import Experiment, Job, RunPlan, as_plan, config_digest, experiment_from, experiment_kind
 from gencoord.eval.ray_runner import FAILED, RayReport, WorkerNeeds, run_on_ray
@@ -260,9 +260,9 @@ def _workers_and_chunk(config: Experiment, workers: int | None, todo: int) -> tu
     """How many workers run the jobs (None: one per core) and how many jobs each chunk holds."""
     requested = workers if workers is not None else (config.workers or None)
     world = getattr(config, "world", None)
-    # a real world takes seconds an episode: record each one as it ends; bots of one
-    # name fit on a shared server only once
-    size = CHUNK if world is None or world.world.in_process else 1
+    # a real world or a model takes seconds an episode: record each one as it ends (a stop loses
+    # none of that work); bots of one name fit on a shared server only once
+    size = CHUNK if (world is None or world.world.in_process) and not calls_models(config) else 1
     if world is not None and world.one_worker:
         requested = 1
     if uses_api(config):
