@@ -40,7 +40,8 @@ MAIN_EXPERIMENTS := request_intervention feedback_intervention controlled_faults
 	gate_ablation team_tasks composition
 # Every shipped experiment at full size (`make reproduce`): the numbers of docs/results.md.
 ALL_EXPERIMENTS := request_intervention feedback_intervention request_intervention_learned \
-	feedback_intervention_learned controlled_faults representation horizon horizon_in_distribution gate_ablation \
+	feedback_intervention_learned controlled_faults representation representation_pretrained horizon \
+	horizon_in_distribution horizon_pretrained gate_ablation \
 	gate_tight_budget gate_teams gate_thinking gate_adjudicator gate_adjudicator_thinking learned_backends receivers private_structure private_structure_learned composition \
 	team_tasks team_learned visibility
 

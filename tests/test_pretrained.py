@@ -28,7 +28,7 @@ from gencoord.models import pretrained
 from gencoord.models.chat import messages
 from gencoord.models.load import export_merged, load_model
 from gencoord.models.manifest import CheckpointManifest
-from gencoord.models.pretrained import SMOLLM2, ChatCodec, PretrainedBase, base_file
+from gencoord.models.pretrained import SMOLLM2, ChatCodec, PretrainedBase, base_file, provenance
 from gencoord.models.serving import transformers_serve
 from gencoord.models.variant import Records
 from gencoord.prior.load import team_prior
@@ -190,6 +190,18 @@ def test_a_team_option_on_the_papers_rows_and_the_reverse_are_refused_by_name(
     with pytest.raises(ConfigError) as caught:
         training_config({"trainer": "lora", "out": "x", **options})
     assert caught.value.reason == "CONFIG_INVALID" and refused in caught.value.message
+
+
+@pytest.mark.parametrize("adapter", sorted(SHIPPED.parent.glob("smollm2-*")), ids=lambda path: path.name)
+def test_every_shipped_adapter_names_the_installed_base_file_and_what_it_was_trained_on(adapter: Path) -> None:
+    """A user's installed base is the file each shipped adapter was trained on (else loading it is refused), and
+    its manifest says what it reads: the team rows, or the paper's records with their view."""
+    manifest = CheckpointManifest.read(adapter)
+    assert manifest.kind == "lora" and manifest.base == SMOLLM2.name
+    assert (manifest.provenance or {})["sha256"] == provenance(SMOLLM2.name)["sha256"]
+    assert manifest.report.steps > 0 and manifest.report.exact_match is not None
+    if manifest.records is not Records.TEAM:
+        assert manifest.view is PriorView.FULL and manifest.report.held_out_evaluated > 0
 
 
 def _crafting(agents: int, count: int) -> list[TeamTask]:
