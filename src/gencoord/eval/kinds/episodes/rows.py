@@ -150,7 +150,8 @@ def against_paper_model(rows: Sequence[Row]) -> list[str]:
     if any(backend_kinds(row) - RULE_KINDS for row in rows):
         notes.append(
             "Rows whose 'how' says 'model' are the models named there (the committed tiny checkpoints are 0.2 M "
-            "parameters, trained on this CPU), not the paper's Qwen3.5-0.8B."
+            "parameters trained from scratch, the smollm2 ones SmolLM2-135M-Instruct with a LoRA adapter, each "
+            "trained on this CPU), not the paper's Qwen3.5-0.8B."
         )
     return notes
 
