@@ -39,7 +39,7 @@ $(NPM_STAMP): $(MC_JS)/package-lock.json
 MAIN_EXPERIMENTS := request_intervention feedback_intervention controlled_faults private_structure horizon learned_backends \
 	gate_ablation team_tasks composition
 # Every shipped experiment at full size (`make reproduce`): the numbers of docs/results.md.
-ALL_EXPERIMENTS := request_intervention feedback_intervention request_intervention_learned \
+ALL_EXPERIMENTS := request_intervention feedback_intervention request_intervention_learned request_intervention_pretrained \
 	feedback_intervention_learned controlled_faults representation representation_pretrained horizon \
 	horizon_in_distribution horizon_pretrained gate_ablation \
 	gate_tight_budget gate_teams gate_thinking gate_adjudicator gate_adjudicator_thinking learned_backends receivers private_structure private_structure_learned composition \
