@@ -68,6 +68,8 @@ def random_task(
     """One random feasible task for ``agents`` agents; None when the drawn tree is unusable (redraw)."""
     craftable = sorted(item for item, recipes in prior.game.recipes.items() if recipes)
     target, count = rng.choice(craftable), rng.randint(1, 3)
+    if target == "crafting_table":  # every task has a table to craft at: the goal would hold before any action
+        return None
     tree = _tree(prior, rng, target, count)
     if tree is None:
         return None
@@ -83,9 +85,7 @@ def random_task(
     for _ in range(distractors):
         inventories[rng.choice(names)][rng.choice(raw)] += rng.randint(1, 5)
     placed = rng.random() < 0.5
-    if target == "crafting_table":  # no table to craft at: one handed out would meet the goal before any action
-        placed = False
-    elif not placed:
+    if not placed:
         inventories[rng.choice(names)]["crafting_table"] += 1
     team = [TeamAgent(name=name, inventory=dict(inventories[name])) for name in names]
     task = TeamTask(
