@@ -6,11 +6,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gencoord.dsl.cells import Cell
+from gencoord.prior.load import team_prior
+from gencoord.prior.public import Ref
 from gencoord.runtime.interleave import interleave
-from gencoord.worlds.actions import Action, PlaceAt
+from gencoord.runtime.stands import place_builders
+from gencoord.worlds.actions import Action, PlaceAt, Program
 from gencoord.worlds.placing import NEIGHBOURS, build_order, needs_floor, offset, support_ranks
+from gencoord.worlds.sim.executor import SimExecutor
+from gencoord.worlds.spec import AgentSpec, BuildSite, WorldSpec
 
 BLOCKS = ("stone", "glass", "white_carpet")
+PRIOR = team_prior()
 
 
 def _shares(blocks: dict[Cell, str], owners: list[int], agents: int) -> list[Action]:
@@ -86,3 +92,33 @@ def test_a_builder_with_two_shares_of_one_site_is_not_stepped() -> None:
         PlaceAt("agent_0", "t1", "site", (1, 0, 0), "stone"),
     ]
     assert interleave(actions) == {}
+
+
+def test_the_world_applies_the_builders_placements_in_turns_not_level_by_level() -> None:
+    """One builder raises a wall, the other lays a floor: the blueprint's order would put every ground cell
+    first, holding the wall's builder back to the floor's pace; the merged order takes turns instead, each
+    builder's k-th placement before any (k+1)-th, every wait kept."""
+    wall = {(0, y, z): "stone" for y in range(3) for z in range(2)}
+    floor = {(x, 0, z): "stone" for x in range(3, 6) for z in range(2)}
+    blocks = {**wall, **floor}
+    site = BuildSite((0, 64, 0), (6, 4, 2), frozenset(blocks), tuple(sorted(blocks.items())))
+    refs = {"site": Ref(kind="site", block=None, position=(0, 64, 0))}
+    agents = (
+        AgentSpec("agent_0", (1.5, 64.0, -1.5), {"stone": 6}),
+        AgentSpec("agent_1", (4.5, 64.0, -1.5), {"stone": 6}),
+    )
+    world = WorldSpec(agents, refs, builds={"site": site})
+    order = build_order(blocks, [])
+    placing = tuple(
+        PlaceAt(agent, agent, "site", cell, "stone")
+        for agent, part in (("agent_0", wall), ("agent_1", floor))
+        for cell in order
+        if cell in part
+    )
+    program = place_builders(Program(placing, tuple(() for _ in placing), ()), world)
+    placed = [a.agent for a in program.actions if isinstance(a, PlaceAt)]
+    assert placed == ["agent_0", "agent_1"] * 6
+    executor = SimExecutor(PRIOR.game)
+    executor.reset(world)
+    records = executor.run(program, 0, len(program.actions))
+    assert len(records) == len(program.actions) and all(r.ok for r in records)
