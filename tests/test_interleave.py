@@ -9,11 +9,12 @@ from gencoord.dsl.cells import Cell
 from gencoord.prior.load import team_prior
 from gencoord.prior.public import Ref
 from gencoord.runtime.interleave import interleave
-from gencoord.runtime.stands import place_builders
-from gencoord.worlds.actions import Action, PlaceAt, Program
+from gencoord.runtime.stands import _Builder, _out_of_the_way, place_builders
+from gencoord.worlds.actions import Action, PlaceAt, Program, StepAside
 from gencoord.worlds.placing import NEIGHBOURS, build_order, needs_floor, offset, support_ranks
 from gencoord.worlds.sim.executor import SimExecutor
 from gencoord.worlds.spec import AgentSpec, BuildSite, WorldSpec
+from gencoord.worlds.standing import Terrain
 
 BLOCKS = ("stone", "glass", "white_carpet")
 PRIOR = team_prior()
@@ -122,3 +123,20 @@ def test_the_world_applies_the_builders_placements_in_turns_not_level_by_level()
     executor.reset(world)
     records = executor.run(program, 0, len(program.actions))
     assert len(records) == len(program.actions) and all(r.ok for r in records)
+
+
+def test_a_builder_walled_in_steps_out_of_the_box_and_its_walk_is_kept_open() -> None:
+    """A teammate's block would close the last gap of a ring round a builder: the builder steps out first, and
+    the walk out, through the gap, is what it relies on, so on the real clock no teammate's block may close it
+    before (``keep_ways_open`` reads it)."""
+    ring = {(x, y, z): "stone" for x in range(3) for y in range(3) for z in range(3) if (x, z) != (1, 1)}
+    for cell in ((1, 0, 0), (1, 1, 0)):
+        del ring[cell]  # the gap, under a lintel
+    terrain = Terrain((3, 4, 3), ring)
+    inside = _Builder("agent_1", "site", "t1", (1, 0, 1))
+    builders = {("agent_1", "site"): inside, ("agent_0", "site"): _Builder("agent_0", "site", "t0", (1, 0, -1))}
+    closing = PlaceAt("agent_0", "t0", "site", (1, 0, 0), "stone")
+    steps, ways = _out_of_the_way(builders, ("agent_0", "site"), terrain, closing)
+    assert [type(step).__name__ for step in steps] == ["StepAside"]
+    assert isinstance(steps[0], StepAside) and terrain.outside(steps[0].feet)
+    assert {(1, 0, 0), (1, 1, 0), steps[0].feet} <= ways[0].clear

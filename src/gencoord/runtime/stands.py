@@ -20,14 +20,14 @@ follow the same stands (``worlds/standing.py`` is the rule):
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from gencoord.dsl.cells import Cell
+from gencoord.runtime.interleave import merged_order
 from gencoord.runtime.real_clock import footing, keep_ways_open, tower_ways
 from gencoord.worlds.actions import Action, BreakAt, DigDown, Pillar, PlaceAt, Program, StepAside
-from gencoord.worlds.placing import ABOVE, NEIGHBOURS, needs_floor, offset
+from gencoord.worlds.placing import ABOVE, offset
 from gencoord.worlds.spec import BuildSite, WorldSpec
 from gencoord.worlds.standing import Terrain, Way, body_cells, choose_stand, feet_cell, reaches
 from gencoord.worlds.towers import Tower, tower_to, tower_to_walk_off
@@ -38,56 +38,6 @@ MAX_TOWER = 16
 """The highest tower a builder pillars up."""
 LOOK_AHEAD = 24
 """Blocks to come that a builder weighs when it picks where to pillar up: the tower that reaches most."""
-
-
-def _merge(program: Program, world: WorldSpec) -> list[int]:
-    """A valid order of the program's actions: the builders' placements in turn, each builder's k-th before any k+1-th.
-
-    Builders act side by side, so this is about the order in which they act on the clock,
-    the order the support waits were derived in (``runtime/interleave.py``: one placement a
-    builder a step). The blueprint's own order would instead put a fast builder's upper
-    levels after everyone's lower ones, and the waits that keep the plan true on the real
-    clock (``runtime/real_clock.py``) would then hold it back to the slowest builder's pace:
-    on MINDcraft's 4-agent houses that cost about a tenth of the makespan. A scaffolding
-    block's breaking comes after the last block beside it that needed its face.
-    """
-    actions, deps = program.actions, program.deps
-    key: dict[int, int] = {}
-    turns: dict[tuple[str, str], int] = {}
-    turn_of: dict[tuple[str, Cell], int] = {}  # (site, cell) → the turn of the placement that fills it
-    for index, action in enumerate(actions):
-        if isinstance(action, PlaceAt | BreakAt) and action.site in world.builds:
-            turn = turns[(action.agent, action.site)] = turns.get((action.agent, action.site), 0) + 1
-            key[index] = turn
-            if isinstance(action, PlaceAt) and not needs_floor(action.block):
-                turn_of[(action.site, action.cell)] = turn
-    for index, action in enumerate(actions):
-        if isinstance(action, BreakAt) and index in key:
-            beside = (turn_of.get((action.site, offset(action.cell, face)), 0) for face in NEIGHBOURS)
-            key[index] = max(key[index], *beside)
-    waiting: list[set[int]] = []
-    previous: dict[str, int] = {}
-    for index, action in enumerate(actions):
-        before = set(deps[index])
-        if action.agent in previous:
-            before.add(previous[action.agent])
-        previous[action.agent] = index
-        waiting.append(before)
-    followers: dict[int, list[int]] = {}
-    for index, before in enumerate(waiting):
-        for earlier in before:
-            followers.setdefault(earlier, []).append(index)
-    ready = [(key.get(index, -1), index) for index, before in enumerate(waiting) if not before]
-    heapq.heapify(ready)
-    order: list[int] = []
-    while ready:
-        _, index = heapq.heappop(ready)
-        order.append(index)
-        for after in followers.get(index, []):
-            waiting[after].discard(index)
-            if not waiting[after]:
-                heapq.heappush(ready, (key.get(after, -1), after))
-    return order if len(order) == len(actions) else list(range(len(actions)))
 
 
 @dataclass
@@ -104,7 +54,7 @@ def place_builders(program: Program, world: WorldSpec) -> Program:
     """``program`` with its build actions merged into support order, a stand for each, and towers where needed."""
     if not any(isinstance(action, PlaceAt | BreakAt) for action in program.actions):
         return program
-    order = _merge(program, world)
+    order = merged_order(program, world)
     last_build = {
         action.agent: index for index, action in enumerate(program.actions) if isinstance(action, PlaceAt | BreakAt)
     }
@@ -141,7 +91,8 @@ def place_builders(program: Program, world: WorldSpec) -> Program:
         ways.update(tower_ways(climbed, len(out), terrain, came_from))
         out += climbed
         way = Way() if climbed else terrain.way_between(came_from, builder.feet, shaky)
-        asides = _out_of_the_way(builders, (action.agent, action.site), terrain, action) if placing else []
+        asides, aside_ways = _out_of_the_way(builders, key, terrain, action) if placing else ([], {})
+        ways.update({len(out) + position: way for position, way in aside_ways.items()})
         extra[len(out) + len(asides)] = list(range(len(out), len(out) + len(asides)))
         out += asides
         moved[index] = len(out)
@@ -191,13 +142,17 @@ def _towers_of_others(builders: dict[tuple[str, str], _Builder], key: tuple[str,
 
 def _out_of_the_way(
     builders: dict[tuple[str, str], _Builder], placer: tuple[str, str], terrain: Terrain, action: PlaceAt | BreakAt
-) -> list[Action]:
+) -> tuple[list[Action], dict[int, Way]]:
     """Teammates step out of the placement's way: out of its cells, and out of the site's box if it would wall them in.
 
     One that stepped off a tower and would be cut off from it goes back down it first; one
-    that stands in the cells steps to the nearest spot clear of them.
+    that stands in the cells steps to the nearest spot clear of them. With the steps comes
+    what each step's walk relies on (by its position among them): a step aside can be a long
+    walk, down from a roof and out of the box, and on the real clock a teammate's block must
+    not close it first (``runtime/real_clock.keep_ways_open``).
     """
     steps: list[Action] = []
+    ways: dict[int, Way] = {}
     filled = body_cells(action.cell, action.block)
     for key, other in sorted(builders.items()):
         if key == placer or key[1] != action.site or other.tower is not None:
@@ -223,9 +178,12 @@ def _out_of_the_way(
         if way is None:
             way = terrain.walk_to(other.feet, lambda feet: feet not in filled and offset(feet, ABOVE) not in filled)
         if way is not None and way.feet != other.feet:
+            ways[len(steps)] = terrain.way_between(other.feet, way.feet) | Way(
+                frozenset([way.feet, offset(way.feet, ABOVE)])
+            )
             other.feet = way.feet
             steps.append(StepAside(other.agent, other.task, other.site, way.feet))
-    return steps
+    return steps, ways
 
 
 def _clear_and_tethered(
