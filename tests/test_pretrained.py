@@ -201,7 +201,9 @@ def test_every_shipped_adapter_names_the_installed_base_file_and_what_it_was_tra
     assert (manifest.provenance or {})["sha256"] == provenance(SMOLLM2.name)["sha256"]
     assert manifest.report.steps > 0 and manifest.report.exact_match is not None
     if manifest.records is not Records.TEAM:
-        assert manifest.view is PriorView.FULL and manifest.report.held_out_evaluated > 0
+        assert manifest.view is PriorView.FULL
+    if manifest.records not in (Records.TEAM, Records.REQUESTER, Records.CENTRALIZED):  # Goal×Capability: no held-out
+        assert manifest.report.held_out_evaluated > 0
 
 
 def _crafting(agents: int, count: int) -> list[TeamTask]:
