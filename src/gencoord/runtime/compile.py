@@ -9,7 +9,6 @@ consuming task before the handoff lands. Where the plan leaves a choice to the w
 
 from __future__ import annotations
 
-import heapq
 import math
 from typing import Literal
 
@@ -19,7 +18,7 @@ from gencoord.prior.gamedata import GameData
 from gencoord.prior.loot import Drop, certain, default_loot
 from gencoord.protocol.plan import DispatchPlan, PlannedTask
 from gencoord.reasons import Reason
-from gencoord.runtime.interleave import interleave
+from gencoord.runtime.interleave import dependency_order, interleave
 from gencoord.runtime.stands import place_builders
 from gencoord.worlds.actions import (
     Action,
@@ -260,27 +259,7 @@ def _in_dependency_order(program: Program) -> Program:
     actions, deps = program.actions, program.deps
     if all(d < index for index, waits in enumerate(deps) for d in waits):
         return program
-    previous: dict[str, int] = {}
-    blockers: list[set[int]] = []
-    for index, action in enumerate(actions):
-        own = {previous[action.agent]} if action.agent in previous else set()
-        blockers.append(own | set(deps[index]))
-        previous[action.agent] = index
-    waiting = [set(b) for b in blockers]
-    followers: dict[int, list[int]] = {}
-    for index, before in enumerate(blockers):
-        for b in before:
-            followers.setdefault(b, []).append(index)
-    ready = [index for index, before in enumerate(waiting) if not before]
-    heapq.heapify(ready)
-    order: list[int] = []
-    while ready:
-        index = heapq.heappop(ready)
-        order.append(index)
-        for after in followers.get(index, []):
-            waiting[after].discard(index)
-            if not waiting[after]:
-                heapq.heappush(ready, after)
+    order = dependency_order(actions, deps, lambda index: (index,))
     if len(order) < len(actions):
         stuck = next(actions[i] for i in range(len(actions)) if i not in set(order))
         raise CompileError(

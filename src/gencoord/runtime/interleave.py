@@ -21,6 +21,7 @@ the stands are planned in (:func:`merged_order`).
 from __future__ import annotations
 
 import heapq
+from collections.abc import Callable, Sequence
 
 from gencoord.dsl.cells import Cell
 from gencoord.worlds.actions import Action, BreakAt, PlaceAt, Program
@@ -108,6 +109,15 @@ def merged_order(program: Program, world: WorldSpec) -> list[int]:
         if isinstance(action, BreakAt) and index in key:
             beside = (turn_of.get((action.site, offset(action.cell, face)), 0) for face in NEIGHBOURS)
             key[index] = max(key[index], *beside)
+    order = dependency_order(actions, deps, lambda index: (key.get(index, -1), index))
+    return order if len(order) == len(actions) else list(range(len(actions)))
+
+
+def dependency_order(
+    actions: Sequence[Action], deps: Sequence[tuple[int, ...]], key: Callable[[int], tuple[int, ...]]
+) -> list[int]:
+    """The actions' indices with each after its agent's previous action and after what it waits for, the least
+    ``key`` first among those ready; shorter than ``actions`` when some wait can never end (a circle)."""
     waiting: list[set[int]] = []
     previous: dict[str, int] = {}
     for index, action in enumerate(actions):
@@ -120,7 +130,7 @@ def merged_order(program: Program, world: WorldSpec) -> list[int]:
     for index, before in enumerate(waiting):
         for earlier in before:
             followers.setdefault(earlier, []).append(index)
-    ready = [(key.get(index, -1), index) for index, before in enumerate(waiting) if not before]
+    ready = [(key(index), index) for index, before in enumerate(waiting) if not before]
     heapq.heapify(ready)
     order: list[int] = []
     while ready:
@@ -129,5 +139,5 @@ def merged_order(program: Program, world: WorldSpec) -> list[int]:
         for after in followers.get(index, []):
             waiting[after].discard(index)
             if not waiting[after]:
-                heapq.heappush(ready, (key.get(after, -1), after))
-    return order if len(order) == len(actions) else list(range(len(actions)))
+                heapq.heappush(ready, (key(after), after))
+    return order

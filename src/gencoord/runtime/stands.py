@@ -51,7 +51,7 @@ class _Builder:
 
 
 def place_builders(program: Program, world: WorldSpec) -> Program:
-    """``program`` with its build actions merged into support order, a stand for each, and towers where needed."""
+    """``program`` with its build actions merged in turns, a stand for each, and towers where needed."""
     if not any(isinstance(action, PlaceAt | BreakAt) for action in program.actions):
         return program
     order = merged_order(program, world)
